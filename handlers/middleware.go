@@ -1,0 +1,53 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// PanicError is a handler panic turned into a job exception; Stack is the
+// goroutine's stack at the panic.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Recover turns a panic in the handler into a *PanicError, so one bad job
+// never takes the worker down.
+func Recover() Middleware {
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, job *Job) (err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					err = &PanicError{Value: v, Stack: debug.Stack()}
+				}
+			}()
+			return next.Handle(ctx, job)
+		})
+	}
+}
+
+// Logging logs each job's start at debug level and its end with duration
+// and error.
+func Logging(log zerolog.Logger) Middleware {
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, job *Job) error {
+			start := time.Now()
+			log.Debug().Str("uuid", job.UUID).Str("class", job.DisplayName).Str("queue", job.Queue).
+				Int64("attempt", job.Attempts).Msg("processing")
+			err := next.Handle(ctx, job)
+			ev := log.Debug()
+			if err != nil {
+				ev = log.Warn().Err(err)
+			}
+			ev.Str("uuid", job.UUID).Str("class", job.DisplayName).Dur("duration", time.Since(start)).Msg("handled")
+			return err
+		})
+	}
+}

@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Handler runs one job. Returning nil deletes it (unless the handler called
+// Release or Fail); returning an error is a job exception, which Laravel's
+// rules turn into a release with backoff or a failure.
+type Handler interface {
+	Handle(ctx context.Context, job *Job) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, job *Job) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx, job) }
+
+// Middleware wraps a Handler, like net/http middleware.
+type Middleware func(Handler) Handler
+
+// Registry routes jobs to handlers by displayName (the job class). Class
+// names match case-insensitively, as PHP class names do.
+type Registry struct {
+	mu         sync.RWMutex
+	handlers   map[string]route // by lower-cased class name
+	middleware []Middleware
+}
+
+type route struct {
+	name    string
+	handler Handler
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{handlers: map[string]route{}}
+}
+
+// Handle registers h for the job class displayName (e.g.
+// `App\Jobs\ProcessPodcast`). Registering a class twice panics, as
+// http.ServeMux does, because it is a programming error.
+func (r *Registry) Handle(displayName string, h Handler) {
+	if displayName == "" || h == nil {
+		panic("handlers: Handle needs a class name and a handler")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := strings.ToLower(displayName)
+	if _, dup := r.handlers[key]; dup {
+		panic(fmt.Sprintf("handlers: %s registered twice", displayName))
+	}
+	r.handlers[key] = route{name: displayName, handler: h}
+}
+
+// HandleFunc registers a function.
+func (r *Registry) HandleFunc(displayName string, f func(ctx context.Context, job *Job) error) {
+	r.Handle(displayName, HandlerFunc(f))
+}
+
+// Register registers a typed handler: the command is decoded into a T
+// (fields tagged `php:"name"`) before f runs; a command that does not fit T
+// fails the job with the decoding error.
+func Register[T any](r *Registry, displayName string, f func(ctx context.Context, job *Job, cmd *T) error) {
+	r.HandleFunc(displayName, func(ctx context.Context, job *Job) error {
+		var cmd T
+		if err := job.Decode(&cmd); err != nil {
+			job.Fail(err)
+			return err
+		}
+		return f(ctx, job, &cmd)
+	})
+}
+
+// Use appends middleware; the first one added is the outermost.
+func (r *Registry) Use(mw ...Middleware) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.middleware = append(r.middleware, mw...)
+}
+
+// Lookup returns the handler for a class wrapped in the middleware.
+func (r *Registry) Lookup(displayName string) (Handler, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.handlers[strings.ToLower(displayName)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoHandler, displayName)
+	}
+	h := rt.handler
+	for i := len(r.middleware) - 1; i >= 0; i-- {
+		h = r.middleware[i](h)
+	}
+	return h, nil
+}
+
+// Has reports whether a class has a handler.
+func (r *Registry) Has(displayName string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.handlers[strings.ToLower(displayName)]
+	return ok
+}
+
+// Names lists the registered classes, sorted: the worker reserves only
+// these.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.handlers))
+	for _, rt := range r.handlers {
+		names = append(names, rt.name)
+	}
+	sort.Strings(names)
+	return names
+}

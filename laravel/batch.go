@@ -1,0 +1,219 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Batch is one job_batches row.
+type Batch struct {
+	ID           string
+	Name         string
+	TotalJobs    int64
+	PendingJobs  int64
+	FailedJobs   int64
+	FailedJobIDs []string
+	// Options is the PHP-serialized options array, base64-decoded on
+	// PostgreSQL as Laravel does when it contains no ':' or ';'.
+	Options     []byte
+	CancelledAt *int64
+	CreatedAt   int64
+	FinishedAt  *int64
+}
+
+// Cancelled reports whether the batch was cancelled.
+func (b Batch) Cancelled() bool { return b.CancelledAt != nil }
+
+// Finished reports whether the batch has finished.
+func (b Batch) Finished() bool { return b.FinishedAt != nil }
+
+// BatchCounts are the counters after an atomic update, as Laravel's
+// UpdatedBatchJobCounts.
+type BatchCounts struct {
+	PendingJobs int64
+	FailedJobs  int64
+}
+
+// AllJobsHaveRanExactlyOnce is Laravel's condition for `finally` callbacks.
+func (c BatchCounts) AllJobsHaveRanExactlyOnce() bool { return c.PendingJobs-c.FailedJobs == 0 }
+
+// ErrBatchNotFound is returned for an unknown batch id.
+var ErrBatchNotFound = errors.New("laravel: batch not found")
+
+func (q *Queue) scanBatch(ctx context.Context, query func(string, ...any) (*sql.Rows, error), forUpdate bool, id string) (Batch, error) {
+	rows, err := query(q.st.findBatch(forUpdate), id)
+	if err != nil {
+		return Batch{}, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return Batch{}, err
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return Batch{}, err
+		}
+		return Batch{}, fmt.Errorf("%w: %s", ErrBatchNotFound, id)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return Batch{}, err
+	}
+	return q.batchFromColumns(cols, vals)
+}
+
+func (q *Queue) batchFromColumns(cols []string, vals []any) (Batch, error) {
+	var b Batch
+	for i, c := range cols {
+		v := vals[i]
+		var err error
+		switch c {
+		case "id":
+			b.ID = toString(v)
+		case "name":
+			b.Name = toString(v)
+		case "total_jobs":
+			b.TotalJobs, err = toInt64(v)
+		case "pending_jobs":
+			b.PendingJobs, err = toInt64(v)
+		case "failed_jobs":
+			b.FailedJobs, err = toInt64(v)
+		case "failed_job_ids":
+			b.FailedJobIDs, err = decodePHPList(toBytes(v))
+		case "options":
+			b.Options = q.decodeBatchOptions(toBytes(v))
+		case "cancelled_at":
+			b.CancelledAt, err = toNullInt64(v)
+		case "created_at":
+			b.CreatedAt, err = toInt64(v)
+		case "finished_at":
+			b.FinishedAt, err = toNullInt64(v)
+		}
+		if err != nil {
+			return Batch{}, fmt.Errorf("laravel: job_batches.%s: %w", c, err)
+		}
+	}
+	return b, nil
+}
+
+// decodeBatchOptions undoes the base64 Laravel applies on PostgreSQL.
+func (q *Queue) decodeBatchOptions(raw []byte) []byte {
+	if raw == nil || q.d.Name() != EnginePgSQL || strings.ContainsAny(string(raw), ":;") {
+		return raw
+	}
+	dec, err := base64.StdEncoding.DecodeString(string(raw))
+	if err != nil {
+		return raw
+	}
+	return dec
+}
+
+// FindBatch reads a batch.
+func (q *Queue) FindBatch(ctx context.Context, id string) (Batch, error) {
+	return q.scanBatch(ctx, func(s string, a ...any) (*sql.Rows, error) { return q.db.QueryContext(ctx, s, a...) }, false, id)
+}
+
+// BatchCancelled reports whether a batch has been cancelled; unknown
+// batches count as not cancelled (Laravel's Batchable::batch() is null).
+func (q *Queue) BatchCancelled(ctx context.Context, id string) (bool, error) {
+	b, err := q.FindBatch(ctx, id)
+	if errors.Is(err, ErrBatchNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return b.Cancelled(), nil
+}
+
+// RecordBatchSuccess is Batch::recordSuccessfulJob's database part:
+// pending_jobs - 1 and jobUUID removed from failed_job_ids, atomically
+// (select ... for update + update), and finished_at = now once pending
+// reaches 0 — in the same transaction (Laravel uses a second statement).
+// Callbacks (then/finally/progress) are PHP closures and are not run.
+func (q *Queue) RecordBatchSuccess(ctx context.Context, batchID, jobUUID string) (BatchCounts, error) {
+	return q.updateBatch(ctx, batchID, func(b Batch) (BatchCounts, []string, bool) {
+		ids := make([]string, 0, len(b.FailedJobIDs))
+		for _, id := range b.FailedJobIDs {
+			if id != jobUUID {
+				ids = append(ids, id)
+			}
+		}
+		c := BatchCounts{PendingJobs: b.PendingJobs - 1, FailedJobs: b.FailedJobs}
+		return c, ids, c.PendingJobs == 0
+	}, func(ctx context.Context, tx *sql.Tx, _ BatchCounts) error { return nil })
+}
+
+// RecordBatchFailure is Batch::recordFailedJob's database part:
+// failed_jobs + 1 and jobUUID appended (deduplicated); when this is the
+// first failure and the batch does not allow failures, the batch is
+// cancelled (cancelled_at = finished_at = now). allowFailures comes from
+// the PHP-serialized options, which the caller decodes.
+func (q *Queue) RecordBatchFailure(ctx context.Context, batchID, jobUUID string, allowFailures bool) (BatchCounts, error) {
+	return q.updateBatch(ctx, batchID, func(b Batch) (BatchCounts, []string, bool) {
+		ids := append([]string(nil), b.FailedJobIDs...)
+		seen := false
+		for _, id := range ids {
+			seen = seen || id == jobUUID
+		}
+		if !seen {
+			ids = append(ids, jobUUID)
+		}
+		ids = uniqueStrings(ids)
+		return BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs + 1}, ids, false
+	}, func(ctx context.Context, tx *sql.Tx, c BatchCounts) error {
+		if c.FailedJobs != 1 || allowFailures {
+			return nil
+		}
+		now := q.unixNow()
+		_, err := tx.ExecContext(ctx, q.st.cancelBatch(), now, now, batchID)
+		return err
+	})
+}
+
+// uniqueStrings is array_values(array_unique(...)): first occurrence wins.
+func uniqueStrings(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := in[:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (q *Queue) updateBatch(ctx context.Context, batchID string,
+	compute func(Batch) (BatchCounts, []string, bool),
+	after func(context.Context, *sql.Tx, BatchCounts) error,
+) (BatchCounts, error) {
+	var counts BatchCounts
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		b, err := q.scanBatch(ctx, func(s string, a ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, s, a...) }, true, batchID)
+		if err != nil {
+			return err
+		}
+		c, ids, finished := compute(b)
+		if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, phpJSONList(ids), batchID); err != nil {
+			return err
+		}
+		if finished {
+			if _, err := tx.ExecContext(ctx, q.st.finishBatch(), q.unixNow(), batchID); err != nil {
+				return err
+			}
+		}
+		counts = c
+		return after(ctx, tx, c)
+	})
+	return counts, err
+}

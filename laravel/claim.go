@@ -1,0 +1,164 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// ClaimOptions restricts what a claim may reserve.
+type ClaimOptions struct {
+	// DisplayNames, when non-empty, limits claims to jobs whose payload
+	// displayName is one of these (e.g. `App\Jobs\SendMail`), so the worker
+	// never reserves a job it has no handler for. Matching happens in SQL
+	// with LIKE, which is case-insensitive on MySQL (_ci collations) and
+	// SQLite (ASCII); handler lookup should therefore not depend on case.
+	DisplayNames []string
+}
+
+func (o ClaimOptions) patterns() []any {
+	var out []any
+	for _, n := range o.DisplayNames {
+		for _, p := range displayNamePatterns(n) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ClaimError is returned when reserving a selected row failed for a
+// non-retryable reason (e.g. attempts overflowing tinyint unsigned on
+// strict MySQL). The transaction was rolled back; Job is the row as
+// selected so the caller can fail it, as Laravel 12.54+ does.
+type ClaimError struct {
+	Job Job
+	Err error
+}
+
+func (e *ClaimError) Error() string {
+	return fmt.Sprintf("laravel: reserving job %d: %v", e.Job.ID, e.Err)
+}
+
+func (e *ClaimError) Unwrap() error { return e.Err }
+
+// Claim reserves the next available job, trying queues in strict priority
+// order (the first queue that yields a job wins), like `queue:work
+// --queue=high,default`. Each queue is one short transaction running
+// Laravel's exact select-with-lock and `update ... set reserved_at = ?,
+// attempts = ?`. It returns (nil, nil) when every queue is empty.
+//
+// Job.Queue of the result is the queue name claimed with (Laravel's
+// DatabaseJob uses that name for release and failed_jobs).
+func (q *Queue) Claim(ctx context.Context, queues []string, opts ClaimOptions) (*Job, error) {
+	for _, name := range q.queueNames(queues) {
+		jobs, err := q.claim(ctx, name, 1, opts)
+		if err != nil || len(jobs) > 0 {
+			if len(jobs) > 0 {
+				return &jobs[0], err
+			}
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// ClaimBatch reserves up to n jobs of the first queue (in priority order)
+// that has any, in one transaction: one locked select with `limit n` and
+// one `update ... attempts = attempts + 1 where id in (...)`. Returned jobs
+// carry their new attempts and reserved_at, in id order.
+func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]Job, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("laravel: batch size must be >= 1")
+	}
+	for _, name := range q.queueNames(queues) {
+		jobs, err := q.claim(ctx, name, n, opts)
+		if err != nil || len(jobs) > 0 {
+			return jobs, err
+		}
+	}
+	return nil, nil
+}
+
+// queueNames applies Laravel's getQueue(): an empty name means the
+// connection's default queue. Names are not trimmed, as in Laravel.
+func (q *Queue) queueNames(queues []string) []string {
+	if len(queues) == 0 {
+		return []string{q.cfg.DefaultQueue}
+	}
+	out := make([]string, len(queues))
+	for i, n := range queues {
+		if n == "" {
+			n = q.cfg.DefaultQueue
+		}
+		out[i] = n
+	}
+	return out
+}
+
+func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]Job, error) {
+	patterns := opts.patterns()
+	query := q.st.claimSelect(limit, len(patterns))
+	var claimed []Job
+	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
+		claimed = nil
+		now := q.unixNow()
+		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, patterns...)
+		jobs, err := queryJobs(ctx, tx, query, args...)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		if q.testHookAfterSelect != nil {
+			if err := q.testHookAfterSelect(ctx, tx, attempt); err != nil {
+				return err
+			}
+		}
+		if limit == 1 {
+			err = q.reserveOne(ctx, tx, &jobs[0], now)
+		} else {
+			err = q.reserveMany(ctx, tx, jobs, now)
+		}
+		if err != nil {
+			return &ClaimError{Job: jobs[0], Err: err}
+		}
+		for i := range jobs {
+			jobs[i].Queue = queue
+		}
+		claimed = jobs
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// reserveOne is markJobAsReserved: touch() and increment() on the fetched
+// record, written back as values.
+func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *Job, now int64) error {
+	attempts := j.Attempts + 1
+	if _, err := tx.ExecContext(ctx, q.st.markReserved(), now, attempts, j.ID); err != nil {
+		return err
+	}
+	j.Attempts = attempts
+	j.ReservedAt = &now
+	return nil
+}
+
+func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []Job, now int64) error {
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	for _, chunk := range chunkIDs(ids) {
+		args := append([]any{now}, int64sToArgs(chunk)...)
+		if _, err := tx.ExecContext(ctx, q.st.markReservedMany(len(chunk)), args...); err != nil {
+			return err
+		}
+	}
+	for i := range jobs {
+		at := now
+		jobs[i].Attempts++
+		jobs[i].ReservedAt = &at
+	}
+	return nil
+}

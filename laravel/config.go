@@ -1,0 +1,360 @@
+package laravel
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Engine names as used by Laravel's DB_CONNECTION / PDO driver names.
+const (
+	EngineMySQL   = "mysql"
+	EngineMariaDB = "mariadb"
+	EnginePgSQL   = "pgsql"
+	EngineSQLite  = "sqlite"
+)
+
+// Config is everything the worker needs to talk to Laravel's database
+// queue. Secrets are of type Secret so printing a Config never leaks them.
+type Config struct {
+	// Driver is mysql, mariadb, pgsql or sqlite (DB_CONNECTION or the
+	// DB_QUEUE_CONNECTION override).
+	Driver   string
+	Host     string
+	Port     int
+	Database string // sqlite: file path (absolute after Load)
+	Username string
+	Password Secret
+	Socket   string
+	// ServerVersion overrides the detected server version for the
+	// lock-for-popping decision, like the DB connection's 'version' config
+	// key in Laravel (env DB_VERSION / LARAWORKER_DB_VERSION).
+	ServerVersion string
+
+	AppKey          Secret
+	AppPreviousKeys []Secret
+	AppCipher       string
+	AppTimezone     string
+
+	// ConnectionName is the queue connection name written to
+	// failed_jobs.connection (Laravel's queue connection, not the DB one).
+	ConnectionName string
+	JobsTable      string
+	FailedTable    string
+	BatchesTable   string
+	DefaultQueue   string
+	// RetryAfter is retry_after in whole seconds.
+	RetryAfter int
+}
+
+// LoadOptions controls where configuration comes from. Precedence, lowest
+// first: .env file, the plain process environment (Laravel's immutable
+// dotenv repository lets real environment variables win), LARAWORKER_*
+// environment variables, Overrides.
+type LoadOptions struct {
+	// EnvFile is the .env path; empty means BaseDir/.env. A missing file is
+	// not an error (Laravel tolerates it too).
+	EnvFile string
+	// BaseDir is the Laravel application root, used to resolve relative
+	// SQLite paths. Defaults to the EnvFile's directory, else ".".
+	BaseDir string
+	// Environ lists process environment entries ("K=V"); nil means
+	// os.Environ(). Tests pass an explicit slice.
+	Environ []string
+	// Overrides are explicit values (e.g. from CLI flags) keyed by the .env
+	// names (DB_HOST, DB_QUEUE_TABLE, ...).
+	Overrides map[string]string
+}
+
+// configKeys are the only keys the loader reads.
+var configKeys = []string{
+	"DB_CONNECTION", "DB_HOST", "DB_PORT", "DB_DATABASE", "DB_USERNAME", "DB_PASSWORD",
+	"DB_SOCKET", "DB_URL", "DATABASE_URL", "DB_VERSION",
+	"APP_KEY", "APP_PREVIOUS_KEYS", "APP_CIPHER", "APP_TIMEZONE",
+	"DB_QUEUE_TABLE", "DB_QUEUE", "DB_QUEUE_RETRY_AFTER", "DB_QUEUE_CONNECTION",
+	"QUEUE_CONNECTION_NAME", "QUEUE_FAILED_TABLE", "QUEUE_BATCHES_TABLE",
+}
+
+// LoadConfig builds a Config from a Laravel .env plus overrides.
+func LoadConfig(opts LoadOptions) (Config, error) {
+	envFile, baseDir := opts.EnvFile, opts.BaseDir
+	if envFile == "" {
+		envFile = filepath.Join(orDefault(baseDir, "."), ".env")
+	}
+	if baseDir == "" {
+		baseDir = filepath.Dir(envFile)
+	}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	envMap := environMap(environ)
+	lookup := func(k string) (string, bool) { v, ok := envMap[k]; return v, ok }
+
+	values := map[string]string{}
+	if src, err := os.ReadFile(envFile); err == nil {
+		fileVals, err := ParseDotenv(string(src), lookup)
+		if err != nil {
+			return Config{}, fmt.Errorf("laravel: %s: %w", envFile, err)
+		}
+		for _, k := range configKeys {
+			if v, ok := fileVals[k]; ok {
+				values[k] = v
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Config{}, fmt.Errorf("laravel: reading %s: %w", envFile, err)
+	}
+	for _, k := range configKeys {
+		if v, ok := envMap[k]; ok {
+			values[k] = v
+		}
+	}
+	for _, k := range configKeys {
+		if v, ok := envMap["LARAWORKER_"+k]; ok {
+			values[k] = v
+		}
+	}
+	for k, v := range opts.Overrides {
+		values[strings.ToUpper(k)] = v
+	}
+	return configFromValues(values, baseDir)
+}
+
+func environMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func configFromValues(v map[string]string, baseDir string) (Config, error) {
+	cfg := Config{
+		Driver:         orDefault(v["DB_CONNECTION"], EngineSQLite),
+		Host:           v["DB_HOST"],
+		Database:       v["DB_DATABASE"],
+		Username:       v["DB_USERNAME"],
+		Password:       Secret(v["DB_PASSWORD"]),
+		Socket:         v["DB_SOCKET"],
+		ServerVersion:  v["DB_VERSION"],
+		AppKey:         Secret(v["APP_KEY"]),
+		AppCipher:      orDefault(v["APP_CIPHER"], "AES-256-CBC"),
+		AppTimezone:    orDefault(v["APP_TIMEZONE"], "UTC"),
+		ConnectionName: orDefault(v["QUEUE_CONNECTION_NAME"], "database"),
+		JobsTable:      orDefault(v["DB_QUEUE_TABLE"], "jobs"),
+		FailedTable:    orDefault(v["QUEUE_FAILED_TABLE"], "failed_jobs"),
+		BatchesTable:   orDefault(v["QUEUE_BATCHES_TABLE"], "job_batches"),
+		DefaultQueue:   orDefault(v["DB_QUEUE"], "default"),
+		RetryAfter:     90,
+	}
+	for _, k := range strings.Split(v["APP_PREVIOUS_KEYS"], ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			cfg.AppPreviousKeys = append(cfg.AppPreviousKeys, Secret(k))
+		}
+	}
+	// DB_QUEUE_CONNECTION names a connection of config/database.php; the
+	// skeleton's connections are named after their drivers.
+	if qc := v["DB_QUEUE_CONNECTION"]; qc != "" {
+		cfg.Driver = qc
+	}
+	if ra := v["DB_QUEUE_RETRY_AFTER"]; ra != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(ra))
+		if err != nil || n < 0 {
+			return Config{}, fmt.Errorf("laravel: DB_QUEUE_RETRY_AFTER must be a non-negative integer")
+		}
+		cfg.RetryAfter = n
+	}
+	if port := v["DB_PORT"]; port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n <= 0 || n > 65535 {
+			return Config{}, fmt.Errorf("laravel: DB_PORT is not a valid port number")
+		}
+		cfg.Port = n
+	}
+	rawURL := orDefault(v["DB_URL"], v["DATABASE_URL"])
+	if rawURL != "" {
+		if err := cfg.applyURL(rawURL); err != nil {
+			return Config{}, err
+		}
+	}
+	cfg.Driver = normalizeDriver(cfg.Driver)
+	cfg.applyDriverDefaults(baseDir)
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func normalizeDriver(d string) string {
+	switch strings.ToLower(d) {
+	case "postgres", "postgresql", "pgsql":
+		return EnginePgSQL
+	case "sqlite", "sqlite3":
+		return EngineSQLite
+	case "mysql":
+		return EngineMySQL
+	case "mariadb":
+		return EngineMariaDB
+	}
+	return d
+}
+
+// applyURL merges DB_URL over the individual keys, as Laravel's
+// ConfigurationUrlParser does. The URL text never appears in errors.
+func (c *Config) applyURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return errors.New("laravel: DB_URL is not a valid URL")
+	}
+	c.Driver = normalizeDriver(u.Scheme)
+	if c.Driver == EngineSQLite {
+		// sqlite:///abs/path.sqlite, sqlite://relative.sqlite
+		path := u.Host + u.Path
+		if u.Opaque != "" {
+			path = u.Opaque
+		}
+		if path != "" {
+			c.Database = path
+		}
+		return nil
+	}
+	if h := u.Hostname(); h != "" {
+		c.Host = h
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return errors.New("laravel: DB_URL has an invalid port")
+		}
+		c.Port = n
+	}
+	if u.User != nil {
+		c.Username = u.User.Username()
+		if pw, ok := u.User.Password(); ok {
+			c.Password = Secret(pw)
+		}
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		c.Database = db
+	}
+	return nil
+}
+
+// applyDriverDefaults mirrors the defaults of Laravel 11's
+// config/database.php.
+func (c *Config) applyDriverDefaults(baseDir string) {
+	switch c.Driver {
+	case EngineSQLite:
+		if c.Database == "" {
+			c.Database = filepath.Join("database", "database.sqlite")
+		}
+		if c.Database != ":memory:" && !filepath.IsAbs(c.Database) {
+			c.Database = filepath.Join(baseDir, c.Database)
+		}
+	case EngineMySQL, EngineMariaDB:
+		c.Host = orDefault(c.Host, "127.0.0.1")
+		if c.Port == 0 {
+			c.Port = 3306
+		}
+		c.Database = orDefault(c.Database, "laravel")
+		c.Username = orDefault(c.Username, "root")
+	case EnginePgSQL:
+		c.Host = orDefault(c.Host, "127.0.0.1")
+		if c.Port == 0 {
+			c.Port = 5432
+		}
+		c.Database = orDefault(c.Database, "laravel")
+		c.Username = orDefault(c.Username, "root")
+	}
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidateTableName accepts `name` or `schema.name`, each part a plain SQL
+// identifier of at most 64 characters. Table names are interpolated into
+// SQL (quoted), so nothing else is allowed.
+func ValidateTableName(name string) error {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return fmt.Errorf("laravel: invalid table name %q", name)
+	}
+	for _, p := range parts {
+		if len(p) > 64 || !identRE.MatchString(p) {
+			return fmt.Errorf("laravel: invalid table name %q", name)
+		}
+	}
+	return nil
+}
+
+// Validate checks the fields that reach SQL or select a driver.
+func (c Config) Validate() error {
+	switch c.Driver {
+	case EngineMySQL, EngineMariaDB, EnginePgSQL, EngineSQLite:
+	default:
+		return fmt.Errorf("laravel: unsupported DB connection %q (want mysql, mariadb, pgsql or sqlite)", c.Driver)
+	}
+	for _, t := range []string{c.JobsTable, c.FailedTable, c.BatchesTable} {
+		if err := ValidateTableName(t); err != nil {
+			return err
+		}
+	}
+	if c.RetryAfter < 0 {
+		return errors.New("laravel: retry_after must not be negative")
+	}
+	if _, err := time.LoadLocation(c.AppTimezone); err != nil {
+		return fmt.Errorf("laravel: unknown APP_TIMEZONE %q", c.AppTimezone)
+	}
+	return nil
+}
+
+// Location returns the app timezone (validated by Validate).
+func (c Config) Location() *time.Location {
+	loc, err := time.LoadLocation(c.AppTimezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// String prints the configuration with secrets redacted.
+func (c Config) String() string {
+	prev := make([]string, len(c.AppPreviousKeys))
+	for i := range prev {
+		prev[i] = redacted
+	}
+	pw := ""
+	if c.Password.IsSet() {
+		pw = redacted
+	}
+	key := ""
+	if c.AppKey.IsSet() {
+		key = redacted
+	}
+	return fmt.Sprintf("laravel.Config{Driver:%s Host:%s Port:%d Database:%s Username:%s Password:%s Socket:%s ServerVersion:%s AppKey:%s AppPreviousKeys:[%s] AppCipher:%s AppTimezone:%s ConnectionName:%s JobsTable:%s FailedTable:%s BatchesTable:%s DefaultQueue:%s RetryAfter:%d}",
+		c.Driver, c.Host, c.Port, c.Database, c.Username, pw, c.Socket, c.ServerVersion, key,
+		strings.Join(prev, " "), c.AppCipher, c.AppTimezone, c.ConnectionName, c.JobsTable,
+		c.FailedTable, c.BatchesTable, c.DefaultQueue, c.RetryAfter)
+}
+
+// GoString makes %#v redacting too.
+func (c Config) GoString() string { return c.String() }
+
+// Format routes every verb through String so no formatting path prints the
+// raw struct.
+func (c Config) Format(f fmt.State, verb rune) { fmt.Fprint(f, c.String()) }

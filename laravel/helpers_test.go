@@ -1,0 +1,246 @@
+package laravel
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+// fakeClock is an injectable, settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *fakeClock) Unix() int64     { return c.Now().Unix() }
+
+// testEnv is one engine with its own uniquely named tables.
+type testEnv struct {
+	engine string
+	cfg    Config
+	q      *Queue
+	clock  *fakeClock
+	ctx    context.Context
+}
+
+func randSuffix(t testing.TB) string {
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+const (
+	defaultMySQLDSN = "root@tcp(127.0.0.1:3306)/test"
+	defaultPgDSN    = "postgres://postgres@127.0.0.1:5432/test"
+)
+
+// engineConfig returns a Config for engine with unique table names. For
+// sqlite, dir holds the database file.
+func engineConfig(t testing.TB, engine, dir string) Config {
+	t.Helper()
+	sfx := randSuffix(t)
+	cfg := Config{
+		Driver: engine, AppTimezone: "UTC", AppCipher: "AES-256-CBC", ConnectionName: "database",
+		JobsTable: "jobs_" + sfx, FailedTable: "failed_jobs_" + sfx, BatchesTable: "job_batches_" + sfx,
+		DefaultQueue: "default", RetryAfter: 90,
+	}
+	switch engine {
+	case EngineMySQL:
+		dsn := os.Getenv("LARAWORKER_TEST_MYSQL_DSN")
+		if dsn == "" {
+			dsn = defaultMySQLDSN
+		}
+		mc, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			t.Fatalf("LARAWORKER_TEST_MYSQL_DSN: %v", err)
+		}
+		host, port, _ := splitHostPort(mc.Addr, 3306)
+		cfg.Host, cfg.Port, cfg.Database, cfg.Username, cfg.Password = host, port, mc.DBName, mc.User, Secret(mc.Passwd)
+		if mc.Net == "unix" {
+			cfg.Socket = mc.Addr
+		}
+	case EnginePgSQL:
+		dsn := os.Getenv("LARAWORKER_TEST_PG_DSN")
+		if dsn == "" {
+			dsn = defaultPgDSN
+		}
+		pc, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			t.Fatalf("LARAWORKER_TEST_PG_DSN: %v", err)
+		}
+		cfg.Host, cfg.Port, cfg.Database, cfg.Username, cfg.Password = pc.Host, int(pc.Port), pc.Database, pc.User, Secret(pc.Password)
+	case EngineSQLite:
+		cfg.Database = filepath.Join(dir, "database.sqlite")
+	}
+	return cfg
+}
+
+func splitHostPort(addr string, def int) (string, int, error) {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			p, err := strconv.Atoi(addr[i+1:])
+			return addr[:i], p, err
+		}
+	}
+	return addr, def, nil
+}
+
+var allEngines = []string{EngineMySQL, EnginePgSQL, EngineSQLite}
+
+// newEnv opens a queue on engine with fresh tables that are dropped after
+// the test. Unreachable servers skip the test (with the reason).
+func newEnv(t *testing.T, engine string, opts ...Option) *testEnv {
+	t.Helper()
+	cfg := engineConfig(t, engine, t.TempDir())
+	return openEnv(t, engine, cfg, opts...)
+}
+
+func openEnv(t *testing.T, engine string, cfg Config, opts ...Option) *testEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	q, err := Open(ctx, cfg, append([]Option{WithClock(clock.Now)}, opts...)...)
+	if err != nil {
+		if engine != EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
+			t.Skipf("%s not reachable: %v", engine, err)
+		}
+		t.Fatal(err)
+	}
+	if err := q.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := q.DropTables(context.Background()); err != nil {
+			t.Errorf("drop tables: %v", err)
+		}
+		q.Close()
+	})
+	return &testEnv{engine: engine, cfg: cfg, q: q, clock: clock, ctx: ctx}
+}
+
+// forEachEngine runs fn as a parallel subtest per engine.
+func forEachEngine(t *testing.T, fn func(t *testing.T, e *testEnv)) {
+	for _, engine := range allEngines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newEnv(t, engine))
+		})
+	}
+}
+
+// testPayload builds a payload shaped like Laravel's createObjectPayload.
+func testPayload(uuid, class string) []byte {
+	name := phpJSONString(class, true)
+	return []byte(`{"uuid":"` + uuid + `","displayName":` + name + `,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null,"data":{"commandName":` + name + `,"command":"O:8:\"stdClass\":0:{}"}}`)
+}
+
+func newUUID(t testing.TB) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// row is a jobs row to insert directly.
+type row struct {
+	queue       string
+	payload     []byte
+	attempts    int
+	reservedAt  *int64
+	availableAt int64
+	createdAt   int64
+}
+
+func i64(v int64) *int64 { return &v }
+
+func (e *testEnv) insertRow(t *testing.T, r row) int64 {
+	t.Helper()
+	if r.payload == nil {
+		r.payload = testPayload(newUUID(t), `App\Jobs\Test`)
+	}
+	var id int64
+	err := e.q.inTx(e.ctx, func(tx *sql.Tx, _ int) error {
+		var reserved any
+		if r.reservedAt != nil {
+			reserved = *r.reservedAt
+		}
+		query := e.q.st.insertJobs(1)
+		args := []any{r.queue, r.attempts, reserved, r.availableAt, r.createdAt, string(r.payload)}
+		if e.q.d.ReturningID() != "" {
+			return tx.QueryRowContext(e.ctx, query, args...).Scan(&id)
+		}
+		res, err := tx.ExecContext(e.ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// allJobs returns every jobs row by id.
+func (e *testEnv) allJobs(t *testing.T) []Job {
+	t.Helper()
+	jobs, err := queryJobs(e.ctx, e.q.db, e.q.d.Rebind(fmt.Sprintf("select * from %s order by %s", e.q.d.Quote(e.cfg.JobsTable), e.q.d.Quote("id"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
+func (e *testEnv) jobByID(t *testing.T, id int64) *Job {
+	t.Helper()
+	for _, j := range e.allJobs(t) {
+		if j.ID == id {
+			return &j
+		}
+	}
+	return nil
+}
+
+func (e *testEnv) exec(t *testing.T, query string, args ...any) {
+	t.Helper()
+	if _, err := e.q.db.ExecContext(e.ctx, e.q.d.Rebind(query), args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func (e *testEnv) quoted(name string) string { return e.q.d.Quote(name) }
+
+func ptrEq(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func fmtPtr(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
+}

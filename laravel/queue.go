@@ -1,0 +1,267 @@
+package laravel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Queue runs Laravel's database-queue protocol against one database.
+// It is safe for concurrent use.
+type Queue struct {
+	db            *sql.DB
+	ownDB         bool
+	d             Dialect
+	cfg           Config
+	st            statements
+	lock          string
+	serverVersion string
+	now           func() time.Time
+	loc           *time.Location
+	retry         RetryPolicy
+	sqliteBusy    time.Duration
+
+	// testHookAfterSelect runs inside the claim transaction after the
+	// SELECT, with the 1-based transaction attempt. Tests use it to provoke
+	// real deadlocks.
+	testHookAfterSelect func(ctx context.Context, tx *sql.Tx, attempt int) error
+}
+
+// Job is one row of the jobs table.
+type Job struct {
+	ID          int64
+	Queue       string // the row's queue column
+	Payload     []byte // raw bytes, never re-encoded
+	Attempts    int
+	ReservedAt  *int64
+	AvailableAt int64
+	CreatedAt   int64
+}
+
+// DB exposes the underlying pool.
+func (q *Queue) DB() *sql.DB { return q.db }
+
+// Dialect returns the engine dialect.
+func (q *Queue) Dialect() Dialect { return q.d }
+
+// Config returns the configuration the queue was opened with.
+func (q *Queue) Config() Config { return q.cfg }
+
+// ServerVersion is the version string the server reported.
+func (q *Queue) ServerVersion() string { return q.serverVersion }
+
+// LockClause is the lock appended to the claim query (Laravel's
+// getLockForPopping for this server).
+func (q *Queue) LockClause() string { return q.lock }
+
+// Close closes the pool if Open created it.
+func (q *Queue) Close() error {
+	if q.ownDB {
+		return q.db.Close()
+	}
+	return nil
+}
+
+// Classify sorts an error returned by this package.
+func (q *Queue) Classify(err error) ErrorClass { return classify(q.d, err) }
+
+// IsLostConnection reports whether a worker should stop because the
+// connection is gone (Laravel's DetectsLostConnections).
+func (q *Queue) IsLostConnection(err error) bool { return q.Classify(err) == ErrLostConnection }
+
+func (q *Queue) unixNow() int64 { return q.now().Unix() }
+
+// inTx runs fn in a transaction, re-running the whole transaction on a
+// retryable error with jittered exponential backoff. fn must be
+// idempotent per attempt: everything it did is rolled back before a retry.
+func (q *Queue) inTx(ctx context.Context, fn func(tx *sql.Tx, attempt int) error) error {
+	for attempt := 1; ; attempt++ {
+		err := q.tryTx(ctx, fn, attempt)
+		if err == nil {
+			return nil
+		}
+		if attempt >= q.retry.MaxAttempts || classify(q.d, err) != ErrRetryable {
+			return err
+		}
+		t := time.NewTimer(q.retry.backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+func (q *Queue) tryTx(ctx context.Context, fn func(tx *sql.Tx, attempt int) error, attempt int) error {
+	tx, err := q.db.BeginTx(ctx, q.d.TxOptions())
+	if err != nil {
+		return err
+	}
+	if err := fn(tx, attempt); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// queryer is *sql.DB, *sql.Tx or *sql.Conn.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryJobs runs a select * on the jobs table and scans rows by column
+// name, so extra or reordered columns in a user's table do not matter.
+func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]Job, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var jobs []Job
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		j, err := jobFromColumns(cols, vals)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
+func jobFromColumns(cols []string, vals []any) (Job, error) {
+	var j Job
+	for i, c := range cols {
+		v := vals[i]
+		var err error
+		switch c {
+		case "id":
+			j.ID, err = toInt64(v)
+		case "queue":
+			j.Queue = toString(v)
+		case "payload":
+			j.Payload = toBytes(v)
+		case "attempts":
+			var n int64
+			n, err = toInt64(v)
+			j.Attempts = int(n)
+		case "reserved_at":
+			if v != nil {
+				var n int64
+				n, err = toInt64(v)
+				j.ReservedAt = &n
+			}
+		case "available_at":
+			j.AvailableAt, err = toInt64(v)
+		case "created_at":
+			j.CreatedAt, err = toInt64(v)
+		}
+		if err != nil {
+			return Job{}, fmt.Errorf("laravel: jobs.%s: %w", c, err)
+		}
+	}
+	return j, nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case uint64:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case float64:
+		return int64(x), nil
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unexpected type %T", v)
+}
+
+func toNullInt64(v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	n, err := toInt64(v)
+	return &n, err
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case time.Time:
+		// timestamp columns without zone: the wall clock is what was stored.
+		return x.Format(time.DateTime)
+	}
+	return fmt.Sprint(v)
+}
+
+func toBytes(v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []byte:
+		return append([]byte(nil), x...)
+	case string:
+		return []byte(x)
+	}
+	return []byte(fmt.Sprint(v))
+}
+
+func int64sToArgs(ids []int64) []any {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return args
+}
+
+// maxInList bounds "where id in (...)" lists so no engine's parameter limit
+// is reached; longer lists are split into several statements in one
+// transaction.
+const maxInList = 500
+
+func chunkIDs(ids []int64) [][]int64 {
+	var out [][]int64
+	for len(ids) > maxInList {
+		out = append(out, ids[:maxInList])
+		ids = ids[maxInList:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
+}

@@ -1,0 +1,241 @@
+package laravel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// statements renders every SQL statement the queue runs, for one dialect
+// and one set of table names. Keeping them in one place lets SQL.md be
+// generated from (and checked against) the code.
+type statements struct {
+	d    Dialect
+	t    Tables
+	lock string // Laravel's lock for popping; "" on SQLite
+}
+
+func newStatements(d Dialect, t Tables, lock string) statements {
+	return statements{d: d, t: t, lock: lock}
+}
+
+func (s statements) q(ident string) string { return s.d.Quote(ident) }
+
+// sql finalises a statement written with '?' placeholders.
+func (s statements) sql(query string) string { return s.d.Rebind(query) }
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// likeEscape is the LIKE escape character used by every filter. '!' rather
+// than the engines' default '\' keeps the pattern independent of
+// NO_BACKSLASH_ESCAPES / standard_conforming_strings, and payloads are full
+// of backslashes we would otherwise have to double.
+const likeEscape = '!'
+
+// claimSelect is Laravel's getNextAvailableJob query with `limit` and an
+// optional displayName filter (nFilters alternatives).
+func (s statements) claimSelect(limit, nFilters int) string {
+	b := fmt.Sprintf("select * from %s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
+		s.q(s.t.Jobs), s.q("queue"), s.q("reserved_at"), s.q("available_at"), s.q("reserved_at"))
+	if nFilters > 0 {
+		alts := make([]string, nFilters)
+		for i := range alts {
+			alts[i] = fmt.Sprintf("%s like ? escape '%c'", s.q("payload"), likeEscape)
+		}
+		b += " and (" + strings.Join(alts, " or ") + ")"
+	}
+	b += fmt.Sprintf(" order by %s asc limit %d", s.q("id"), limit)
+	if s.lock != "" {
+		b += " " + s.lock
+	}
+	return s.sql(b)
+}
+
+// markReserved is Laravel's markJobAsReserved: attempts computed by the
+// caller from the fetched row.
+func (s statements) markReserved() string {
+	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ? where %s = ?",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("id")))
+}
+
+// markReservedMany reserves a batch; attempts is incremented in SQL, which
+// is equivalent inside the claiming transaction because the rows are
+// locked (or, on SQLite, the database is).
+func (s statements) markReservedMany(n int) string {
+	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = %s + 1 where %s in (%s)",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("attempts"), s.q("id"), placeholders(n)))
+}
+
+// findForUpdate is lockForUpdate()->find($id).
+func (s statements) findForUpdate() string {
+	b := fmt.Sprintf("select * from %s where %s = ? limit 1", s.q(s.t.Jobs), s.q("id"))
+	if fu := s.d.ForUpdate(); fu != "" {
+		b += " " + fu
+	}
+	return s.sql(b)
+}
+
+func (s statements) deleteJob() string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.q(s.t.Jobs), s.q("id")))
+}
+
+func (s statements) deleteJobs(n int) string {
+	return s.sql(fmt.Sprintf("delete from %s where %s in (%s)", s.q(s.t.Jobs), s.q("id"), placeholders(n)))
+}
+
+var jobInsertColumns = []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"}
+
+// insertJobs is buildDatabaseRecord's column order, n rows; with n == 1
+// the dialect's "returning id" is appended.
+func (s statements) insertJobs(n int) string {
+	cols := make([]string, len(jobInsertColumns))
+	for i, c := range jobInsertColumns {
+		cols[i] = s.q(c)
+	}
+	row := "(" + placeholders(len(cols)) + ")"
+	rows := strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	b := fmt.Sprintf("insert into %s (%s) values %s", s.q(s.t.Jobs), strings.Join(cols, ", "), rows)
+	if n == 1 {
+		b += s.d.ReturningID()
+	}
+	return s.sql(b)
+}
+
+func (s statements) extendReservation(n int) string {
+	return s.sql(fmt.Sprintf("update %s set %s = ? where %s in (%s) and %s is not null",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), placeholders(n), s.q("reserved_at")))
+}
+
+func (s statements) queueSizes() string {
+	r, a := s.q("reserved_at"), s.q("available_at")
+	return s.sql(fmt.Sprintf("select %s, "+
+		"sum(case when %s is null and %s <= ? then 1 else 0 end), "+
+		"sum(case when %s is null and %s > ? then 1 else 0 end), "+
+		"sum(case when %s is not null and %s > ? then 1 else 0 end), "+
+		"sum(case when %s is not null and %s <= ? then 1 else 0 end) "+
+		"from %s group by %s order by %s",
+		s.q("queue"), r, a, r, a, r, r, r, r, s.q(s.t.Jobs), s.q("queue"), s.q("queue")))
+}
+
+func (s statements) clearQueue() string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.q(s.t.Jobs), s.q("queue")))
+}
+
+func (s statements) insertFailed() string {
+	cols := []string{"uuid", "connection", "queue", "payload", "exception", "failed_at"}
+	for i, c := range cols {
+		cols[i] = s.q(c)
+	}
+	return s.sql(fmt.Sprintf("insert into %s (%s) values (%s)", s.q(s.t.Failed), strings.Join(cols, ", "), placeholders(len(cols))))
+}
+
+func (s statements) failedUUIDExists() string {
+	return s.sql(fmt.Sprintf("select count(*) from %s where %s = ?", s.q(s.t.Failed), s.q("uuid")))
+}
+
+const failedColumns = "id, uuid, connection, queue, payload, exception, failed_at"
+
+func (s statements) failedSelectList() string {
+	cols := strings.Split(failedColumns, ", ")
+	for i, c := range cols {
+		cols[i] = s.q(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// listFailed mirrors DatabaseUuidFailedJobProvider::all() (newest first),
+// optionally restricted to one queue.
+func (s statements) listFailed(byQueue bool) string {
+	b := fmt.Sprintf("select %s from %s", s.failedSelectList(), s.q(s.t.Failed))
+	if byQueue {
+		b += fmt.Sprintf(" where %s = ?", s.q("queue"))
+	}
+	return s.sql(b + fmt.Sprintf(" order by %s desc", s.q("id")))
+}
+
+func (s statements) findFailedBy(column string) string {
+	return s.sql(fmt.Sprintf("select %s from %s where %s = ? limit 1", s.failedSelectList(), s.q(s.t.Failed), s.q(column)))
+}
+
+func (s statements) forgetFailed() string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.q(s.t.Failed), s.q("id")))
+}
+
+func (s statements) flushFailed(before bool) string {
+	b := fmt.Sprintf("delete from %s", s.q(s.t.Failed))
+	if before {
+		b += fmt.Sprintf(" where %s <= ?", s.q("failed_at"))
+	}
+	return s.sql(b)
+}
+
+// pruneFailed is queue:prune-failed's `take(1000)->delete()` loop body.
+func (s statements) pruneFailed() string {
+	return s.sql(s.d.DeleteLimited(s.t.Failed, s.q("failed_at")+" < ?", 1000))
+}
+
+func (s statements) findBatch(forUpdate bool) string {
+	b := fmt.Sprintf("select * from %s where %s = ? limit 1", s.q(s.t.Batches), s.q("id"))
+	if fu := s.d.ForUpdate(); forUpdate && fu != "" {
+		b += " " + fu
+	}
+	return s.sql(b)
+}
+
+func (s statements) updateBatchCounts() string {
+	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ?, %s = ? where %s = ?", s.q(s.t.Batches),
+		s.q("pending_jobs"), s.q("failed_jobs"), s.q("failed_job_ids"), s.q("id")))
+}
+
+func (s statements) finishBatch() string {
+	return s.sql(fmt.Sprintf("update %s set %s = ? where %s = ?", s.q(s.t.Batches), s.q("finished_at"), s.q("id")))
+}
+
+func (s statements) cancelBatch() string {
+	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ? where %s = ?", s.q(s.t.Batches),
+		s.q("cancelled_at"), s.q("finished_at"), s.q("id")))
+}
+
+// namedStatement is one entry of SQL.md.
+type namedStatement struct {
+	Name, Note, SQL string
+}
+
+// catalogue lists each statement with representative parameters, in the
+// order SQL.md documents them.
+func (s statements) catalogue() []namedStatement {
+	return []namedStatement{
+		{"claim one: select", "Laravel's getNextAvailableJob; bindings queue, now, now - retry_after", s.claimSelect(1, 0)},
+		{"claim one: reserve", "attempts = fetched attempts + 1, computed in Go as Laravel does", s.markReserved()},
+		{"claim one, displayName filter (2 names)", "bindings: ..., `%\"displayName\":\"App\\\\Jobs\\\\X\"%` per name (LIKE-escaped with !)", s.claimSelect(1, 2)},
+		{"claim batch (N=10): select", "", s.claimSelect(10, 0)},
+		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
+		{"delete (Laravel deleteReserved tx): lock", "", s.findForUpdate()},
+		{"delete: delete", "also the plain one-statement delete", s.deleteJob()},
+		{"delete many (3 ids)", "", s.deleteJobs(3)},
+		{"push / release insert", "columns in buildDatabaseRecord order", s.insertJobs(1)},
+		{"bulk push (2 rows)", "", s.insertJobs(2)},
+		{"extend reservation (2 ids)", "", s.extendReservation(2)},
+		{"fail: uuid collision check", "", s.failedUUIDExists()},
+		{"fail: insert failed_jobs", "failed_at bound as 'Y-m-d H:i:s' in APP_TIMEZONE", s.insertFailed()},
+		{"size per queue", "bindings: now, now, now - retry_after, now - retry_after", s.queueSizes()},
+		{"clear queue", "", s.clearQueue()},
+		{"list failed", "", s.listFailed(false)},
+		{"list failed of one queue", "", s.listFailed(true)},
+		{"find failed by uuid", "", s.findFailedBy("uuid")},
+		{"find failed by id", "", s.findFailedBy("id")},
+		{"forget failed", "", s.forgetFailed()},
+		{"flush failed", "", s.flushFailed(false)},
+		{"flush failed older than", "", s.flushFailed(true)},
+		{"prune failed (repeat until 0 rows)", "", s.pruneFailed()},
+		{"batch find", "", s.findBatch(false)},
+		{"batch lock", "", s.findBatch(true)},
+		{"batch update counters", "", s.updateBatchCounts()},
+		{"batch finished", "", s.finishBatch()},
+		{"batch cancel", "", s.cancelBatch()},
+	}
+}

@@ -1,0 +1,215 @@
+package payload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// ErrEncrypted is returned when a command is encrypted and no key was given.
+var ErrEncrypted = errors.New("payload: the command is encrypted (ShouldBeEncrypted) and no APP_KEY is configured")
+
+// Command is a job object as PHP serialized it into data.command.
+type Command struct {
+	// Object is the decoded object tree; edit it and call Serialize to
+	// write it back.
+	Object *Value
+	// Encrypted says the command was stored encrypted.
+	Encrypted bool
+}
+
+// DecodeCommand unserializes the payload's data.command, decrypting it with
+// enc when it is not plain "O:" text (Laravel's rule in getCommand).
+func DecodeCommand(p *Payload, enc *Encrypter) (*Command, error) {
+	if p.Data.Command == "" {
+		return nil, &PayloadError{Key: "data.command", Msg: "missing: not an object job (job is " + quoteOrEmpty(p.Job) + ")"}
+	}
+	text := []byte(p.Data.Command)
+	encrypted := !IsPlainCommand(p.Data.Command)
+	if encrypted {
+		if enc == nil {
+			return nil, ErrEncrypted
+		}
+		plain, err := DecryptCommand(enc, p.Data.Command)
+		if err != nil {
+			return nil, fmt.Errorf("payload: data.command: %w", err)
+		}
+		text = plain
+	}
+	c, err := ParseCommand(text)
+	if err != nil {
+		return nil, fmt.Errorf("payload: data.command: %w", err)
+	}
+	c.Encrypted = encrypted
+	return c, nil
+}
+
+// IsPlainCommand is Laravel's test: only text starting with "O:" is a plain
+// serialized command; anything else is taken to be encrypted.
+func IsPlainCommand(s string) bool {
+	return len(s) >= 2 && s[0] == 'O' && s[1] == ':'
+}
+
+func quoteOrEmpty(s string) string {
+	if s == "" {
+		return "empty"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// ParseCommand unserializes a command, which must be an object.
+func ParseCommand(serialized []byte) (*Command, error) {
+	v, err := Unserialize(serialized)
+	if err != nil {
+		return nil, err
+	}
+	if v.Kind != KindObject {
+		return nil, fmt.Errorf("%w (it is %s)", errNotObject, describe(v))
+	}
+	return &Command{Object: v}, nil
+}
+
+// Class is the command's PHP class.
+func (c *Command) Class() string { return c.Object.Class }
+
+// Serialize writes the command back as PHP would.
+func (c *Command) Serialize() ([]byte, error) { return Serialize(c.Object) }
+
+// Decode fills out (a pointer to a struct with `php:"name"` tags) from the
+// command's properties.
+func (c *Command) Decode(out any) error { return Decode(c.Object, out) }
+
+// Queueable holds the properties Laravel's Bus\Queueable trait adds to every
+// queued job. A nil field means the property was absent (9.4+ omits
+// properties that hold their default) or null.
+type Queueable struct {
+	Connection      *string
+	Queue           *string
+	ChainConnection *string
+	ChainQueue      *string
+	// ChainCatchCallbacks are PHP closures; Go cannot run them.
+	ChainCatchCallbacks []*Value
+	// Delay is an int of seconds, a DateTime or a DateInterval, as set.
+	Delay       *Value
+	AfterCommit *bool
+	Middleware  []*Value
+	// Chained holds the remaining links, each a serialized command.
+	Chained []string
+	BatchID *string
+}
+
+// Queueable reads the Bus\Queueable properties.
+func (c *Command) Queueable() Queueable {
+	o := c.Object
+	q := Queueable{
+		Connection:      optionalString(o, "connection"),
+		Queue:           optionalString(o, "queue"),
+		ChainConnection: optionalString(o, "chainConnection"),
+		ChainQueue:      optionalString(o, "chainQueue"),
+		BatchID:         optionalString(o, "batchId"),
+	}
+	if d := optionalProp(o, "delay"); d != nil && d.Kind != KindNull {
+		q.Delay = d
+	}
+	if b := optionalProp(o, "afterCommit"); b != nil && b.Kind == KindBool {
+		q.AfterCommit = &b.Bool
+	}
+	q.ChainCatchCallbacks = listValues(optionalProp(o, "chainCatchCallbacks"))
+	q.Middleware = listValues(optionalProp(o, "middleware"))
+	for _, v := range listValues(optionalProp(o, "chained")) {
+		if v.Kind == KindString {
+			q.Chained = append(q.Chained, string(v.Str))
+		}
+	}
+	return q
+}
+
+func listValues(v *Value) []*Value {
+	if v == nil || v.Kind != KindArray {
+		return nil
+	}
+	out := make([]*Value, 0, len(v.Entries))
+	for _, e := range v.Entries {
+		out = append(out, e.Value.Deref())
+	}
+	return out
+}
+
+// ModelAt is a ModelIdentifier found in a command, with where it was found.
+type ModelAt struct {
+	// Path is the property path, e.g. "podcast" or "items.2".
+	Path  string
+	Model ModelIdentifier
+}
+
+// Models lists every ModelIdentifier in the command (SerializesModels'
+// stand-ins for Eloquent models and collections), depth first.
+func (c *Command) Models() []ModelAt {
+	var out []ModelAt
+	seen := map[*Value]bool{}
+	var walk func(path string, v *Value)
+	walk = func(path string, v *Value) {
+		v = v.Deref()
+		if v == nil || seen[v] {
+			return
+		}
+		seen[v] = true
+		if IsModelIdentifier(v) {
+			var m ModelIdentifier
+			if m.DecodePHP(v) == nil {
+				out = append(out, ModelAt{Path: path, Model: m})
+			}
+			return
+		}
+		if v.Kind != KindArray && v.Kind != KindObject {
+			return
+		}
+		for _, e := range v.Entries {
+			_, _, name := SplitPropertyName(e.Key.String())
+			if v.Kind == KindArray {
+				name = e.Key.String()
+			}
+			walk(joinPath(path, name), e.Value)
+		}
+	}
+	for _, e := range c.Object.Entries {
+		_, _, name := SplitPropertyName(e.Key.String())
+		walk(name, e.Value)
+	}
+	return out
+}
+
+func joinPath(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
+}
+
+// HasClosures reports whether the command holds PHP closures anywhere (a
+// queued closure, chain catch callbacks, closures in properties).
+func (c *Command) HasClosures() bool {
+	seen := map[*Value]bool{}
+	var walk func(v *Value) bool
+	walk = func(v *Value) bool {
+		v = v.Deref()
+		if v == nil || seen[v] {
+			return false
+		}
+		seen[v] = true
+		if IsClosure(v) {
+			return true
+		}
+		for _, e := range v.Entries {
+			if walk(e.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(c.Object)
+}
+
+// looksSerializedObject is a cheap check used before unserializing text
+// found inside other values (chained links).
+func looksSerializedObject(b []byte) bool { return bytes.HasPrefix(b, []byte("O:")) }

@@ -1,0 +1,266 @@
+package payload
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+type modelRef struct {
+	Class      string   `php:"class"`
+	ID         int      `php:"id"`
+	Relations  []string `php:"relations"`
+	Connection string   `php:"connection"`
+	Collection *string  `php:"collectionClass"`
+}
+
+type podcastOptions struct {
+	Bitrate   uint16            `php:"bitrate"`
+	Normalize bool              `php:"normalize"`
+	Gain      float32           `php:"gain"`
+	Format    []byte            `php:"format"`
+	Chapters  map[int]string    `php:"chapters"`
+	Headers   map[string]string `php:"headers"`
+}
+
+type podcastJob struct {
+	PodcastID  int64          `php:"podcastId"`
+	Podcast    modelRef       `php:"podcast"`
+	APIToken   string         `php:"apiToken"`
+	Tags       []string       `php:"tags"`
+	Options    podcastOptions `php:"options"`
+	Queue      *string        `php:"queue"`
+	Delay      *int           `php:"delay"`
+	Middleware []any          `php:"middleware"`
+	Chained    []*Value       `php:"chained"`
+	Timeout    float64        `php:"timeout"`
+	Tries      uint8          `php:"tries"`
+	BatchID    string         `php:"batchId"`
+	Ignored    string         `php:"-"`
+	Missing    string         `php:"notInPayload"`
+}
+
+func TestDecodeJobCommand(t *testing.T) {
+	v := mustUnserialize(t, readFixture(t, "job-command.ser"))
+	job := podcastJob{Missing: "kept"}
+	if err := Decode(v, &job); err != nil {
+		t.Fatal(err)
+	}
+	if job.PodcastID != 4711 || job.Podcast.Class != `App\Models\Podcast` || job.Podcast.ID != 4711 ||
+		strings.Join(job.Podcast.Relations, ",") != "episodes,episodes.guests,owner" || job.Podcast.Collection != nil {
+		t.Errorf("podcast fields: %+v", job)
+	}
+	if job.APIToken != "tok\x00en-\xff-\U0001F399" {
+		t.Errorf("private apiToken: %q", job.APIToken)
+	}
+	if len(job.Tags) != 4 || job.Tags[3] != "quote\";}" {
+		t.Errorf("tags: %q", job.Tags)
+	}
+	o := job.Options
+	if o.Bitrate != 192 || !o.Normalize || o.Gain != -3.5 || string(o.Format) != "mp3" ||
+		o.Chapters[1800] != "Outro" || o.Headers["Accept"] != "audio/mpeg" {
+		t.Errorf("options: %+v", o)
+	}
+	if job.Queue == nil || *job.Queue != "podcasts" || job.Delay == nil || *job.Delay != 30 {
+		t.Errorf("queue/delay: %v %v", job.Queue, job.Delay)
+	}
+	if job.Middleware == nil || len(job.Middleware) != 0 {
+		t.Errorf("middleware: %#v", job.Middleware)
+	}
+	if len(job.Chained) != 2 || !strings.HasPrefix(string(job.Chained[0].Str), `O:32:"App\Jobs\SendPodcastNotification"`) {
+		t.Errorf("chained: %v", job.Chained)
+	}
+	if job.Timeout != 120.5 || job.Tries != 3 || job.BatchID == "" || job.Missing != "kept" {
+		t.Errorf("rest: %+v", job)
+	}
+	// The chained command is itself a serialized job.
+	next := mustUnserialize(t, job.Chained[0].Str)
+	var notification struct {
+		Podcast  modelRef `php:"podcast"`
+		Channels []string `php:"channels"`
+	}
+	if err := Decode(next, &notification); err != nil || notification.Channels[1] != "slack" {
+		t.Errorf("chained job: %+v %v", notification, err)
+	}
+}
+
+func TestDecodeErrorsNamePathAndTypes(t *testing.T) {
+	v := mustUnserialize(t, readFixture(t, "job-command.ser"))
+	cases := []struct {
+		out  any
+		want string
+	}{
+		{&struct {
+			X int `php:"batchId"`
+		}{}, `payload: property "batchId": cannot decode PHP string into Go int`},
+		{&struct {
+			O struct {
+				B int8 `php:"bitrate"`
+			} `php:"options"`
+		}{}, `payload: property "options.bitrate": PHP int 192 overflows Go int8`},
+		{&struct {
+			T []int `php:"tags"`
+		}{}, `payload: property "tags[0]": cannot decode PHP string into Go int`},
+		{&struct {
+			C []string `php:"chapters"`
+		}{}, ``}, // not present at top level: no error
+		{&struct {
+			O struct {
+				C []string `php:"chapters"`
+			} `php:"options"`
+		}{}, `payload: property "options.chapters": PHP array with keys other than 0..n-1 cannot become Go []string`},
+		{&struct {
+			P string `php:"podcast"`
+		}{}, `payload: property "podcast": cannot decode PHP object Illuminate\Contracts\Database\ModelIdentifier into Go string`},
+		{&struct {
+			D int `php:"delay"`
+		}{}, ``},
+		{&struct {
+			N uint `php:"podcastId"`
+		}{}, ``},
+	}
+	for _, c := range cases {
+		err := Decode(v, c.out)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+	neg := mustUnserialize(t, []byte(`a:1:{s:1:"n";i:-1;}`))
+	var u struct {
+		N uint64 `php:"n"`
+	}
+	if err := Decode(neg, &u); err == nil || !strings.Contains(err.Error(), "PHP int -1 overflows Go uint64") {
+		t.Errorf("negative into uint: %v", err)
+	}
+	if err := Decode(neg, u); err == nil {
+		t.Error("non-pointer accepted")
+	}
+}
+
+func TestDecodeAmbiguousProperty(t *testing.T) {
+	v := mustUnserialize(t, readFixture(t, "visibility.ser"))
+	var out struct {
+		Secret string `php:"secret"`
+	}
+	if err := Decode(v, &out); err == nil || !strings.Contains(err.Error(), `"secret": ambiguous`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// stamp stands in for the Laravel types other files decode with the hook.
+type stamp struct{ text string }
+
+func (s *stamp) DecodePHP(v *Value) error {
+	if v.Kind != KindString {
+		return errors.New("want a string stamp")
+	}
+	s.text = "stamp:" + string(v.Str)
+	return nil
+}
+
+func TestDecodeHook(t *testing.T) {
+	v := mustUnserialize(t, []byte(`a:3:{s:1:"a";s:1:"x";s:1:"b";s:1:"y";s:1:"c";i:1;}`))
+	var out struct {
+		A stamp  `php:"a"`
+		B *stamp `php:"b"`
+	}
+	if err := Decode(v, &out); err != nil || out.A.text != "stamp:x" || out.B.text != "stamp:y" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	var bad struct {
+		C stamp `php:"c"`
+	}
+	err := Decode(v, &bad)
+	if err == nil || err.Error() != `payload: property "c": want a string stamp` {
+		t.Fatalf("hook error: %v", err)
+	}
+}
+
+func TestDecodeAnyAndFollowRefs(t *testing.T) {
+	v := mustUnserialize(t, readFixture(t, "ref-shared-object.ser"))
+	var out map[string]any
+	if err := Decode(v, &out); err != nil {
+		t.Fatal(err)
+	}
+	second, ok := out["second"].(map[string]any)
+	if !ok || second["name"] != "shared" {
+		t.Fatalf("second: %#v", out["second"])
+	}
+	list, ok := out["list"].([]any)
+	if !ok || len(list) != 1 {
+		t.Fatalf("list: %#v", out["list"])
+	}
+	n, err := Natural(mustUnserialize(t, readFixture(t, "numbers.ser")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nums := n.([]any)
+	if nums[0] != int64(math.MaxInt64) || nums[5] != 0.1 {
+		t.Fatalf("numbers: %#v", nums[:6])
+	}
+	vis, err := Natural(mustUnserialize(t, readFixture(t, "visibility.ser")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := vis.(map[string]any)
+	if m["prot"] != "q" || m["\x00Fixtures\\Child\x00secret"] != "child-secret" || m["\x00Fixtures\\Base\x00secret"] != "base-secret" {
+		t.Fatalf("visibility: %#v", m)
+	}
+}
+
+func TestDecodeCycleErrors(t *testing.T) {
+	v := mustUnserialize(t, readFixture(t, "ref-self-array.ser"))
+	var out any
+	if err := Decode(v, &out); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+		t.Fatalf("cycle: %v", err)
+	}
+	self := mustUnserialize(t, readFixture(t, "ref-self-object.ser"))
+	var raw struct {
+		Name string `php:"name"`
+		Self *Value `php:"self"`
+	}
+	if err := Decode(self, &raw); err != nil || raw.Self != self || raw.Name != "me" {
+		t.Fatalf("raw self: %+v %v", raw, err)
+	}
+}
+
+// TestDecodeSharedReferencesStayCheap: each object refers twice to the one
+// before it, so expanding references naively would visit 2^60 values.
+func TestDecodeSharedReferencesStayCheap(t *testing.T) {
+	const levels = 60
+	in := `a:` + itoa(levels) + `:{i:0;O:8:"stdClass":0:{}`
+	prev := 2 // slot of the previous object: the array is 1, object i is 3i
+	for i := 1; i < levels; i++ {
+		in += `i:` + itoa(i) + `;O:8:"stdClass":2:{s:1:"a";r:` + itoa(prev) + `;s:1:"b";r:` + itoa(prev) + `;}`
+		prev = 3 * i
+	}
+	in += `}`
+	v := mustUnserialize(t, []byte(in))
+	start := time.Now()
+	if _, err := Natural(v); err != nil {
+		t.Fatalf("Natural: %v", err)
+	}
+	type node struct {
+		A *node `php:"a"`
+		B *node `php:"b"`
+	}
+	var out []node
+	err := Decode(v, &out)
+	if err == nil || !strings.Contains(err.Error(), "references expand too far") {
+		t.Fatalf("Decode into a tree type: %v", err)
+	}
+	// [R:X, R:X] inside X itself: a branching cycle.
+	cyc := mustUnserialize(t, []byte(`a:1:{i:0;a:2:{i:0;R:2;i:1;R:2;}}`))
+	if _, err := Natural(cyc); err == nil {
+		t.Fatal("branching cycle converted")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

@@ -1,0 +1,180 @@
+package payload
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// ReadableJSON renders a PHP value as JSON meant for people and for
+// programs in other languages (`laraworker inspect`, the exec handler):
+//
+//   - scalars as JSON scalars; INF, -INF and NAN as {"float":"INF"};
+//     strings that are not valid UTF-8 as {"base64":"..."}
+//   - lists as arrays, other arrays as {"array":[{"key":k,"value":v},...]}
+//   - objects as {"class":C,"properties":[{"name":n,"visibility":"public",
+//     "value":v}]} (private ones add "declaredIn")
+//   - Laravel values by meaning: {"model":C,"id":...}, {"date":RFC3339,
+//     "class":C,"timezone":tz}, {"enum":C,"case":X}, {"closure":C},
+//     and chained jobs as {"serialized":<tree>}
+//   - a reference as {"ref":path} naming the value it points to.
+func ReadableJSON(v *Value) ([]byte, error) {
+	r := &readable{paths: map[*Value]string{}}
+	return json.Marshal(r.render("$", v, 0))
+}
+
+type readable struct {
+	paths map[*Value]string
+}
+
+type orderedObject []keyVal
+
+type keyVal struct {
+	Key string
+	Val any
+}
+
+// MarshalJSON keeps keys in the order PHP had them.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	buf := []byte{'{'}
+	for i, kv := range o {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		k, err := json.Marshal(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(kv.Val)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(append(buf, k...), ':'), v...)
+	}
+	return append(buf, '}'), nil
+}
+
+const maxReadableDepth = 256
+
+func (r *readable) render(path string, v *Value, depth int) any {
+	if v == nil {
+		return nil
+	}
+	if depth > maxReadableDepth {
+		return orderedObject{{"truncated", "nested too deeply"}}
+	}
+	if v.Kind == KindRef || v.Kind == KindRefAlias {
+		return orderedObject{{"ref", r.paths[v.Target]}}
+	}
+	r.paths[v] = path
+	switch v.Kind {
+	case KindNull:
+		return nil
+	case KindBool:
+		return v.Bool
+	case KindInt:
+		return v.Int
+	case KindFloat:
+		return readableFloat(v.Float)
+	case KindString:
+		return r.readableString(path, v.Str, depth)
+	case KindEnum:
+		return orderedObject{{"enum", v.Class}, {"case", v.Case}}
+	case KindCustom:
+		return orderedObject{{"class", v.Class}, {"custom", readableBytes(v.Str)}}
+	case KindArray:
+		return r.readableArray(path, v, depth)
+	}
+	return r.readableObject(path, v, depth)
+}
+
+func readableFloat(f float64) any {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return orderedObject{{"float", string(appendFloatPHP(nil, f))}}
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+}
+
+func readableBytes(b []byte) any {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return orderedObject{{"base64", base64.StdEncoding.EncodeToString(b)}}
+}
+
+// readableString shows a serialized job inside a string (a chain link) as
+// its tree.
+func (r *readable) readableString(path string, b []byte, depth int) any {
+	if looksSerializedObject(b) {
+		if inner, err := Unserialize(b); err == nil {
+			sub := &readable{paths: map[*Value]string{}}
+			return orderedObject{{"serialized", sub.render(path, inner, depth+1)}}
+		}
+	}
+	return readableBytes(b)
+}
+
+func (r *readable) readableArray(path string, v *Value, depth int) any {
+	list := true
+	for i, e := range v.Entries {
+		if !e.Key.IsInt || e.Key.Int != int64(i) {
+			list = false
+			break
+		}
+	}
+	if list {
+		out := make([]any, len(v.Entries))
+		for i, e := range v.Entries {
+			out[i] = r.render(path+"["+strconv.Itoa(i)+"]", e.Value, depth+1)
+		}
+		return out
+	}
+	out := make([]any, len(v.Entries))
+	for i, e := range v.Entries {
+		var key any = e.Key.Str
+		if e.Key.IsInt {
+			key = e.Key.Int
+		}
+		out[i] = orderedObject{{"key", key}, {"value", r.render(path+"["+e.Key.String()+"]", e.Value, depth+1)}}
+	}
+	return orderedObject{{"array", out}}
+}
+
+func (r *readable) readableObject(path string, v *Value, depth int) any {
+	switch {
+	case IsModelIdentifier(v):
+		var m ModelIdentifier
+		if m.DecodePHP(v) == nil {
+			return orderedObject{{"model", m.Class}, {"id", m.ID}, {"relations", orEmpty(m.Relations)},
+				{"connection", m.Connection}, {"collectionClass", m.CollectionClass}}
+		}
+	case IsDate(v):
+		if t, err := Time(v); err == nil {
+			tz, _ := stringProp(v, "timezone")
+			return orderedObject{{"date", t.Format(time.RFC3339Nano)}, {"class", v.Class}, {"timezone", tz}}
+		}
+	case IsClosure(v):
+		return orderedObject{{"closure", v.Class}}
+	}
+	props := make([]any, len(v.Entries))
+	for i, e := range v.Entries {
+		vis, class, name := SplitPropertyName(e.Key.String())
+		p := orderedObject{{"name", name}, {"visibility", vis.String()}}
+		if class != "" {
+			p = append(p, keyVal{"declaredIn", class})
+		}
+		p = append(p, keyVal{"value", r.render(path+"."+name, e.Value, depth+1)})
+		props[i] = p
+	}
+	return orderedObject{{"class", v.Class}, {"properties", props}}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,9 @@
+<?php
+
+namespace App\Enums;
+
+enum Suit
+{
+    case Hearts;
+    case Spades;
+}

@@ -1,0 +1,29 @@
+<?php
+
+return [
+    // The worker keeps the maxExceptions counter (job-exceptions:<uuid>) and the
+    // queue:restart timestamp in the default store. `database` lets a non-PHP
+    // worker share them through the `cache` table.
+    'default' => env('CACHE_DRIVER', 'database'),
+
+    'stores' => [
+        'array' => [
+            'driver' => 'array',
+            'serialize' => false,
+        ],
+
+        'database' => [
+            'driver' => 'database',
+            'table' => 'cache',
+            'connection' => null,
+            'lock_connection' => null,
+        ],
+
+        'file' => [
+            'driver' => 'file',
+            'path' => storage_path('framework/cache/data'),
+        ],
+    ],
+
+    'prefix' => env('CACHE_PREFIX', 'laravel_cache'),
+];

@@ -1,0 +1,171 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/laraworker/laraworker/handlers"
+)
+
+// PHP exception classes Laravel writes into failed_jobs for these cases.
+const (
+	MaxAttemptsExceededClass = `Illuminate\Queue\MaxAttemptsExceededException`
+	TimeoutExceededClass     = `Illuminate\Queue\TimeoutExceededException`
+	ManuallyFailedClass      = `Illuminate\Queue\ManuallyFailedException`
+)
+
+// PHPException is an error with the PHP class name failed_jobs should show
+// (Laravel's own exceptions, or a handler's choice).
+type PHPException struct {
+	Class   string
+	Message string
+}
+
+func (e *PHPException) Error() string {
+	if e.Message == "" {
+		return e.Class
+	}
+	return e.Class + ": " + e.Message
+}
+
+// maxAttemptsExceeded is Laravel 10.10+'s MaxAttemptsExceededException.
+func maxAttemptsExceeded(name string) *PHPException {
+	return &PHPException{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
+}
+
+// timeoutExceeded is Laravel 10.10+'s TimeoutExceededException.
+func timeoutExceeded(name string) *PHPException {
+	return &PHPException{Class: TimeoutExceededClass, Message: name + " has timed out."}
+}
+
+// exceptionText renders err as PHP's (string) $exception does, which is
+// what `php artisan queue:failed` users read:
+//
+//	Class: message in file:line
+//	Stack trace:
+//	#0 file(line): function()
+//	#1 {main}
+//
+// where is the handler's location when err carries no stack of its own.
+// Wrapped errors come innermost first, joined with "\n\nNext ", as PHP
+// prints previous exceptions.
+func exceptionText(err error, where frame) string {
+	chain := unwrapChain(err)
+	parts := make([]string, 0, len(chain))
+	for i := len(chain) - 1; i >= 0; i-- {
+		parts = append(parts, oneException(chain[i], where))
+	}
+	return strings.Join(parts, "\n\nNext ")
+}
+
+// unwrapChain lists err and the errors it wraps, outermost first, skipping
+// those whose text the outer one already shows (fmt.Errorf("x: %w")).
+func unwrapChain(err error) []error {
+	chain := []error{err}
+	for cur := errors.Unwrap(err); cur != nil; cur = errors.Unwrap(cur) {
+		if !strings.Contains(chain[len(chain)-1].Error(), cur.Error()) {
+			chain = append(chain, cur)
+		}
+	}
+	return chain
+}
+
+func oneException(err error, where frame) string {
+	class, msg := classAndMessage(err)
+	frames := []frame{where}
+	var p *handlers.PanicError
+	if errors.As(err, &p) {
+		if fs := panicFrames(p.Stack); len(fs) > 0 {
+			frames = fs
+		}
+	}
+	head := class
+	if msg != "" {
+		head += ": " + msg
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in %s:%d\nStack trace:\n", head, frames[0].File, frames[0].Line)
+	for i, f := range frames {
+		fmt.Fprintf(&b, "#%d %s(%d): %s()\n", i, f.File, f.Line, f.Func)
+	}
+	fmt.Fprintf(&b, "#%d {main}", len(frames))
+	return b.String()
+}
+
+// classAndMessage picks the PHP-looking class for an error: Laravel's own
+// for the cases it has, else the Go type (e.g. `Go\*fs.PathError`).
+func classAndMessage(err error) (string, string) {
+	var php *PHPException
+	if errors.As(err, &php) && php == err {
+		return php.Class, php.Message
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return `Go\context.DeadlineExceeded`, err.Error()
+	}
+	return `Go\` + reflect.TypeOf(err).String(), err.Error()
+}
+
+// frame is one line of a stack trace.
+type frame struct {
+	File string
+	Line int
+	Func string
+}
+
+// handlerFrame locates a handler's code, for errors that carry no stack.
+func handlerFrame(h any) frame {
+	v := reflect.ValueOf(h)
+	if v.Kind() != reflect.Func {
+		return frame{File: "laraworker", Line: 0, Func: reflect.TypeOf(h).String() + ".Handle"}
+	}
+	fn := runtime.FuncForPC(v.Pointer())
+	if fn == nil {
+		return frame{File: "laraworker", Func: "handler"}
+	}
+	file, line := fn.FileLine(v.Pointer())
+	return frame{File: file, Line: line, Func: fn.Name()}
+}
+
+// panicFrames turns runtime/debug.Stack output into frames, starting at
+// the function that panicked (frames of the runtime and of the recovery
+// itself are dropped).
+func panicFrames(stack []byte) []frame {
+	lines := strings.Split(string(stack), "\n")
+	var frames []frame
+	for i := 1; i+1 < len(lines); i += 2 {
+		fn := strings.TrimSpace(lines[i])
+		loc := strings.TrimSpace(lines[i+1])
+		if fn == "" || !strings.HasPrefix(lines[i+1], "\t") {
+			i--
+			continue
+		}
+		if j := strings.LastIndexByte(fn, '('); j > 0 {
+			fn = fn[:j]
+		}
+		if k := strings.LastIndexByte(loc, ' '); k > 0 {
+			loc = loc[:k]
+		}
+		file, lineNo := loc, 0
+		if k := strings.LastIndexByte(loc, ':'); k > 0 {
+			file = loc[:k]
+			lineNo, _ = strconv.Atoi(loc[k+1:])
+		}
+		frames = append(frames, frame{File: file, Line: lineNo, Func: fn})
+	}
+	return dropUntilPanic(frames)
+}
+
+func dropUntilPanic(frames []frame) []frame {
+	for i, f := range frames {
+		if f.Func == "panic" || strings.HasSuffix(f.Func, ".gopanic") {
+			return frames[i+1:]
+		}
+	}
+	return frames
+}

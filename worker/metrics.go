@@ -1,0 +1,83 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the worker's Prometheus collectors. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	jobs        *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	claim       prometheus.Histogram
+	claimErrors prometheus.Counter
+	writeErrors *prometheus.CounterVec
+	leases      prometheus.Counter
+	// Depth is set by whoever polls queue sizes (the CLI does).
+	Depth *prometheus.GaugeVec
+}
+
+// NewMetrics registers the collectors on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_jobs_total", Help: "Jobs handled, by class, queue and outcome.",
+		}, []string{"class", "queue", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "laraworker_job_duration_seconds", Help: "Time from claim to decided outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"class", "queue"}),
+		claim: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "laraworker_claim_seconds", Help: "Latency of claim transactions.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10),
+		}),
+		claimErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "laraworker_claim_errors_total", Help: "Claims that failed (database errors).",
+		}),
+		writeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_write_errors_total", Help: "Outcome writes that failed and were retried.",
+		}, []string{"op"}),
+		leases: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
+		}),
+		Depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "laraworker_queue_depth", Help: "Jobs in the table by queue and state.",
+		}, []string{"queue", "state"}),
+	}
+	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.Depth)
+	return m
+}
+
+func (m *Metrics) jobDone(queue, class, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.jobs.WithLabelValues(class, queue, outcome).Inc()
+	m.duration.WithLabelValues(class, queue).Observe(d.Seconds())
+}
+
+func (m *Metrics) observeClaim(d time.Duration) {
+	if m != nil {
+		m.claim.Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) claimError() {
+	if m != nil {
+		m.claimErrors.Inc()
+	}
+}
+
+func (m *Metrics) writeError(op string) {
+	if m != nil {
+		m.writeErrors.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *Metrics) leasesExtended(n int) {
+	if m != nil {
+		m.leases.Add(float64(n))
+	}
+}

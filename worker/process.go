@@ -1,0 +1,340 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+// verdict is what happens to a job row once its run is decided.
+type verdict int
+
+const (
+	verdictDelete    verdict = iota // success: delete (after chain and batch)
+	verdictRelease                  // put back with a delay
+	verdictFail                     // move to failed_jobs
+	verdictUnreserve                // not ours to run: restore the row as it was
+	verdictSkip                     // decided elsewhere (abandoned and released)
+)
+
+// outcome is a decided job: the verdict and what it needs.
+type outcome struct {
+	verdict verdict
+	delay   time.Duration
+	err     error
+	where   frame
+	// success work, done before the delete as CallQueuedHandler does
+	job     *handlers.Job
+	batchID string
+	reason  string // for logs and metrics
+}
+
+// running is a job in flight.
+type running struct {
+	row     laravel.Job
+	started time.Time
+	// settled is set by whoever writes the outcome first: the job itself,
+	// or shutdown releasing it after its handler was abandoned.
+	settled atomic.Bool
+}
+
+type runningSet struct {
+	mu sync.Mutex
+	m  map[int64]*running
+}
+
+func (s *runningSet) add(row laravel.Job, now time.Time) *running {
+	r := &running{row: row, started: now}
+	s.mu.Lock()
+	s.m[row.ID] = r
+	s.mu.Unlock()
+	return r
+}
+
+func (s *runningSet) remove(id int64) {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+}
+
+func (s *runningSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// olderThan lists ids of jobs running for at least d.
+func (s *runningSet) olderThan(d time.Duration, now time.Time) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id, r := range s.m {
+		if now.Sub(r.started) >= d {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (s *runningSet) all() []*running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*running, 0, len(s.m))
+	for _, r := range s.m {
+		out = append(out, r)
+	}
+	return out
+}
+
+// process runs one claimed row to its outcome and writes it.
+func (w *Worker) process(ctx context.Context, row laravel.Job) {
+	r := w.running.add(row, w.now())
+	defer w.running.remove(row.ID)
+	started := time.Now()
+	p, err := payload.Parse(row.Payload)
+	if err != nil {
+		w.settle(ctx, r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
+		return
+	}
+	out := w.decide(ctx, row, p)
+	w.settle(ctx, r, p, out)
+	w.logOutcome(row, p, out, time.Since(started))
+}
+
+// invalidPayload is Laravel's InvalidPayloadException, for rows Go cannot
+// even parse (PHP would fail on them too).
+func invalidPayload(err error) error {
+	return &PHPException{Class: `Illuminate\Queue\InvalidPayloadException`, Message: "Unable to decode the job payload: " + err.Error()}
+}
+
+// decide applies Laravel's rules around one run of the handler.
+func (w *Worker) decide(ctx context.Context, row laravel.Job, p *payload.Payload) outcome {
+	now := w.now()
+	name := p.Name()
+	attempts := int64(row.Attempts)
+	if w.opts.alreadyExceeded(p, attempts, now) {
+		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(name), reason: "max_attempts"}
+	}
+	h, err := w.reg.Lookup(p.DisplayName)
+	if err != nil {
+		return w.unrouted(p)
+	}
+	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.enc)
+	if p.Data.Command != "" {
+		if _, err := job.Command(); err != nil {
+			// Decoding is deterministic: retrying cannot help.
+			return outcome{verdict: verdictFail, err: fmt.Errorf("cannot decode the command of %s: %w", name, err), reason: "undecodable"}
+		}
+	}
+	batchID := w.batchID(job)
+	if batchID != "" {
+		if out, stop := w.checkBatch(ctx, batchID, job); stop {
+			return out
+		}
+	}
+	return w.run(ctx, h, job, batchID)
+}
+
+// unrouted handles a job no handler is registered for (possible when the
+// claim's LIKE matched case-insensitively, or with --unrouted=fail).
+func (w *Worker) unrouted(p *payload.Payload) outcome {
+	if w.opts.Unrouted == UnroutedFail {
+		return outcome{verdict: verdictFail, reason: "unrouted", err: &PHPException{
+			Class:   `LaraWorker\NoHandlerException`,
+			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", p.Name()),
+		}}
+	}
+	return outcome{verdict: verdictUnreserve, reason: "unrouted"}
+}
+
+// run calls the handler under the job's timeout and turns its result into
+// an outcome with Laravel's exception rules.
+func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job, batchID string) outcome {
+	p := job.Payload
+	timeout := w.opts.timeout(p)
+	runCtx, cancel := context.WithCancel(ctx)
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	err, abandoned := w.call(runCtx, h, job)
+	where := handlerFrame(h)
+	timedOut := timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if abandoned {
+		w.log.Error().Str("uuid", job.UUID).Str("class", job.DisplayName).Msg("handler ignored cancellation; abandoned")
+	}
+	switch {
+	case timedOut:
+		return w.onTimeout(job, where)
+	case ctx.Err() != nil && (err != nil || abandoned):
+		// Shutdown cut the run short: not the job's fault, run it again.
+		return outcome{verdict: verdictRelease, reason: "interrupted"}
+	}
+	if d := job.Decision(); d.Action != handlers.ActionNone {
+		return w.onDecision(job, d, where, batchID)
+	}
+	if err == nil {
+		return outcome{verdict: verdictDelete, job: job, batchID: batchID, reason: "done"}
+	}
+	var rel *handlers.ReleaseError
+	if errors.As(err, &rel) {
+		delay := rel.Delay
+		if rel.UseBackoff {
+			delay = w.opts.backoff(p, job.Attempts)
+		}
+		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
+	}
+	return w.onException(job, err, where, batchID)
+}
+
+// call runs the handler; if it ignores a cancelled context for longer than
+// Abandon, call returns without it (abandoned = true).
+func (w *Worker) call(ctx context.Context, h handlers.Handler, job *handlers.Job) (err error, abandoned bool) {
+	done := make(chan error, 1)
+	go func() { done <- safeHandle(ctx, h, job) }()
+	select {
+	case err = <-done:
+		return err, false
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(w.opts.Abandon)
+	defer t.Stop()
+	select {
+	case err = <-done:
+		return err, false
+	case <-t.C:
+		return ctx.Err(), true
+	}
+}
+
+// safeHandle recovers panics even when no Recover middleware is installed.
+func safeHandle(ctx context.Context, h handlers.Handler, job *handlers.Job) (err error) {
+	return handlers.Recover()(h).Handle(ctx, job)
+}
+
+// onDecision honours Release, Fail and Delete called by the handler.
+func (w *Worker) onDecision(job *handlers.Job, d handlers.Decision, where frame, batchID string) outcome {
+	switch d.Action {
+	case handlers.ActionRelease:
+		return outcome{verdict: verdictRelease, delay: d.Delay, reason: "released"}
+	case handlers.ActionFail:
+		err := d.Err
+		if err == nil {
+			err = &PHPException{Class: ManuallyFailedClass}
+		}
+		return outcome{verdict: verdictFail, err: err, where: where, batchID: batchID, reason: "failed"}
+	}
+	return outcome{verdict: verdictDelete, job: job, batchID: batchID, reason: "done"}
+}
+
+// onException is handleJobException: fail when this was the last attempt
+// or maxExceptions is reached, else release with backoff.
+func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID string) outcome {
+	p := job.Payload
+	if w.opts.willExceed(p, job.Attempts, w.now()) || exceedsMaxExceptions(w.exceptions, p) {
+		return outcome{verdict: verdictFail, err: err, where: where, batchID: batchID, reason: "failed"}
+	}
+	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "released_after_exception"}
+}
+
+// onTimeout is the timeout path: TimeoutExceededException fails the job
+// when it was the last attempt, maxExceptions is reached or failOnTimeout
+// is set; otherwise the job is released (Laravel leaves it reserved until
+// retry_after; releasing with backoff runs it again sooner, same attempts).
+func (w *Worker) onTimeout(job *handlers.Job, where frame) outcome {
+	p := job.Payload
+	err := timeoutExceeded(p.Name())
+	if w.opts.willExceed(p, job.Attempts, w.now()) || exceedsMaxExceptions(w.exceptions, p) || p.FailOnTimeout {
+		return outcome{verdict: verdictFail, err: err, where: where, reason: "timed_out"}
+	}
+	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "timed_out"}
+}
+
+// settle writes an outcome once: a job abandoned at shutdown was already
+// released, so its late result is dropped.
+func (w *Worker) settle(ctx context.Context, r *running, p *payload.Payload, out outcome) {
+	if !r.settled.CompareAndSwap(false, true) {
+		return
+	}
+	switch out.verdict {
+	case verdictDelete:
+		w.succeed(ctx, r.row, out)
+	case verdictRelease:
+		w.completer.release(r.row, out.delay)
+	case verdictFail:
+		w.failRow(ctx, r.row, p, errWithFrame(out))
+		if out.batchID != "" {
+			w.recordBatchFailure(ctx, out.batchID, p)
+		}
+	case verdictUnreserve:
+		w.completer.unreserve(r.row)
+	}
+	w.metrics.jobDone(r.row.Queue, className(p), out.reason, time.Since(r.started))
+}
+
+func className(p *payload.Payload) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name()
+}
+
+// framedError carries the location to print for errors without a stack.
+type framedError struct {
+	error
+	where frame
+}
+
+func (e framedError) Unwrap() error { return e.error }
+
+func errWithFrame(out outcome) error {
+	if out.err == nil {
+		return nil
+	}
+	return framedError{out.err, out.where}
+}
+
+// failRow writes a failed_jobs row and deletes the job in one transaction,
+// retrying until the database takes it.
+func (w *Worker) failRow(ctx context.Context, row laravel.Job, p *payload.Payload, err error) {
+	where := frame{File: "laraworker", Func: "worker"}
+	var fe framedError
+	if errors.As(err, &fe) {
+		where, err = fe.where, fe.error
+		if where.File == "" {
+			where = frame{File: "laraworker", Func: "worker"}
+		}
+	}
+	text := exceptionText(err, where)
+	w.completer.fail(row, p, text)
+}
+
+// releaseAbandoned releases jobs whose handlers did not stop in time at
+// shutdown, so another worker can run them.
+func (w *Worker) releaseAbandoned() {
+	for _, r := range w.running.all() {
+		if r.settled.CompareAndSwap(false, true) {
+			w.log.Warn().Int64("id", r.row.ID).Msg("releasing a job whose handler did not stop")
+			w.completer.release(r.row, 0)
+		}
+	}
+}
+
+func (w *Worker) logOutcome(row laravel.Job, p *payload.Payload, out outcome, d time.Duration) {
+	ev := w.log.Info()
+	if out.verdict == verdictFail {
+		ev = w.log.Warn()
+	}
+	if out.err != nil {
+		ev = ev.Str("error", out.err.Error())
+	}
+	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
+		Int("attempt", row.Attempts).Dur("duration", d).Str("outcome", out.reason).Msg("job")
+}
