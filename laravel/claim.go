@@ -14,6 +14,9 @@ type ClaimOptions struct {
 	// with LIKE, which is case-insensitive on MySQL (_ci collations) and
 	// SQLite (ASCII); handler lookup should therefore not depend on case.
 	DisplayNames []string
+	// ExcludeIDs are rows the caller gave back (Unreserve) and must not
+	// reserve again.
+	ExcludeIDs []int64
 }
 
 func (o ClaimOptions) patterns() []any {
@@ -97,12 +100,15 @@ func (q *Queue) queueNames(queues []string) []string {
 
 func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]Job, error) {
 	patterns := opts.patterns()
-	query := q.st.claimSelect(limit, len(patterns))
+	query := q.st.claimSelectExcluding(limit, len(patterns), len(opts.ExcludeIDs))
 	var claimed []Job
 	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
 		claimed = nil
 		now := q.unixNow()
 		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, patterns...)
+		for _, id := range opts.ExcludeIDs {
+			args = append(args, id)
+		}
 		jobs, err := queryJobs(ctx, tx, query, args...)
 		if err != nil || len(jobs) == 0 {
 			return err

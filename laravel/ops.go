@@ -204,8 +204,19 @@ func (q *Queue) Fail(ctx context.Context, job Job, exception string) (string, er
 	if uuid == "" {
 		return "", ErrNoUUID
 	}
+	return q.FailAs(ctx, job, uuid, exception)
+}
+
+// FailAs is Fail with the failed_jobs uuid given by the caller, for rows
+// whose payload has none or cannot be parsed: they must still be recorded,
+// not lost.
+func (q *Queue) FailAs(ctx context.Context, job Job, uuid, exception string) (string, error) {
+	if uuid == "" {
+		return "", ErrNoUUID
+	}
 	exception = utf8OrQuestionMarks(exception)
 	var stored string
+	var err error
 	// A concurrent Fail of the same uuid can take the free uuid between our
 	// check and insert; the unique index catches it and we pick again.
 	for try := 0; ; try++ {
@@ -236,6 +247,26 @@ func (q *Queue) failOnce(ctx context.Context, job Job, uuid, exception string) (
 		return err
 	})
 	return stored, err
+}
+
+// Unreserve gives a claimed job back as it was before the claim: attempts
+// minus one and reserved_at null, so the claim leaves no trace (Go must
+// leave some jobs to PHP workers). It changes nothing if the row is gone or
+// was reserved again since. It reports whether the row was restored.
+func (q *Queue) Unreserve(ctx context.Context, job Job) (bool, error) {
+	if job.ReservedAt == nil {
+		return false, errors.New("laravel: Unreserve needs a job returned by a claim")
+	}
+	var n int64
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		res, err := tx.ExecContext(ctx, q.st.unreserve(), max(job.Attempts-1, 0), job.ID, *job.ReservedAt)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
 }
 
 // freeFailedUUID returns uuid, or the first "<uuid>-<n>" not yet in

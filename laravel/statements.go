@@ -39,6 +39,12 @@ const likeEscape = '!'
 // claimSelect is Laravel's getNextAvailableJob query with `limit` and an
 // optional displayName filter (nFilters alternatives).
 func (s statements) claimSelect(limit, nFilters int) string {
+	return s.claimSelectExcluding(limit, nFilters, 0)
+}
+
+// claimSelectExcluding adds `id not in (...)` for nExcluded ids: rows a
+// worker gave back to PHP and must not reserve again.
+func (s statements) claimSelectExcluding(limit, nFilters, nExcluded int) string {
 	b := fmt.Sprintf("select * from %s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
 		s.q(s.t.Jobs), s.q("queue"), s.q("reserved_at"), s.q("available_at"), s.q("reserved_at"))
 	if nFilters > 0 {
@@ -47,6 +53,9 @@ func (s statements) claimSelect(limit, nFilters int) string {
 			alts[i] = fmt.Sprintf("%s like ? escape '%c'", s.q("payload"), likeEscape)
 		}
 		b += " and (" + strings.Join(alts, " or ") + ")"
+	}
+	if nExcluded > 0 {
+		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(nExcluded))
 	}
 	b += fmt.Sprintf(" order by %s asc limit %d", s.q("id"), limit)
 	if s.lock != "" {
@@ -200,6 +209,13 @@ func (s statements) cancelBatch() string {
 		s.q("cancelled_at"), s.q("finished_at"), s.q("id")))
 }
 
+// unreserve restores a claimed row as it was before the claim, guarded by
+// the reservation this worker made.
+func (s statements) unreserve() string {
+	return s.sql(fmt.Sprintf("update %s set %s = null, %s = ? where %s = ? and %s = ?",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("id"), s.q("reserved_at")))
+}
+
 // namedStatement is one entry of SQL.md.
 type namedStatement struct {
 	Name, Note, SQL string
@@ -213,6 +229,7 @@ func (s statements) catalogue() []namedStatement {
 		{"claim one: reserve", "attempts = fetched attempts + 1, computed in Go as Laravel does", s.markReserved()},
 		{"claim one, displayName filter (2 names)", "bindings: ..., `%\"displayName\":\"App\\\\Jobs\\\\X\"%` per name (LIKE-escaped with !)", s.claimSelect(1, 2)},
 		{"claim batch (N=10): select", "", s.claimSelect(10, 0)},
+		{"claim batch excluding 2 ids given back to PHP", "", s.claimSelectExcluding(10, 0, 2)},
 		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
 		{"delete (Laravel deleteReserved tx): lock", "", s.findForUpdate()},
 		{"delete: delete", "also the plain one-statement delete", s.deleteJob()},
@@ -220,6 +237,7 @@ func (s statements) catalogue() []namedStatement {
 		{"push / release insert", "columns in buildDatabaseRecord order", s.insertJobs(1)},
 		{"bulk push (2 rows)", "", s.insertJobs(2)},
 		{"extend reservation (2 ids)", "", s.extendReservation(2)},
+		{"unreserve (give a job back untouched)", "bindings: attempts before the claim, id, reserved_at set by the claim", s.unreserve()},
 		{"fail: uuid collision check", "", s.failedUUIDExists()},
 		{"fail: insert failed_jobs", "failed_at bound as 'Y-m-d H:i:s' in APP_TIMEZONE", s.insertFailed()},
 		{"size per queue", "bindings: now, now, now - retry_after, now - retry_after", s.queueSizes()},
