@@ -142,6 +142,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		if free == 0 {
 			continue
 		}
+		idleBefore := w.running.len() == 0
 		jobs, err := w.claim(ctx, free)
 		if err != nil {
 			w.claimFailed(ctx, err)
@@ -156,7 +157,10 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 				w.process(jobCtx, job)
 			}(job)
 		}
-		if reason := w.stopReason(start, len(jobs) > 0); reason != "" {
+		// Empty means empty with nothing running since before the claim: a
+		// job finishing meanwhile may have released itself back.
+		empty := len(jobs) == 0 && idleBefore && w.running.len() == 0
+		if reason := w.stopReason(start, len(jobs) > 0, empty); reason != "" {
 			return reason
 		}
 		if len(jobs) == 0 {
@@ -189,13 +193,13 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 
 // stopReason is stopIfNecessary's list, in Laravel's order (quit and lost
 // connection are handled by ctx and claim errors).
-func (w *Worker) stopReason(start time.Time, found bool) StopReason {
+func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 	switch {
 	case w.opts.Once && found:
 		return StopOnce
 	case w.opts.MemoryMB > 0 && rssMB() >= float64(w.opts.MemoryMB):
 		return StopMemory
-	case w.opts.StopWhenEmpty && !found && w.running.len() == 0:
+	case w.opts.StopWhenEmpty && empty:
 		return StopEmpty
 	case w.opts.MaxTime > 0 && w.now().Sub(start) >= w.opts.MaxTime:
 		return StopMaxTime

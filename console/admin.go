@@ -1,0 +1,475 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/urfave/cli/v2"
+)
+
+// The commands of this file mirror artisan's queue:failed, queue:retry,
+// queue:forget, queue:flush, queue:prune-failed and queue:clear (names,
+// arguments and messages of Laravel 8.x), plus size. Each one also takes
+// --json. Errors are one line on stderr and exit status 1.
+
+func adminCommands() []*cli.Command {
+	return []*cli.Command{
+		failedCommand(), retryCommand(), forgetCommand(), flushCommand(),
+		pruneFailedCommand(), clearCommand(), sizeCommand(), tablesCommand(),
+	}
+}
+
+func adminFlags(extra ...cli.Flag) []cli.Flag {
+	return append(append(connectionFlags(), jsonFlag()), extra...)
+}
+
+// session is one admin command's open queue and the config it came from
+// (kept to scrub secrets out of error messages).
+type session struct {
+	c   *cli.Context
+	cfg laravel.Config
+	q   *laravel.Queue
+}
+
+func openSession(c *cli.Context) (*session, error) {
+	s := &session{c: c}
+	cfg, err := loadConfig(c, connectionOverrides(c))
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	s.cfg = cfg
+	if s.q, err = laravel.Open(c.Context, cfg); err != nil {
+		return nil, s.fail(err)
+	}
+	return s, nil
+}
+
+func (s *session) Close() { s.q.Close() }
+
+// fail turns err into the command's one-line error. Secrets are scrubbed
+// again here although package laravel already keeps them out: a driver
+// message quoting a password must never reach a terminal or a log.
+func (s *session) fail(err error) error {
+	return cli.Exit(s.clean(s.c.Command.Name+": "+err.Error()), 1)
+}
+
+func (s *session) clean(msg string) string {
+	secrets := []laravel.Secret{s.cfg.Password, s.cfg.AppKey}
+	secrets = append(secrets, s.cfg.AppPreviousKeys...)
+	for _, sec := range secrets {
+		if sec.IsSet() {
+			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
+		}
+	}
+	return oneLine(msg)
+}
+
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", c.Command.Name, c.Args().First()), 2)
+	}
+	return nil
+}
+
+func failedCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "failed",
+		Usage: "list failed jobs, newest first, like `php artisan queue:failed`",
+		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only failed jobs of this queue"}),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			failed, err := s.q.ListFailed(c.Context, c.String("queue"))
+			if err != nil {
+				return s.fail(err)
+			}
+			return printFailed(c, failed)
+		},
+	}
+}
+
+// failedJSON is one failed job in --json output.
+type failedJSON struct {
+	ID         int64  `json:"id"`
+	UUID       string `json:"uuid"`
+	Connection string `json:"connection"`
+	Queue      string `json:"queue"`
+	Class      string `json:"class"`
+	FailedAt   string `json:"failedAt"`
+	Exception  string `json:"exception"`
+}
+
+func printFailed(c *cli.Context, failed []laravel.FailedJob) error {
+	if c.Bool("json") {
+		out := make([]failedJSON, 0, len(failed))
+		for _, f := range failed {
+			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, f.Exception})
+		}
+		return writeJSON(c.App.Writer, out)
+	}
+	if len(failed) == 0 {
+		say(c, "No failed jobs!")
+		return nil
+	}
+	rows := make([][]string, 0, len(failed))
+	for _, f := range failed {
+		// The database-uuids failer (Laravel's default) shows the uuid as ID.
+		rows = append(rows, []string{f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt})
+	}
+	return writeTable(c.App.Writer, []string{"ID", "Connection", "Queue", "Class", "Failed At"}, rows)
+}
+
+const retryHelp = `Each failed job is pushed back as a new jobs row (attempts 0, available now,
+same uuid and queue) and then removed from failed_jobs, as queue:retry does.
+The payload is re-encoded the way queue:retry writes it (json_encode without
+flags: non-ASCII as \uXXXX, {} as []).
+
+retryUntil: artisan calls the job's retryUntil() method to compute a new
+deadline; Go cannot run PHP. The stored payload.retryUntil is kept, except
+when it has already passed, the payload has createdAt (Laravel 12.11+) and
+the command does not carry a public retryUntil property (a property value is
+what PHP would keep too): then it becomes now + (retryUntil - createdAt), the
+same window from now. Payloads without createdAt (8.x to 12.10) keep the
+stored value, so a job whose deadline passed fails again at once.
+
+Unknown ids are reported on stderr; the exit status is then 1.`
+
+func retryCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "retry",
+		Usage:       "push failed jobs back onto their queue, like `php artisan queue:retry`",
+		ArgsUsage:   "{ID...|all}",
+		Description: retryHelp,
+		Flags:       adminFlags(&cli.StringFlag{Name: "queue", Usage: "retry the failed jobs of this queue only (alone or with all)"}),
+		Action:      runRetry,
+	}
+}
+
+func runRetry(c *cli.Context) error {
+	ids := c.Args().Slice()
+	all := len(ids) == 1 && ids[0] == "all"
+	queue := c.String("queue")
+	switch {
+	case len(ids) == 0 && queue == "":
+		return cli.Exit("retry: give failed job ids, `all`, or --queue", 2)
+	case queue != "" && len(ids) > 0 && !all:
+		return cli.Exit("retry: --queue goes with `all` or with no ids", 2)
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	enc, err := encrypterFor(s.cfg)
+	if err != nil {
+		return s.fail(err)
+	}
+	hook := retryHook(enc, time.Now)
+	var results []laravel.RetryResult
+	if all || len(ids) == 0 {
+		results, err = s.q.RetryAll(c.Context, queue, hook)
+	} else {
+		results, err = s.q.Retry(c.Context, ids, hook)
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	if queue != "" && len(results) == 0 {
+		return cli.Exit(s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", queue)), 1)
+	}
+	return reportRetries(c, s, results)
+}
+
+// retryJSON is one retried job in --json output.
+type retryJSON struct {
+	UUID  string `json:"uuid"`
+	Queue string `json:"queue"`
+	JobID int64  `json:"jobId,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+func reportRetries(c *cli.Context, s *session, results []laravel.RetryResult) error {
+	failures := 0
+	out := make([]retryJSON, 0, len(results))
+	for _, r := range results {
+		item := retryJSON{UUID: r.Failed.UUID, Queue: r.Failed.Queue, JobID: r.NewID}
+		if r.Err != nil {
+			failures++
+			item.Error = s.clean(retryErrorText(r))
+			if !c.Bool("json") {
+				warn(c, "%s", item.Error)
+			}
+		} else if !c.Bool("json") {
+			say(c, "The failed job [%s] has been pushed back onto the queue!", printable(r.Failed.UUID))
+		}
+		out = append(out, item)
+	}
+	if c.Bool("json") {
+		if err := writeJSON(c.App.Writer, out); err != nil {
+			return err
+		}
+	}
+	if failures > 0 {
+		return cli.Exit(fmt.Sprintf("retry: %d of %d failed jobs were not retried", failures, len(results)), 1)
+	}
+	return nil
+}
+
+func retryErrorText(r laravel.RetryResult) string {
+	if errors.Is(r.Err, laravel.ErrFailedJobNotFound) {
+		return fmt.Sprintf("Unable to find failed job with ID [%s].", printable(r.Failed.UUID))
+	}
+	return r.Err.Error()
+}
+
+// retryHook re-encodes a failed payload as queue:retry does, refreshing an
+// expired retryUntil as retryHelp explains.
+func retryHook(enc *payload.Encrypter, now func() time.Time) laravel.RetryHook {
+	return func(raw []byte) ([]byte, error) {
+		return payload.ReencodeLikeRetry(raw, refreshedRetryUntil(raw, enc, now()))
+	}
+}
+
+func refreshedRetryUntil(raw []byte, enc *payload.Encrypter, now time.Time) *int64 {
+	p, err := payload.Parse(raw)
+	if err != nil || p.RetryUntil == nil || p.CreatedAt == nil || *p.RetryUntil >= now.Unix() {
+		return nil
+	}
+	if hasPublicRetryUntil(p, enc) {
+		return nil
+	}
+	until := now.Unix() + (*p.RetryUntil - *p.CreatedAt)
+	return &until
+}
+
+// hasPublicRetryUntil: the payload value came from a property, which a
+// retry in PHP leaves alone. An unreadable command counts as "no".
+func hasPublicRetryUntil(p *payload.Payload, enc *payload.Encrypter) bool {
+	cmd, err := payload.DecodeCommand(p, enc)
+	if err != nil {
+		return false
+	}
+	for _, e := range cmd.Object.Entries {
+		if !e.Key.IsInt && e.Key.Str == "retryUntil" {
+			return true
+		}
+	}
+	return false
+}
+
+func forgetCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "forget",
+		Usage:     "delete a failed job, like `php artisan queue:forget`",
+		ArgsUsage: "ID",
+		Flags:     adminFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("forget: takes one failed job ID (its uuid)", 2)
+			}
+			id := c.Args().First()
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ok, err := s.q.Forget(c.Context, id)
+			if err != nil {
+				return s.fail(err)
+			}
+			if !ok {
+				return cli.Exit("No failed job matches the given ID.", 1)
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"id": id, "deleted": true})
+			}
+			say(c, "Failed job deleted successfully!")
+			return nil
+		},
+	}
+}
+
+func flushCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "flush",
+		Usage: "delete all failed jobs, like `php artisan queue:flush`",
+		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			hours := c.Int("hours")
+			if hours < 0 {
+				return cli.Exit("flush: --hours must not be negative", 2)
+			}
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			n, err := s.q.Flush(c.Context, time.Duration(hours)*time.Hour)
+			if err != nil {
+				return s.fail(err)
+			}
+			switch {
+			case c.Bool("json"):
+				return writeJSON(c.App.Writer, map[string]int64{"deleted": n})
+			case hours > 0:
+				say(c, "All jobs that failed more than %d hours ago have been deleted successfully.", hours)
+			default:
+				say(c, "All failed jobs deleted successfully!")
+			}
+			return nil
+		},
+	}
+}
+
+func pruneFailedCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prune-failed",
+		Usage: "delete failed jobs older than --hours, like `php artisan queue:prune-failed`",
+		Flags: adminFlags(&cli.IntFlag{Name: "hours", Value: 24, Usage: "the number of hours to retain failed jobs data"}),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			hours := c.Int("hours")
+			if hours < 0 {
+				return cli.Exit("prune-failed: --hours must not be negative", 2)
+			}
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			n, err := s.q.PruneFailed(c.Context, time.Duration(hours)*time.Hour)
+			if err != nil {
+				return s.fail(err)
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]int64{"deleted": n})
+			}
+			say(c, "%d entries deleted!", n)
+			return nil
+		},
+	}
+}
+
+func clearCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "clear",
+		Usage: "delete every job of a queue, reserved ones included, like `php artisan queue:clear`",
+		Flags: adminFlags(
+			&cli.StringFlag{Name: "queue", Usage: "the queue to clear (default: the connection's default queue)"},
+			&cli.BoolFlag{Name: "force", Usage: "accepted for artisan compatibility; this command never asks"},
+		),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			queue := c.String("queue")
+			if queue == "" {
+				queue = s.cfg.DefaultQueue
+			}
+			n, err := s.q.Clear(c.Context, queue)
+			if err != nil {
+				return s.fail(err)
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"queue": queue, "deleted": n})
+			}
+			say(c, "Cleared %d jobs from the [%s] queue", n, printable(queue))
+			return nil
+		},
+	}
+}
+
+func sizeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "size",
+		Usage: "count the jobs of each queue: ready, delayed, reserved",
+		Description: `reserved counts every reserved row; in --json, expired says how many of
+those were reserved longer than retry_after (a worker may claim them again).`,
+		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only these queues, comma separated (listed even when empty)"}),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			s, err := openSession(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			sizes, err := s.q.Sizes(c.Context)
+			if err != nil {
+				return s.fail(err)
+			}
+			return printSizes(c, selectQueues(sizes, c.String("queue")))
+		},
+	}
+}
+
+// selectQueues keeps the named queues, in the order given, with zero rows
+// for queues that have no jobs.
+func selectQueues(sizes []laravel.QueueSize, names string) []laravel.QueueSize {
+	if names == "" {
+		return sizes
+	}
+	byName := make(map[string]laravel.QueueSize, len(sizes))
+	for _, s := range sizes {
+		byName[s.Queue] = s
+	}
+	var out []laravel.QueueSize
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		s, ok := byName[n]
+		if !ok {
+			s = laravel.QueueSize{Queue: n}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+type sizeJSON struct {
+	Queue    string `json:"queue"`
+	Ready    int64  `json:"ready"`
+	Delayed  int64  `json:"delayed"`
+	Reserved int64  `json:"reserved"`
+	Expired  int64  `json:"expired"`
+	Total    int64  `json:"total"`
+}
+
+func printSizes(c *cli.Context, sizes []laravel.QueueSize) error {
+	if c.Bool("json") {
+		out := make([]sizeJSON, 0, len(sizes))
+		for _, s := range sizes {
+			out = append(out, sizeJSON{s.Queue, s.Ready, s.Delayed, s.Reserved + s.Expired, s.Expired, s.Total()})
+		}
+		return writeJSON(c.App.Writer, out)
+	}
+	rows := make([][]string, 0, len(sizes))
+	for _, s := range sizes {
+		rows = append(rows, []string{s.Queue, itoa(s.Ready), itoa(s.Delayed), itoa(s.Reserved + s.Expired), itoa(s.Total())})
+	}
+	return writeTable(c.App.Writer, []string{"queue", "ready", "delayed", "reserved", "total"}, rows)
+}
+
+func itoa(n int64) string { return fmt.Sprint(n) }

@@ -1,0 +1,491 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+const (
+	classA = `App\Jobs\SendMail`
+	classB = `App\Jobs\PhpOnly`
+)
+
+func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		runs := newCounter()
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
+		var ids []string
+		for i := 0; i < 5; i++ {
+			ids = append(ids, push(t, q, "", classA, payload.Public("n", payload.Int(int64(i)))))
+		}
+		push(t, q, "", classB)
+		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		if reason := runWorker(t, w, 30*time.Second); reason != StopEmpty {
+			t.Fatalf("stopped for %s", reason)
+		}
+		for _, id := range ids {
+			if runs.count(id) != 1 {
+				t.Errorf("job %s ran %d times", id, runs.count(id))
+			}
+		}
+		rows := jobRows(t, q)
+		if len(rows) != 1 || !strings.Contains(rows[0].Payload, `PhpOnly`) {
+			t.Fatalf("want only the PHP job left, got %+v", rows)
+		}
+		if rows[0].Attempts != 0 || rows[0].ReservedAt.Valid {
+			t.Fatalf("the job without a Go handler was touched: attempts %d reserved_at %v", rows[0].Attempts, rows[0].ReservedAt)
+		}
+	})
+}
+
+func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("smtp is down") })
+		uuid := push(t, q, "mail", classA, payload.Public("tries", payload.Int(3)), payload.Public("backoff", payload.List(payload.Int(5), payload.Int(60))))
+		opts := testOptions()
+		opts.Queues = []string{"mail"}
+		for attempt, wantDelay := range []int64{5, 60} {
+			w, _ := newTestWorker(t, q, reg, opts, nil)
+			before := time.Now().Unix()
+			runWorker(t, w, 30*time.Second)
+			rows := jobRows(t, q)
+			if len(rows) != 1 {
+				t.Fatalf("attempt %d: want the job released, rows %+v", attempt+1, rows)
+			}
+			r := rows[0]
+			if r.Attempts != int64(attempt+1) || r.ReservedAt.Valid || r.Queue != "mail" {
+				t.Fatalf("attempt %d: row %+v", attempt+1, r)
+			}
+			within(t, "available_at - now", r.AvailableAt-before, wantDelay, 1)
+			if len(failedRows(t, q)) != 0 {
+				t.Fatal("failed too early")
+			}
+			makeReady(t, q)
+		}
+		w, _ := newTestWorker(t, q, reg, opts, nil)
+		runWorker(t, w, 30*time.Second)
+		if rows := jobRows(t, q); len(rows) != 0 {
+			t.Fatalf("after the third attempt the job must be gone, got %+v", rows)
+		}
+		failed := failedRows(t, q)
+		if len(failed) != 1 {
+			t.Fatalf("want one failed job, got %d", len(failed))
+		}
+		f := failed[0]
+		if f.UUID != uuid || f.Connection != "database" || f.Queue != "mail" {
+			t.Errorf("failed row %+v", f)
+		}
+		mustContain(t, "exception", f.Exception, "smtp is down in ", "\nStack trace:\n#0 ", "worker_test.go", "\n#1 {main}")
+		if !strings.HasPrefix(f.Exception, `Go\*errors.errorString: smtp is down in `) {
+			t.Errorf("exception does not read like PHP's: %q", f.Exception)
+		}
+	})
+}
+
+func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		var ran atomic.Int32
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return nil })
+		uuid := push(t, q, "", classA)
+		// A previous worker died mid-run: attempts already 1, reservation
+		// expired. With --tries=1 the next reservation makes it 2 > 1.
+		exec(t, q, fmt.Sprintf("update %s set attempts = 1, reserved_at = ?", q.Config().JobsTable), time.Now().Unix()-1000)
+		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		runWorker(t, w, 30*time.Second)
+		if ran.Load() != 0 {
+			t.Fatal("the handler ran")
+		}
+		failed := failedRows(t, q)
+		if len(failed) != 1 || failed[0].UUID != uuid {
+			t.Fatalf("failed rows %+v", failed)
+		}
+		want := `Illuminate\Queue\MaxAttemptsExceededException: App\Jobs\SendMail has been attempted too many times. in `
+		if !strings.HasPrefix(failed[0].Exception, want) {
+			t.Errorf("exception %q, want prefix %q", failed[0].Exception, want)
+		}
+	})
+}
+
+func TestRetryUntilReplacesTries(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		var ran atomic.Int32
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return errors.New("later") })
+		future := time.Now().Add(time.Hour).Unix()
+		push(t, q, "", classA, payload.Public("retryUntil", payload.Int(future)))
+		past := push(t, q, "", classA, payload.Public("retryUntil", payload.Int(time.Now().Add(-time.Minute).Unix())))
+		opts := testOptions()
+		opts.Backoff = "30"
+		w, _ := newTestWorker(t, q, reg, opts, nil) // --tries=1 would fail it, retryUntil wins
+		runWorker(t, w, 30*time.Second)
+		rows := jobRows(t, q)
+		if len(rows) != 1 || rows[0].Attempts != 1 {
+			t.Fatalf("the job with a future retryUntil must be released, got %+v", rows)
+		}
+		failed := failedRows(t, q)
+		if len(failed) != 1 || failed[0].UUID != past || !strings.Contains(failed[0].Exception, "MaxAttemptsExceededException") {
+			t.Fatalf("the expired job must fail before running: %+v", failed)
+		}
+		if ran.Load() != 1 {
+			t.Fatalf("handler ran %d times, want 1", ran.Load())
+		}
+	})
+}
+
+func TestTimeouts(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		reg.HandleFunc(classB, func(context.Context, *handlers.Job) error {
+			time.Sleep(1500 * time.Millisecond) // ignores its context
+			return nil
+		})
+		lastTry := push(t, q, "", classA, payload.Public("timeout", payload.Int(1)))
+		retried := push(t, q, "", classA, payload.Public("timeout", payload.Int(1)), payload.Public("tries", payload.Int(3)))
+		failOnTimeout := push(t, q, "", classA, payload.Public("timeout", payload.Int(1)), payload.Public("tries", payload.Int(3)), payload.Public("failOnTimeout", payload.Bool(true)))
+		stubborn := push(t, q, "", classB, payload.Public("timeout", payload.Int(1)))
+		opts := testOptions()
+		opts.Backoff = "30"
+		w, logs := newTestWorker(t, q, reg, opts, nil)
+		runWorker(t, w, 30*time.Second)
+		failed := map[string]string{}
+		for _, f := range failedRows(t, q) {
+			failed[f.UUID] = f.Exception
+		}
+		for _, id := range []string{lastTry, failOnTimeout, stubborn} {
+			if !strings.HasPrefix(failed[id], `Illuminate\Queue\TimeoutExceededException: `) || !strings.Contains(failed[id], " has timed out. in ") {
+				t.Errorf("job %s: exception %q", id, failed[id])
+			}
+		}
+		rows := jobRows(t, q)
+		if len(rows) != 1 || !strings.Contains(rows[0].Payload, retried) || rows[0].Attempts != 1 || rows[0].ReservedAt.Valid {
+			t.Fatalf("the job with tries left must be released: %+v", rows)
+		}
+		mustContain(t, "log", logs.String(), "abandoned")
+	})
+}
+
+func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+			var m map[string]int
+			m["boom"] = 1
+			return nil
+		})
+		push(t, q, "", classA)
+		ok := push(t, q, "", classA+"2")
+		reg.HandleFunc(classA+"2", func(context.Context, *handlers.Job) error { return nil })
+		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		runWorker(t, w, 30*time.Second)
+		failed := failedRows(t, q)
+		if len(failed) != 1 {
+			t.Fatalf("want the panicking job failed, got %d", len(failed))
+		}
+		mustContain(t, "exception", failed[0].Exception, "panic: assignment to entry in nil map", "Stack trace:\n#0 ", "worker_test.go", "{main}")
+		if len(jobRows(t, q)) != 0 || ok == "" {
+			t.Fatal("the worker must go on with other jobs after a panic")
+		}
+	})
+}
+
+func TestHandlerDecisions(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+			var cmd struct {
+				Action string `php:"action"`
+			}
+			if err := job.Decode(&cmd); err != nil {
+				return err
+			}
+			switch cmd.Action {
+			case "release":
+				job.Release(120 * time.Second)
+			case "fail":
+				job.Fail(errors.New("card declined"))
+			case "manual":
+				job.Fail(nil)
+			case "delete":
+				job.Delete()
+				return errors.New("ignored after delete")
+			}
+			return nil
+		})
+		act := func(a string) string {
+			return push(t, q, "", classA, payload.Public("action", payload.String(a)), payload.Public("tries", payload.Int(5)))
+		}
+		released, failedNow, manual := act("release"), act("fail"), act("manual")
+		act("delete")
+		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		before := time.Now().Unix()
+		runWorker(t, w, 30*time.Second)
+		after := time.Now().Unix()
+		rows := jobRows(t, q)
+		if len(rows) != 1 || !strings.Contains(rows[0].Payload, released) || rows[0].Attempts != 1 {
+			t.Fatalf("want only the released job left, got %+v", rows)
+		}
+		if at := rows[0].AvailableAt; at < before+120 || at > after+120 {
+			t.Errorf("released to %d, want 120 s after the run (%d..%d)", at, before+120, after+120)
+		}
+		failed := map[string]string{}
+		for _, f := range failedRows(t, q) {
+			failed[f.UUID] = f.Exception
+		}
+		if !strings.HasPrefix(failed[failedNow], `Go\*errors.errorString: card declined in `) {
+			t.Errorf("Fail(err) with tries left must fail now: %q", failed[failedNow])
+		}
+		if !strings.HasPrefix(failed[manual], `Illuminate\Queue\ManuallyFailedException in `) {
+			t.Errorf("Fail(nil) must read as ManuallyFailedException: %q", failed[manual])
+		}
+		if len(failed) != 2 {
+			t.Errorf("failed: %v", failed)
+		}
+	})
+}
+
+func TestMaxExceptions(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("flaky") })
+		uuid := push(t, q, "", classA, payload.Public("tries", payload.Int(10)), payload.Public("maxExceptions", payload.Int(2)))
+		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		// Both runs in one worker (backoff 0 makes the released job ready at
+		// once); the counter is per uuid, as Laravel's cache key is.
+		runWorker(t, w, 30*time.Second)
+		failed := failedRows(t, q)
+		if len(failed) != 1 || failed[0].UUID != uuid {
+			t.Fatalf("want failed after 2 exceptions, got %+v rows %+v", failed, jobRows(t, q))
+		}
+		if w.Processed() != 2 {
+			t.Fatalf("ran %d times, want 2", w.Processed())
+		}
+	})
+}
+
+func TestUndecodableJobsFailWithTheReason(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+		opts := testOptions()
+		opts.Unrouted = UnroutedFail
+		pushRaw(t, q, "", []byte(`{"uuid":"00000000-0000-4000-8000-00000000bad1","displayName":"App\\Jobs\\SendMail","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\SendMail","command":"O:17:\"App\\Jobs\\SendMail\":1:{s:1:\"a\";i:"}}`))
+		pushRaw(t, q, "", []byte(`this is not json`))
+		pushRaw(t, q, "", []byte(`{"uuid":"00000000-0000-4000-8000-00000000bad3","displayName":"App\\Jobs\\Secret","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\Secret","command":"eyJpdiI6IjEyMyJ9"}}`))
+		pushRaw(t, q, "", []byte(`{"uuid":"00000000-0000-4000-8000-00000000bad4","displayName":"App\\Jobs\\Nobody","job":"x","data":""}`))
+		reg.HandleFunc(`App\Jobs\Secret`, func(context.Context, *handlers.Job) error { return nil })
+		w, _ := newTestWorker(t, q, reg, opts, nil)
+		runWorker(t, w, 30*time.Second)
+		if rows := jobRows(t, q); len(rows) != 0 {
+			t.Fatalf("every bad job must end in failed_jobs, left: %+v", rows)
+		}
+		byUUID := map[string]string{}
+		var notJSON string
+		for _, f := range failedRows(t, q) {
+			if f.Payload == "this is not json" {
+				notJSON = f.Exception
+				if len(f.UUID) != 36 {
+					t.Errorf("a payload without uuid gets a fresh one, got %q", f.UUID)
+				}
+				continue
+			}
+			byUUID[f.UUID] = f.Exception
+		}
+		mustContain(t, "truncated command", byUUID["00000000-0000-4000-8000-00000000bad1"], "cannot decode the command of App\\Jobs\\SendMail", "at byte")
+		mustContain(t, "not JSON", notJSON, `Illuminate\Queue\InvalidPayloadException: Unable to decode the job payload: payload: invalid JSON`)
+		mustContain(t, "encrypted without key", byUUID["00000000-0000-4000-8000-00000000bad3"], "encrypted", "no APP_KEY")
+		mustContain(t, "unrouted", byUUID["00000000-0000-4000-8000-00000000bad4"], `LaraWorker\NoHandlerException`, `[App\Jobs\Nobody]`)
+	})
+}
+
+func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		runs := newCounter()
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+			runs.add(job)
+			time.Sleep(time.Millisecond)
+			return nil
+		})
+		const n = 300
+		items := make([]laravel.PushItem, n)
+		for i := range items {
+			raw, _ := payload.BuildObjectPayload(payload.Object(classA, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
+			items[i] = laravel.PushItem{Payload: raw}
+		}
+		if err := q.PushMany(context.Background(), items); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		for i := 0; i < 3; i++ {
+			opts := testOptions()
+			opts.Concurrency = 16
+			opts.LaravelExact = i == 2
+			w, _ := newTestWorker(t, q, reg, opts, nil)
+			go func() { runWorker(t, w, time.Minute); done <- struct{}{} }()
+		}
+		for i := 0; i < 3; i++ {
+			<-done
+		}
+		if runs.total() != n || len(runs.runs) != n {
+			t.Fatalf("%d runs of %d distinct jobs, want %d each once", runs.total(), len(runs.runs), n)
+		}
+		if rows := jobRows(t, q); len(rows) != 0 {
+			t.Fatalf("%d jobs left", len(rows))
+		}
+	})
+}
+
+func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			cfg := testdb.Config(t, engine)
+			cfg.RetryAfter = 2
+			q := testdb.Open(t, cfg)
+			reg := handlers.NewRegistry()
+			started := make(chan struct{})
+			reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+				close(started)
+				time.Sleep(5 * time.Second) // 2.5 x retry_after
+				return nil
+			})
+			push(t, q, "", classA, payload.Public("timeout", payload.Int(0)))
+			opts := testOptions()
+			opts.LeaseEvery = 500 * time.Millisecond
+			w, _ := newTestWorker(t, q, reg, opts, nil)
+			done := make(chan StopReason)
+			go func() { done <- runWorker(t, w, time.Minute) }()
+			<-started
+			// A second worker (Laravel's exact claim) keeps trying while the
+			// first one runs: with leases it never gets the job.
+			deadline := time.Now().Add(4500 * time.Millisecond)
+			for time.Now().Before(deadline) {
+				job, err := q.Claim(context.Background(), nil, laravel.ClaimOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if job != nil {
+					t.Fatalf("a running job was claimed again after %d s (attempts %d)", cfg.RetryAfter, job.Attempts)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			<-done
+			if rows := jobRows(t, q); len(rows) != 0 {
+				t.Fatalf("job not deleted: %+v", rows)
+			}
+		})
+	}
+}
+
+func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		started := make(chan struct{}, 1)
+		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		push(t, q, "", classA, payload.Public("tries", payload.Int(1)))
+		opts := testOptions()
+		opts.StopWhenEmpty = false
+		opts.Grace = 200 * time.Millisecond
+		w, _ := newTestWorker(t, q, reg, opts, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan StopReason)
+		go func() { done <- w.Run(ctx) }()
+		<-started
+		cancel()
+		select {
+		case reason := <-done:
+			if reason != StopInterrupted {
+				t.Fatalf("reason %s", reason)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("worker did not stop after its grace period")
+		}
+		rows := jobRows(t, q)
+		if len(rows) != 1 || rows[0].ReservedAt.Valid || rows[0].Attempts != 1 {
+			t.Fatalf("the interrupted job must be back on the queue, not failed: %+v", rows)
+		}
+		if len(failedRows(t, q)) != 0 {
+			t.Fatal("an interrupted job must not fail")
+		}
+	})
+}
+
+func TestStopConditions(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+		for i := 0; i < 5; i++ {
+			push(t, q, "", classA)
+		}
+		opts := testOptions()
+		opts.StopWhenEmpty = false
+		opts.Once = true
+		w, _ := newTestWorker(t, q, reg, opts, nil)
+		if reason := runWorker(t, w, 30*time.Second); reason != StopOnce || len(jobRows(t, q)) != 4 {
+			t.Fatalf("--once: %s, %d left", reason, len(jobRows(t, q)))
+		}
+		opts.Once = false
+		opts.MaxJobs = 3
+		w, _ = newTestWorker(t, q, reg, opts, nil)
+		if reason := runWorker(t, w, 30*time.Second); reason != StopMaxJobs || len(jobRows(t, q)) != 1 {
+			t.Fatalf("--max-jobs=3: %s, %d left", reason, len(jobRows(t, q)))
+		}
+		opts.MaxJobs = 0
+		opts.MaxTime = 300 * time.Millisecond
+		w, _ = newTestWorker(t, q, reg, opts, nil)
+		if reason := runWorker(t, w, 30*time.Second); reason != StopMaxTime {
+			t.Fatalf("--max-time: %s", reason)
+		}
+		opts.MaxTime = 0
+		opts.MemoryMB = 1
+		w, _ = newTestWorker(t, q, reg, opts, nil)
+		if reason := runWorker(t, w, 30*time.Second); reason != StopMemory || reason.ExitCode() != 12 {
+			t.Fatalf("--memory=1: %s", reason)
+		}
+	})
+}
+
+func TestQueuePriority(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		runs := newCounter()
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+			runs.mu.Lock()
+			runs.seq = append(runs.seq, job.Queue)
+			runs.mu.Unlock()
+			return nil
+		})
+		push(t, q, "low", classA)
+		push(t, q, "high", classA)
+		push(t, q, "low", classA)
+		push(t, q, "high", classA)
+		opts := testOptions()
+		opts.Queues = []string{"high", "low"}
+		opts.Concurrency = 1
+		w, _ := newTestWorker(t, q, reg, opts, nil)
+		runWorker(t, w, 30*time.Second)
+		if got := strings.Join(runs.seq, ","); got != "high,high,low,low" {
+			t.Fatalf("order %s, want high,high,low,low", got)
+		}
+	})
+}
