@@ -68,9 +68,84 @@ func (s *session) clean(msg string) string {
 	return oneLine(msg)
 }
 
-func noArgs(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", c.Command.Name, c.Args().First()), 2)
+// action adapts a command body that takes its positional arguments
+// (flags after arguments applied) to cli.ActionFunc.
+func action(fn func(c *cli.Context, args []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, err := positionalArgs(c)
+		if errors.Is(err, errHelpShown) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fn(c, args)
+	}
+}
+
+// noArgs is the body of a command that takes no arguments.
+func noArgs(fn func(c *cli.Context) error) cli.ActionFunc {
+	return action(func(c *cli.Context, args []string) error {
+		if len(args) > 0 {
+			return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", c.Command.Name, args[0]), 2)
+		}
+		return fn(c)
+	})
+}
+
+// errHelpShown stops an action after positionalArgs printed the help.
+var errHelpShown = errors.New("help shown")
+
+// positionalArgs returns the command's arguments after applying the flags
+// written after them. urfave/cli stops reading flags at the first argument,
+// but artisan users write `retry 5 --queue=high`. "--" ends the flags.
+func positionalArgs(c *cli.Context) ([]string, error) {
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return append(args, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "help" || name == "h" {
+			if err := cli.ShowSubcommandHelp(c); err != nil {
+				return nil, err
+			}
+			return nil, errHelpShown
+		}
+		f := commandFlag(c.Command, name)
+		if f == nil {
+			return nil, cli.Exit(fmt.Sprintf("%s: flag provided but not defined: -%s", c.Command.Name, name), 2)
+		}
+		if !hasValue {
+			if tv, ok := f.(cli.DocGenerationFlag); ok && !tv.TakesValue() {
+				value = "true"
+			} else if i+1 < len(rest) {
+				i++
+				value = rest[i]
+			} else {
+				return nil, cli.Exit(fmt.Sprintf("%s: flag needs an argument: -%s", c.Command.Name, name), 2)
+			}
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, cli.Exit(fmt.Sprintf("%s: invalid value for flag -%s: %v", c.Command.Name, name, err), 2)
+		}
+	}
+	return args, nil
+}
+
+func commandFlag(cmd *cli.Command, name string) cli.Flag {
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
 	}
 	return nil
 }
@@ -80,10 +155,7 @@ func failedCommand() *cli.Command {
 		Name:  "failed",
 		Usage: "list failed jobs, newest first, like `php artisan queue:failed`",
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only failed jobs of this queue"}),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -94,7 +166,7 @@ func failedCommand() *cli.Command {
 				return s.fail(err)
 			}
 			return printFailed(c, failed)
-		},
+		}),
 	}
 }
 
@@ -151,12 +223,11 @@ func retryCommand() *cli.Command {
 		ArgsUsage:   "{ID...|all}",
 		Description: retryHelp,
 		Flags:       adminFlags(&cli.StringFlag{Name: "queue", Usage: "retry the failed jobs of this queue only (alone or with all)"}),
-		Action:      runRetry,
+		Action:      action(runRetry),
 	}
 }
 
-func runRetry(c *cli.Context) error {
-	ids := c.Args().Slice()
+func runRetry(c *cli.Context, ids []string) error {
 	all := len(ids) == 1 && ids[0] == "all"
 	queue := c.String("queue")
 	switch {
@@ -273,11 +344,11 @@ func forgetCommand() *cli.Command {
 		Usage:     "delete a failed job, like `php artisan queue:forget`",
 		ArgsUsage: "ID",
 		Flags:     adminFlags(),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+		Action: action(func(c *cli.Context, args []string) error {
+			if len(args) != 1 {
 				return cli.Exit("forget: takes one failed job ID (its uuid)", 2)
 			}
-			id := c.Args().First()
+			id := args[0]
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -295,7 +366,7 @@ func forgetCommand() *cli.Command {
 			}
 			say(c, "Failed job deleted successfully!")
 			return nil
-		},
+		}),
 	}
 }
 
@@ -304,10 +375,7 @@ func flushCommand() *cli.Command {
 		Name:  "flush",
 		Usage: "delete all failed jobs, like `php artisan queue:flush`",
 		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			hours := c.Int("hours")
 			if hours < 0 {
 				return cli.Exit("flush: --hours must not be negative", 2)
@@ -330,7 +398,7 @@ func flushCommand() *cli.Command {
 				say(c, "All failed jobs deleted successfully!")
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -339,10 +407,7 @@ func pruneFailedCommand() *cli.Command {
 		Name:  "prune-failed",
 		Usage: "delete failed jobs older than --hours, like `php artisan queue:prune-failed`",
 		Flags: adminFlags(&cli.IntFlag{Name: "hours", Value: 24, Usage: "the number of hours to retain failed jobs data"}),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			hours := c.Int("hours")
 			if hours < 0 {
 				return cli.Exit("prune-failed: --hours must not be negative", 2)
@@ -361,7 +426,7 @@ func pruneFailedCommand() *cli.Command {
 			}
 			say(c, "%d entries deleted!", n)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -373,10 +438,7 @@ func clearCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Usage: "the queue to clear (default: the connection's default queue)"},
 			&cli.BoolFlag{Name: "force", Usage: "accepted for artisan compatibility; this command never asks"},
 		),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -395,7 +457,7 @@ func clearCommand() *cli.Command {
 			}
 			say(c, "Cleared %d jobs from the [%s] queue", n, printable(queue))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -406,10 +468,7 @@ func sizeCommand() *cli.Command {
 		Description: `reserved counts every reserved row; in --json, expired says how many of
 those were reserved longer than retry_after (a worker may claim them again).`,
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only these queues, comma separated (listed even when empty)"}),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -420,7 +479,7 @@ those were reserved longer than retry_after (a worker may claim them again).`,
 				return s.fail(err)
 			}
 			return printSizes(c, selectQueues(sizes, c.String("queue")))
-		},
+		}),
 	}
 }
 

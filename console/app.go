@@ -22,10 +22,11 @@ func New(reg *handlers.Registry) *cli.App {
 		Name:    "laraworker",
 		Usage:   "a Go worker for Laravel's database queue",
 		Version: Version,
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			workCommand(reg),
 			inspectCommand(),
-		},
+			pushCommand(),
+		}, adminCommands()...),
 		HideHelpCommand: true,
 	}
 }

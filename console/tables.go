@@ -12,10 +12,7 @@ func tablesCommand() *cli.Command {
 --failed-table and --batches-table (or DB_QUEUE_TABLE, QUEUE_FAILED_TABLE,
 QUEUE_BATCHES_TABLE).`,
 		Flags: adminFlags(),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -32,6 +29,6 @@ QUEUE_BATCHES_TABLE).`,
 			}
 			say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
 			return nil
-		},
+		}),
 	}
 }

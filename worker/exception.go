@@ -55,6 +55,13 @@ func timeoutExceeded(name string) *PHPException {
 // Wrapped errors come innermost first, joined with "\n\nNext ", as PHP
 // prints previous exceptions.
 func exceptionText(err error, where frame) string {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range joined.Unwrap() {
+			parts = append(parts, exceptionText(e, where))
+		}
+		return strings.Join(parts, "\n\nNext ")
+	}
 	chain := unwrapChain(err)
 	parts := make([]string, 0, len(chain))
 	for i := len(chain) - 1; i >= 0; i-- {

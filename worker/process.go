@@ -269,7 +269,11 @@ func (w *Worker) settle(ctx context.Context, r *running, p *payload.Payload, out
 	case verdictRelease:
 		w.completer.release(r.row, out.delay)
 	case verdictFail:
-		w.failRow(ctx, r.row, p, errWithFrame(out))
+		err := errWithFrame(out)
+		if note := w.chainStoppedNote(p); note != nil {
+			err = errors.Join(err, note)
+		}
+		w.failRow(ctx, r.row, p, err)
 		if out.batchID != "" {
 			w.recordBatchFailure(ctx, out.batchID, p)
 		}
@@ -284,6 +288,27 @@ func className(p *payload.Payload) string {
 		return ""
 	}
 	return p.Name()
+}
+
+// chainStoppedNote explains, in failed_jobs, what Laravel would have done
+// next on failure of a chained job and Go could not: run the chain's catch
+// callbacks (PHP closures). The rest of the chain is not dispatched, as in
+// Laravel.
+func (w *Worker) chainStoppedNote(p *payload.Payload) error {
+	if p == nil || p.Data.Command == "" {
+		return nil
+	}
+	cmd, err := payload.DecodeCommand(p, w.enc)
+	if err != nil {
+		return nil
+	}
+	q := cmd.Queueable()
+	if len(q.ChainCatchCallbacks) == 0 && len(q.Chained) == 0 {
+		return nil
+	}
+	return &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: fmt.Sprintf(
+		"The chain stopped at this job: %d later job(s) were not dispatched; its %d catch callback(s) are PHP closures that did not run (Go cannot run PHP code).",
+		len(q.Chained), len(q.ChainCatchCallbacks))}
 }
 
 // framedError carries the location to print for errors without a stack.
@@ -306,14 +331,27 @@ func errWithFrame(out outcome) error {
 func (w *Worker) failRow(ctx context.Context, row laravel.Job, p *payload.Payload, err error) {
 	where := frame{File: "laraworker", Func: "worker"}
 	var fe framedError
-	if errors.As(err, &fe) {
-		where, err = fe.where, fe.error
-		if where.File == "" {
-			where = frame{File: "laraworker", Func: "worker"}
-		}
+	if errors.As(err, &fe) && fe.where.File != "" {
+		where = fe.where
 	}
-	text := exceptionText(err, where)
-	w.completer.fail(row, p, text)
+	w.completer.fail(row, p, exceptionText(withoutFrames(err), where))
+}
+
+// withoutFrames removes the framedError wrappers, which only carry the
+// location, so they do not show up as exceptions of their own.
+func withoutFrames(err error) error {
+	if fe, ok := err.(framedError); ok {
+		return fe.error
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := joined.Unwrap()
+		out := make([]error, len(parts))
+		for i, e := range parts {
+			out[i] = withoutFrames(e)
+		}
+		return errors.Join(out...)
+	}
+	return err
 }
 
 // releaseAbandoned releases jobs whose handlers did not stop in time at

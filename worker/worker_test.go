@@ -356,25 +356,25 @@ func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			cfg := testdb.Config(t, engine)
-			cfg.RetryAfter = 2
+			cfg.RetryAfter = 3
 			q := testdb.Open(t, cfg)
 			reg := handlers.NewRegistry()
 			started := make(chan struct{})
 			reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 				close(started)
-				time.Sleep(5 * time.Second) // 2.5 x retry_after
+				time.Sleep(7 * time.Second) // > 2 x retry_after
 				return nil
 			})
 			push(t, q, "", classA, payload.Public("timeout", payload.Int(0)))
 			opts := testOptions()
-			opts.LeaseEvery = 500 * time.Millisecond
+			opts.LeaseEvery = 300 * time.Millisecond
 			w, _ := newTestWorker(t, q, reg, opts, nil)
 			done := make(chan StopReason)
 			go func() { done <- runWorker(t, w, time.Minute) }()
 			<-started
 			// A second worker (Laravel's exact claim) keeps trying while the
 			// first one runs: with leases it never gets the job.
-			deadline := time.Now().Add(4500 * time.Millisecond)
+			deadline := time.Now().Add(6500 * time.Millisecond)
 			for time.Now().Before(deadline) {
 				job, err := q.Claim(context.Background(), nil, laravel.ClaimOptions{})
 				if err != nil {

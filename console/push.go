@@ -1,0 +1,318 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/urfave/cli/v2"
+)
+
+const pushHelp = `Builds the payload PHP's dispatch() writes for an object of class CLASS and
+inserts it into the jobs table.
+
+Properties, in order: those of --json (a JSON object), then each --prop
+name=value. A value that parses as JSON is taken as json_decode($v, true)
+gives it (42 is an int, 0.5 a float, true/false/null, arrays and objects
+become PHP arrays); anything else is a string. Quote to force a string:
+--prop 'code="007"'. The InteractsWithQueue and Queueable properties follow,
+as PHP serializes them (--queue and --delay set queue and delay like
+onQueue() and delay() do). --tries, --backoff, --timeout and --retry-until
+set the public properties tries, backoff, timeout and retryUntil, from which
+the payload's maxTries, backoff, timeout and retryUntil are computed.
+
+--shape picks the Laravel version that will read the job: 8 (8.43 to
+12.10, the default; every trait property serialized as 8.x does), 12
+(12.11+: createdAt and delay keys), 12.51 (+ data.batchId) or 13
+(+ deleteWhenMissingModels). 9.4+ leaves default-valued trait properties out
+of the command, so shapes 12 and later do too.
+
+--encrypt encrypts the command with the APP_KEY as ShouldBeEncrypted does.
+
+Prints the new job's id and uuid.`
+
+func pushCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "push",
+		Usage:       "push a job for a PHP (or Go) worker, as dispatch() would",
+		ArgsUsage:   "CLASS",
+		Description: pushHelp,
+		Flags: append(connectionFlags(),
+			&cli.GenericFlag{Name: "prop", Value: &propList{}, Usage: "`NAME=VALUE` public property (repeatable; VALUE is JSON when it parses as JSON)"},
+			&cli.StringFlag{Name: "json", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
+			&cli.StringFlag{Name: "queue", Usage: "queue to push onto (default: the connection's default queue)"},
+			&cli.Int64Flag{Name: "delay", Usage: "`SECONDS` before the job becomes available"},
+			&cli.Int64Flag{Name: "tries", Usage: "public $tries (payload maxTries)"},
+			&cli.StringFlag{Name: "backoff", Usage: "public $backoff in seconds, `N` or N,N,... (payload backoff)"},
+			&cli.Int64Flag{Name: "timeout", Usage: "public $timeout in seconds (payload timeout)"},
+			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
+			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
+			&cli.StringFlag{Name: "shape", Value: "8", Usage: "payload shape: 8, 12, 12.51 or 13"},
+			&cli.StringFlag{Name: "output", Value: "text", Usage: "text or json"},
+			// Tests compare pushes with PHP fixtures byte for byte.
+			&cli.StringFlag{Name: "uuid", Hidden: true},
+			&cli.Int64Flag{Name: "created-at", Hidden: true},
+		),
+		Action: action(runPush),
+	}
+}
+
+// propList collects repeated --prop flags without splitting on commas (a
+// StringSliceFlag would cut JSON arrays apart).
+type propList []string
+
+func (p *propList) Set(v string) error { *p = append(*p, v); return nil }
+func (p *propList) String() string     { return "" }
+
+func runPush(c *cli.Context, args []string) error {
+	if len(args) != 1 {
+		return cli.Exit("push: takes one CLASS, e.g. 'App\\Jobs\\ProcessPodcast'", 2)
+	}
+	req, err := pushRequestFrom(c, args[0])
+	if err != nil {
+		return cli.Exit("push: "+oneLine(err.Error()), 2)
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if c.Bool("encrypt") {
+		if req.build.Encrypter, err = encrypterFor(s.cfg); err != nil {
+			return s.fail(err)
+		}
+		if req.build.Encrypter == nil {
+			return cli.Exit("push: --encrypt needs an APP_KEY (in the .env, APP_KEY or LARAWORKER_APP_KEY, or --key)", 1)
+		}
+	}
+	raw, err := payload.BuildObjectPayload(req.command, req.build)
+	if err != nil {
+		return s.fail(err)
+	}
+	queue := req.queue
+	if queue == "" {
+		queue = s.cfg.DefaultQueue
+	}
+	id, err := s.q.Push(c.Context, laravel.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
+	if err != nil {
+		return s.fail(err)
+	}
+	p, err := payload.Parse(raw)
+	if err != nil {
+		return s.fail(err)
+	}
+	if c.String("output") == "json" {
+		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": req.command.Class})
+	}
+	say(c, "Pushed job [%d] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
+	return nil
+}
+
+// pushRequest is everything push needs besides the database.
+type pushRequest struct {
+	command *payload.Value
+	build   payload.BuildOptions
+	queue   string
+	delay   time.Duration
+}
+
+func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
+	var req pushRequest
+	class, err := phpClassName(classArg)
+	if err != nil {
+		return req, err
+	}
+	if o := c.String("output"); o != "text" && o != "json" {
+		return req, fmt.Errorf("--output must be text or json, not %q", o)
+	}
+	if req.build.Shape, err = parseShape(c.String("shape")); err != nil {
+		return req, err
+	}
+	now := time.Now()
+	if c.IsSet("created-at") {
+		now = time.Unix(c.Int64("created-at"), 0)
+	}
+	req.build.Now, req.build.UUID = now, c.String("uuid")
+	props, err := commandProps(c, now)
+	if err != nil {
+		return req, err
+	}
+	d := payload.Dispatch{Queue: c.String("queue"), Shape: req.build.Shape}
+	if c.IsSet("delay") {
+		secs := c.Int64("delay")
+		if secs < 0 {
+			return req, errors.New("--delay must not be negative")
+		}
+		d.Delay, req.build.Delay = &secs, &secs
+		req.delay = time.Duration(secs) * time.Second
+	}
+	req.queue = d.Queue
+	req.command = payload.NewCommand(class, props, d)
+	return req, nil
+}
+
+// classNameRE is a PHP class name: namespace segments of identifiers
+// (PHP allows bytes >= 0x80 in identifiers).
+var classNameRE = regexp.MustCompile(`^[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*(\\[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*)*$`)
+
+// phpClassName accepts 'App\Jobs\X' and '\App\Jobs\X' and returns the
+// form ::class gives (no leading backslash).
+func phpClassName(s string) (string, error) {
+	s = strings.TrimPrefix(s, `\`)
+	if !classNameRE.MatchString(s) {
+		return "", fmt.Errorf("%q is not a PHP class name", s)
+	}
+	return s, nil
+}
+
+func parseShape(s string) (payload.Shape, error) {
+	switch s {
+	case "8":
+		return payload.Shape8, nil
+	case "12":
+		return payload.Shape12, nil
+	case "12.51":
+		return payload.Shape1251, nil
+	case "13":
+		return payload.Shape13, nil
+	}
+	return 0, fmt.Errorf("--shape must be 8, 12, 12.51 or 13, not %q", s)
+}
+
+// commandProps gathers the class's own properties: --json, then --prop,
+// then the option flags, each replacing a property of the same name in
+// place.
+func commandProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
+	var props []payload.Entry
+	if name := c.String("json"); name != "" {
+		raw, err := readInput(name, c.App.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("--json: %w", err)
+		}
+		if props, err = propsFromJSON(raw); err != nil {
+			return nil, fmt.Errorf("--json %s: %w", name, err)
+		}
+	}
+	for _, kv := range *c.Generic("prop").(*propList) {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--prop wants NAME=VALUE, got %q", kv)
+		}
+		props = setProp(props, name, propValue(value))
+	}
+	opts, err := optionProps(c, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		props = setProp(props, o.Key.Str, o.Value)
+	}
+	return props, nil
+}
+
+func propsFromJSON(raw []byte) ([]payload.Entry, error) {
+	v, err := payload.FromJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	if v.Kind != payload.KindArray || (len(v.Entries) > 0 && isList(v)) {
+		return nil, errors.New("want a JSON object of properties")
+	}
+	props := make([]payload.Entry, 0, len(v.Entries))
+	for _, e := range v.Entries {
+		if e.Key.String() == "" {
+			return nil, errors.New("a property name is empty")
+		}
+		props = append(props, payload.Public(e.Key.String(), e.Value))
+	}
+	return props, nil
+}
+
+func isList(v *payload.Value) bool {
+	for i, e := range v.Entries {
+		if !e.Key.IsInt || e.Key.Int != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// propValue reads a --prop value: JSON when it parses, else the text.
+func propValue(s string) *payload.Value {
+	if v, err := payload.FromJSON([]byte(s)); err == nil {
+		return v
+	}
+	return payload.String(s)
+}
+
+func setProp(props []payload.Entry, name string, v *payload.Value) []payload.Entry {
+	for i := range props {
+		if props[i].Key.Str == name {
+			props[i].Value = v
+			return props
+		}
+	}
+	return append(props, payload.Public(name, v))
+}
+
+// optionProps turns --tries, --backoff, --timeout and --retry-until into
+// the public properties Laravel reads them from.
+func optionProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
+	var out []payload.Entry
+	if c.IsSet("tries") {
+		out = append(out, payload.Public("tries", payload.Int(c.Int64("tries"))))
+	}
+	if c.IsSet("backoff") {
+		v, err := parseBackoff(c.String("backoff"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, payload.Public("backoff", v))
+	}
+	if c.IsSet("timeout") {
+		out = append(out, payload.Public("timeout", payload.Int(c.Int64("timeout"))))
+	}
+	if c.IsSet("retry-until") {
+		t, err := parseRetryUntil(c.String("retry-until"), now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, payload.Public("retryUntil", payload.Int(t)))
+	}
+	return out, nil
+}
+
+// parseBackoff: "3" is public $backoff = 3, "1,5,10" is [1, 5, 10].
+func parseBackoff(s string) (*payload.Value, error) {
+	parts := strings.Split(s, ",")
+	items := make([]*payload.Value, len(parts))
+	for i, p := range parts {
+		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--backoff wants seconds, N or N,N,..., got %q", s)
+		}
+		items[i] = payload.Int(n)
+	}
+	if len(items) == 1 {
+		return items[0], nil
+	}
+	return payload.List(items...), nil
+}
+
+func parseRetryUntil(s string, now time.Time) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.Unix(), nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(d).Unix(), nil
+	}
+	return 0, fmt.Errorf("--retry-until wants a Unix time, an RFC 3339 time or a duration, got %q", s)
+}
