@@ -24,6 +24,7 @@ func New(reg *handlers.Registry) *cli.App {
 		Version: Version,
 		Commands: append([]*cli.Command{
 			workCommand(reg),
+			demoCommand(),
 			inspectCommand(),
 			pushCommand(),
 		}, adminCommands()...),

@@ -24,7 +24,9 @@ become PHP arrays); anything else is a string. Quote to force a string:
 as PHP serializes them (--queue and --delay set queue and delay like
 onQueue() and delay() do). --tries, --backoff, --timeout and --retry-until
 set the public properties tries, backoff, timeout and retryUntil, from which
-the payload's maxTries, backoff, timeout and retryUntil are computed.
+the payload's maxTries, backoff, timeout and retryUntil are computed; they
+replace a property of the same name in place, else come after the others
+(use --prop tries=3 to place one yourself).
 
 --shape picks the Laravel version that will read the job: 8 (8.43 to
 12.10, the default; every trait property serialized as 8.x does), 12

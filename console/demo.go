@@ -1,0 +1,146 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker"
+	"github.com/urfave/cli/v2"
+)
+
+// Demo job classes: what a Laravel app would dispatch.
+const (
+	demoWelcome = `App\Jobs\SendWelcomeEmail`
+	demoResize  = `App\Jobs\ResizeImage`
+	demoReport  = `App\Jobs\BuildReport`
+)
+
+func demoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "create the tables in an embedded SQLite database, push a few jobs as Laravel would, and run them",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "database", Value: filepath.Join("database", "database.sqlite"), Usage: "SQLite file to use"},
+		},
+		Action: runDemo,
+	}
+}
+
+func runDemo(c *cli.Context) error {
+	ctx := context.Background()
+	path := c.String("database")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.DevNull, BaseDir: ".", Overrides: map[string]string{
+		"DB_CONNECTION": "sqlite", "DB_DATABASE": path,
+	}})
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	q, err := laravel.Open(ctx, cfg)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer q.Close()
+	if err := q.CreateTables(ctx); err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	out := c.App.Writer
+	n, err := pushDemoJobs(ctx, q)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	fmt.Fprintf(out, "Pushed %d jobs into %s (tables jobs, failed_jobs, job_batches).\n", n, cfg.Database)
+
+	reg := handlers.NewRegistry()
+	registerDemoHandlers(reg)
+	opts := worker.DefaultOptions()
+	opts.StopWhenEmpty = true
+	opts.Sleep = 50 * time.Millisecond
+	opts.Concurrency = 4
+	w, err := worker.New(q, reg, nil, opts, newLogger(c), nil)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	reason := w.Run(ctx)
+	fmt.Fprintf(out, "\nWorker stopped (%s) after %d job runs.\n", reason, w.Processed())
+	return printDemoSummary(ctx, c, q)
+}
+
+func pushDemoJobs(ctx context.Context, q *laravel.Queue) (int, error) {
+	var items []laravel.PushItem
+	add := func(class string, props ...payload.Entry) error {
+		raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+		items = append(items, laravel.PushItem{Payload: raw})
+		return err
+	}
+	for i, email := range []string{"ada@example.com", "grace@example.com", "linus@example.com"} {
+		if err := add(demoWelcome, payload.Public("userId", payload.Int(int64(i+1))), payload.Public("email", payload.String(email))); err != nil {
+			return 0, err
+		}
+	}
+	if err := add(demoResize, payload.Public("path", payload.String("photos/cat.jpg")), payload.Public("tries", payload.Int(3))); err != nil {
+		return 0, err
+	}
+	if err := add(demoReport, payload.Public("month", payload.String("2026-11"))); err != nil {
+		return 0, err
+	}
+	return len(items), q.PushMany(ctx, items)
+}
+
+// registerDemoHandlers shows the three shapes of handler: a typed one, one
+// that fails once and is retried, and one that fails for good.
+func registerDemoHandlers(reg *handlers.Registry) {
+	type welcome struct {
+		UserID int64  `php:"userId"`
+		Email  string `php:"email"`
+	}
+	handlers.Register(reg, demoWelcome, func(_ context.Context, job *handlers.Job, cmd *welcome) error {
+		fmt.Printf("  sending a welcome email to %s (user %d)\n", cmd.Email, cmd.UserID)
+		return nil
+	})
+	var resizeRuns atomic.Int32
+	reg.HandleFunc(demoResize, func(_ context.Context, job *handlers.Job) error {
+		if resizeRuns.Add(1) == 1 {
+			fmt.Printf("  resizing failed on attempt %d; Laravel's rules release it for a retry\n", job.Attempts)
+			return errors.New("image service busy")
+		}
+		fmt.Printf("  resized on attempt %d\n", job.Attempts)
+		return nil
+	})
+	reg.HandleFunc(demoReport, func(context.Context, *handlers.Job) error {
+		fmt.Println("  building the report failed; with --tries=1 it goes to failed_jobs")
+		return errors.New("no data for 2026-11")
+	})
+}
+
+func printDemoSummary(ctx context.Context, c *cli.Context, q *laravel.Queue) error {
+	out := c.App.Writer
+	sizes, err := q.Sizes(ctx)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	left := int64(0)
+	for _, s := range sizes {
+		left += s.Total()
+	}
+	failed, err := q.ListFailed(ctx, "")
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	fmt.Fprintf(out, "Jobs left in the jobs table: %d. Failed jobs (what `php artisan queue:failed` would list):\n", left)
+	for _, f := range failed {
+		fmt.Fprintf(out, "  %s  %s  %s\n", f.UUID, f.Class, f.FailedAt)
+	}
+	fmt.Fprintln(out, "\nNext: point `laraworker work --env /path/to/laravel/.env --route 'App\\Jobs\\X=log'` at your app.")
+	return nil
+}

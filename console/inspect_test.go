@@ -1,0 +1,101 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/laraworker/laraworker/handlers"
+)
+
+// runCLI runs the CLI in-process and returns stdout, stderr and the exit
+// status.
+func runInspectCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	app := New(handlers.NewRegistry())
+	var out, errOut bytes.Buffer
+	app.Writer, app.ErrWriter, app.Reader = &out, &errOut, strings.NewReader(stdin)
+	code := Run(app, append([]string{"laraworker"}, args...))
+	return out.String(), errOut.String(), code
+}
+
+func payloadFile(name string) string { return filepath.Join("..", "testdata", "payloads", name) }
+
+const fixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
+
+func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
+	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--compact", payloadFile("models.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Kind    string         `json:"kind"`
+		Payload map[string]any `json:"payload"`
+		Command struct {
+			Class      string `json:"class"`
+			Properties []struct {
+				Name       string          `json:"name"`
+				Visibility string          `json:"visibility"`
+				Value      json.RawMessage `json:"value"`
+			} `json:"properties"`
+		} `json:"command"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if doc.Kind != "payload" || doc.Payload["displayName"] != `App\Jobs\ModelsJob` || doc.Command.Class != `App\Jobs\ModelsJob` {
+		t.Fatalf("document %+v", doc)
+	}
+	sawModel := false
+	for _, p := range doc.Command.Properties {
+		if strings.Contains(string(p.Value), `"model":"App\\Models\\`) {
+			sawModel = true
+		}
+	}
+	if !sawModel {
+		t.Fatalf("model identifiers are not rendered as models:\n%s", out)
+	}
+}
+
+func TestInspectDecryptsWithTheKey(t *testing.T) {
+	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--compact", "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 0 || !strings.Contains(out, `"encrypted":true`) || !strings.Contains(out, `"class":"App\\Jobs\\EncryptedJob"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 1 || !strings.Contains(errOut, "no APP_KEY") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("without a key: exit %d, %q", code, errOut)
+	}
+	wrong := "base64:" + strings.Repeat("A", 43) + "="
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--key", wrong, payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 1 || !strings.Contains(errOut, "The MAC is invalid.") || strings.Contains(errOut, wrong) {
+		t.Fatalf("wrong key: exit %d, %q", code, errOut)
+	}
+}
+
+func TestInspectBareSerializedValueFromStdin(t *testing.T) {
+	out, errOut, code := runInspectCLI(t, `a:2:{i:0;E:11:"Suit:Hearts";s:1:"d";d:1.0E+25;}`, "inspect", "--env", "/nonexistent/.env", "--compact", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `{"kind":"serialized","value":{"array":[{"key":0,"value":{"enum":"Suit","case":"Hearts"}},{"key":"d","value":1e+25}]}}`
+	if strings.TrimSpace(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+}
+
+func TestInspectBadInputIsOneLineWithTheOffset(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`a:2:{i:0;i:1;}`, "at byte"},
+		{`{"uuid":"x","data":{"command":"O:8:\"stdClass\":1:{"}}`, "data.command"},
+		{`{"uuid":`, "invalid JSON"},
+		{``, "empty input"},
+	} {
+		out, errOut, code := runInspectCLI(t, c.in, "inspect", "--env", "/nonexistent/.env", "-")
+		if code != 1 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q (want one line with %q)", c.in, code, out, errOut, c.want)
+		}
+	}
+}

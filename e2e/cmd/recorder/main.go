@@ -1,0 +1,184 @@
+// Command recorder is an exec handler for `laraworker work --route
+// CLASS=exec:recorder`: it writes one job_runs row per run into the Laravel
+// test app's database (worker "go" unless WORKER_NAME says otherwise), so
+// the end-to-end tests count runs by Go and by PHP in the same table.
+//
+// It reads the job from stdin (handlers.ExecInput) and the database settings
+// from the .env that laraworker itself was given (LARAWORKER_ENV).
+//
+// Flags make it misbehave on purpose:
+//
+//	-fail MSG      exit 3 with MSG on stderr (a job exception)
+//	-release       exit 75 (release with the job's backoff)
+//	-when NAME=V   apply -fail/-release only when the command's public
+//	               property NAME is the integer or string V
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+// exitException is any status other than 0 and 75: the exec handler turns
+// it into a job exception carrying stderr.
+const exitException = 3
+
+func main() {
+	failMsg := flag.String("fail", "", "fail the job with this message")
+	release := flag.Bool("release", false, "release the job with its backoff (exit 75)")
+	when := flag.String("when", "", "NAME=VALUE: misbehave only for commands whose property NAME has this value")
+	flag.Parse()
+
+	in, cmd, err := readJob()
+	if err != nil {
+		fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := record(ctx, in, cmd); err != nil {
+		fatal(err)
+	}
+	if *when != "" && !propIs(cmd, *when) {
+		return
+	}
+	switch {
+	case *failMsg != "":
+		fmt.Fprint(os.Stderr, *failMsg)
+		os.Exit(exitException)
+	case *release:
+		os.Exit(handlers.ExitRelease)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "recorder:", err)
+	os.Exit(1)
+}
+
+// readJob decodes stdin and, for object jobs, the command (decrypted with
+// the app's key when needed).
+func readJob() (handlers.ExecInput, *payload.Command, error) {
+	var in handlers.ExecInput
+	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
+		return in, nil, fmt.Errorf("reading the job from stdin: %w", err)
+	}
+	p, err := payload.Parse(in.Payload)
+	if err != nil || p.Data.Command == "" {
+		return in, nil, err
+	}
+	enc, err := encrypter()
+	if err != nil {
+		return in, nil, err
+	}
+	cmd, err := payload.DecodeCommand(p, enc)
+	return in, cmd, err
+}
+
+func loadConfig() (laravel.Config, error) {
+	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
+}
+
+func encrypter() (*payload.Encrypter, error) {
+	cfg, err := loadConfig()
+	if err != nil || !cfg.AppKey.IsSet() {
+		return nil, err
+	}
+	key, err := payload.ParseKey(cfg.AppKey.Reveal())
+	if err != nil {
+		return nil, err
+	}
+	cipher := cfg.AppCipher
+	if cipher == "" {
+		cipher = "AES-256-CBC"
+	}
+	return payload.NewEncrypter(key, cipher)
+}
+
+// record inserts the job_runs row: the same columns RunRecorder.php fills.
+func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	q, err := laravel.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	result, err := json.Marshal(resultOf(cmd))
+	if err != nil {
+		return err
+	}
+	worker := os.Getenv("WORKER_NAME")
+	if worker == "" {
+		worker = "go"
+	}
+	_, err = q.DB().ExecContext(ctx, q.Dialect().Rebind(
+		`insert into job_runs (uuid, class, attempt, worker, result, created_at) values (?, ?, ?, ?, ?, ?)`),
+		in.UUID, in.DisplayName, in.Attempts, worker, string(result), time.Now().UTC().Format(time.DateTime))
+	return err
+}
+
+// resultOf lists what Go saw of the command: its public scalar properties
+// (the class's own and the trait ones alike) and how many chain links
+// remain, like ChainLinkJob's "remaining".
+func resultOf(cmd *payload.Command) map[string]any {
+	out := map[string]any{}
+	if cmd == nil {
+		return out
+	}
+	for _, e := range cmd.Object.Entries {
+		if e.Key.IsInt || strings.HasPrefix(e.Key.Str, "\x00") {
+			continue
+		}
+		if v, ok := scalar(e.Value.Deref()); ok {
+			out[e.Key.Str] = v
+		}
+	}
+	out["remaining"] = len(cmd.Queueable().Chained)
+	return out
+}
+
+func scalar(v *payload.Value) (any, bool) {
+	switch v.Kind {
+	case payload.KindNull:
+		return nil, true
+	case payload.KindBool:
+		return v.Bool, true
+	case payload.KindInt:
+		return v.Int, true
+	case payload.KindFloat:
+		return v.Float, true
+	case payload.KindString:
+		return string(v.Str), true
+	}
+	return nil, false
+}
+
+func propIs(cmd *payload.Command, cond string) bool {
+	name, want, ok := strings.Cut(cond, "=")
+	if !ok || cmd == nil {
+		return false
+	}
+	v, err := cmd.Object.Prop(name)
+	if err != nil {
+		return false
+	}
+	switch v = v.Deref(); v.Kind {
+	case payload.KindInt:
+		return strconv.FormatInt(v.Int, 10) == want
+	case payload.KindString:
+		return string(v.Str) == want
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
+)
+
+func fixtureJob(t *testing.T, name string) *Job {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "payloads", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := payload.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewJob(7, "default", 1, p, nil)
+}
+
+func TestRegistryRoutesCaseInsensitivelyWithMiddlewareInOrder(t *testing.T) {
+	reg := NewRegistry()
+	var trail []string
+	mw := func(name string) Middleware {
+		return func(next Handler) Handler {
+			return HandlerFunc(func(ctx context.Context, job *Job) error {
+				trail = append(trail, name)
+				return next.Handle(ctx, job)
+			})
+		}
+	}
+	reg.Use(mw("outer"), mw("inner"))
+	reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *Job) error { trail = append(trail, "handler"); return nil })
+	h, err := reg.Lookup(`app\jobs\noopjob`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(context.Background(), fixtureJob(t, "noop.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(trail, ","); got != "outer,inner,handler" {
+		t.Fatalf("order %s", got)
+	}
+	if _, err := reg.Lookup(`App\Jobs\Other`); !errors.Is(err, ErrNoHandler) {
+		t.Fatalf("unknown class: %v", err)
+	}
+	if names := reg.Names(); len(names) != 1 || names[0] != `App\Jobs\NoopJob` {
+		t.Fatalf("names %v", names)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering a class twice must panic")
+		}
+	}()
+	reg.HandleFunc(`APP\JOBS\NOOPJOB`, func(context.Context, *Job) error { return nil })
+}
+
+type scalarsCommand struct {
+	PodcastID int64          `php:"podcastId"`
+	Title     string         `php:"title"`
+	Tags      []string       `php:"tags"`
+	Meta      map[string]any `php:"meta"`
+}
+
+type modelsCommand struct {
+	Podcast payload.ModelIdentifier `php:"podcast"`
+}
+
+func TestTypedHandlersDecodeTheCommand(t *testing.T) {
+	reg := NewRegistry()
+	var got scalarsCommand
+	Register(reg, `App\Jobs\ScalarsJob`, func(_ context.Context, _ *Job, cmd *scalarsCommand) error {
+		got = *cmd
+		return nil
+	})
+	h, _ := reg.Lookup(`App\Jobs\ScalarsJob`)
+	if err := h.Handle(context.Background(), fixtureJob(t, "scalars.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got.PodcastID != 42 || !strings.Contains(got.Title, "wörld") || strings.Join(got.Tags, ",") != "news,tech" || got.Meta["7"] != "int-key" {
+		t.Fatalf("decoded %+v", got)
+	}
+
+	var models modelsCommand
+	Register(reg, `App\Jobs\ModelsJob`, func(_ context.Context, _ *Job, cmd *modelsCommand) error {
+		models = *cmd
+		return nil
+	})
+	h, _ = reg.Lookup(`App\Jobs\ModelsJob`)
+	if err := h.Handle(context.Background(), fixtureJob(t, "models.json")); err != nil {
+		t.Fatal(err)
+	}
+	if models.Podcast.Class == "" || models.Podcast.ID == nil {
+		t.Fatalf("model identifier %+v", models.Podcast)
+	}
+
+	type wrong struct {
+		Title int64 `php:"title"`
+	}
+	Register(reg, `App\Jobs\OptionsJob`, func(context.Context, *Job, *wrong) error { return nil })
+	job := fixtureJob(t, "scalars.json")
+	h, _ = reg.Lookup(`App\Jobs\OptionsJob`)
+	err := h.Handle(context.Background(), job)
+	if err == nil || job.Decision().Action != ActionFail {
+		t.Fatalf("a command that does not fit must fail the job: %v %+v", err, job.Decision())
+	}
+}
+
+func TestRecoverTurnsPanicsIntoErrors(t *testing.T) {
+	h := Recover()(HandlerFunc(func(context.Context, *Job) error { panic("kaboom") }))
+	err := h.Handle(context.Background(), fixtureJob(t, "noop.json"))
+	var p *PanicError
+	if !errors.As(err, &p) || p.Value != "kaboom" || !strings.Contains(string(p.Stack), "handlers_test.go") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestFirstDecisionWins(t *testing.T) {
+	job := fixtureJob(t, "noop.json")
+	job.Delete()
+	job.Release(time.Second)
+	if job.Decision().Action != ActionDelete {
+		t.Fatal("a deleted job must not be released afterwards")
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		`./x.sh a b`:           `./x.sh|a|b`,
+		`php 'my script.php'`:  `php|my script.php`,
+		`a "b c" d`:            `a|b c|d`,
+		`  spaced   out  `:     `spaced|out`,
+		`echo $HOME; rm -rf /`: `echo|$HOME;|rm|-rf|/`,
+	} {
+		got, err := SplitArgs(in)
+		if err != nil || strings.Join(got, "|") != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	if _, err := SplitArgs(`a "b`); err == nil {
+		t.Error("unclosed quote must be an error")
+	}
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "handler.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestExecHandlerContract(t *testing.T) {
+	dir := t.TempDir()
+	stdinCopy := filepath.Join(dir, "stdin.json")
+	ok := writeScript(t, "cat > "+stdinCopy+"\necho \"$LARAWORKER_JOB_CLASS\" > "+filepath.Join(dir, "env")+"\nexit 0\n")
+	h, err := Builtin("exec:"+ok, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := fixtureJob(t, "scalars.json")
+	if err := h.Handle(context.Background(), job); err != nil {
+		t.Fatalf("exit 0 must succeed: %v", err)
+	}
+	var in ExecInput
+	raw, _ := os.ReadFile(stdinCopy)
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatalf("stdin is not the job JSON: %v\n%s", err, raw)
+	}
+	if in.UUID != job.UUID || in.ID != 7 || in.DisplayName != `App\Jobs\ScalarsJob` || string(in.Payload) != string(job.Payload.Raw) {
+		t.Fatalf("stdin document %+v", in)
+	}
+	if !strings.Contains(string(in.Command), `"podcastId"`) {
+		t.Fatalf("command tree missing: %s", in.Command)
+	}
+	if env, _ := os.ReadFile(filepath.Join(dir, "env")); strings.TrimSpace(string(env)) != `App\Jobs\ScalarsJob` {
+		t.Fatalf("LARAWORKER_JOB_CLASS = %q", env)
+	}
+
+	release, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; exit 75\n"), zerolog.Nop())
+	var rel *ReleaseError
+	if err := release.Handle(context.Background(), job); !errors.As(err, &rel) || !rel.UseBackoff {
+		t.Fatalf("exit 75 must release with backoff: %v", err)
+	}
+
+	fail, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; echo 'lots of noise' >&2; echo 'disk full' >&2; exit 3\n"), zerolog.Nop())
+	err = fail.Handle(context.Background(), job)
+	var ee *ExecError
+	if !errors.As(err, &ee) || ee.Status != 3 || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("exit 3 must be an exception with stderr's tail: %v", err)
+	}
+
+	slow, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; sleep 30 & sleep 30\n"), zerolog.Nop())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = slow.Handle(ctx, job)
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a command past its timeout must be killed (with its children): %v after %s", err, time.Since(start))
+	}
+}
+
+func TestBuiltinRejectsUnknownHandlers(t *testing.T) {
+	for _, spec := range []string{"", "nope", "exec:", "exec:'unclosed"} {
+		if _, err := Builtin(spec, zerolog.Nop()); err == nil {
+			t.Errorf("%q must be rejected", spec)
+		}
+	}
+}
