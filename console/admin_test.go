@@ -357,8 +357,9 @@ func TestRetryAllOfOneQueue(t *testing.T) {
 			t.Errorf("empty queue: exit %d, stderr %q", code, stderr)
 		}
 		// Flags before the arguments work too.
-		if out := tg.mustRun(t, "retry", "all"); out != "The failed job ["+y+"] has been pushed back onto the queue!\n" {
-			t.Errorf("retry all: %q", out)
+		out, stderr, code := runCLI(t, append(append([]string{"retry"}, tg.flags...), "all")...)
+		if code != 0 || out != "The failed job ["+y+"] has been pushed back onto the queue!\n" {
+			t.Errorf("retry all: exit %d, %q %q", code, out, stderr)
 		}
 	})
 }

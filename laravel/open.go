@@ -193,8 +193,15 @@ func mysqlConfig(cfg Config) *mysql.Config {
 	mc.Collation = "utf8mb4_unicode_ci"
 	mc.ParseTime = false
 	mc.InterpolateParams = false
+	// The driver prints "[mysql] ... unexpected EOF" lines to stderr on its
+	// own; the queue reports those errors itself, in the worker's log format.
+	mc.Logger = quietMySQLLogger{}
 	return mc
 }
+
+type quietMySQLLogger struct{}
+
+func (quietMySQLLogger) Print(...any) {}
 
 // sqliteDSN: WAL so readers never block the writer, busy_timeout so
 // writers wait instead of failing, and BEGIN IMMEDIATE for every

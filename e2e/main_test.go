@@ -1,0 +1,221 @@
+// Package e2e runs laraworker next to the real `php artisan queue:work` of
+// the Laravel 8 test app in testdata/laravel, on one database, and checks
+// the rows both leave behind.
+//
+// The tests are skipped when php is not installed, unless LARAWORKER_E2E is
+// set: then they run and fail without PHP. LARAWORKER_E2E_DB picks the
+// database: mysql (default: MariaDB/MySQL at 127.0.0.1:3306, root, database
+// laraworker_e2e), sqlite (a file in a temp dir) or pgsql (127.0.0.1:5432,
+// postgres, database laraworker_e2e).
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+)
+
+// suite is what TestMain prepared once for every test.
+type suite struct {
+	dir      string // temp dir holding everything below
+	app      string // the copy of testdata/laravel the tests run
+	envFile  string // its .env, written by setup-php.sh
+	laraw    string // the laraworker binary
+	recorder string // the exec handler that records runs (cmd/recorder)
+	driver   string
+	q        *laravel.Queue
+}
+
+var (
+	theSuite   *suite
+	skipReason string
+	setupErr   error
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if _, err := exec.LookPath("php"); err != nil && os.Getenv("LARAWORKER_E2E") == "" {
+		skipReason = "php is not installed; set LARAWORKER_E2E=1 to run (and fail) anyway"
+		return m.Run()
+	}
+	started := time.Now()
+	dir, err := os.MkdirTemp("", "laraworker-e2e-")
+	if err != nil {
+		setupErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	theSuite, setupErr = setUp(dir)
+	if theSuite != nil && theSuite.q != nil {
+		defer theSuite.q.Close()
+	}
+	fmt.Fprintf(os.Stderr, "e2e: setup took %s\n", time.Since(started).Round(time.Millisecond))
+	code := m.Run()
+	fmt.Fprintf(os.Stderr, "e2e: setup and tests took %s\n", time.Since(started).Round(time.Millisecond))
+	return code
+}
+
+// need returns the suite with every table emptied, or skips or fails the
+// test when there is no suite.
+func need(t *testing.T) *suite {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	if setupErr != nil {
+		t.Fatalf("e2e setup failed: %v", setupErr)
+	}
+	theSuite.reset(t)
+	return theSuite
+}
+
+// setUp copies the Laravel app (so its .env and database are the tests'
+// own), runs setup-php.sh on the copy, and builds the binaries.
+func setUp(dir string) (*suite, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	s := &suite{dir: dir, app: filepath.Join(dir, "testdata", "laravel")}
+	s.envFile = filepath.Join(s.app, ".env")
+	if err := copyApp(filepath.Join(root, "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		return nil, err
+	}
+	if err := s.runSetup(); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "bin")
+	s.laraw, s.recorder = filepath.Join(bin, "laraworker"), filepath.Join(bin, "recorder")
+	if err := goBuild(root, s.laraw, "."); err != nil {
+		return nil, err
+	}
+	if err := goBuild(root, s.recorder, "./e2e/cmd/recorder"); err != nil {
+		return nil, err
+	}
+	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: s.envFile, Environ: []string{}})
+	if err != nil {
+		return nil, err
+	}
+	s.driver = cfg.Driver
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.q, err = laravel.Open(ctx, cfg)
+	return s, err
+}
+
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root := filepath.Dir(wd) // the tests run in e2e/
+	if _, err := os.Stat(filepath.Join(root, "testdata", "setup-php.sh")); err != nil {
+		return "", fmt.Errorf("cannot find testdata/setup-php.sh from %s: %w", wd, err)
+	}
+	return root, nil
+}
+
+// copyApp copies setup-php.sh and the Laravel app, leaving out the
+// developer's .env, SQLite files and logs.
+func copyApp(from, to string) error {
+	if err := copyFile(filepath.Join(from, "setup-php.sh"), filepath.Join(to, "setup-php.sh"), 0o755); err != nil {
+		return err
+	}
+	src := filepath.Join(from, "laravel")
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		dst := filepath.Join(to, "laravel", rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case rel == ".env", strings.HasSuffix(rel, ".sqlite"), strings.HasPrefix(rel, filepath.Join("storage", "logs")+string(filepath.Separator)):
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return copyFile(path, dst, info.Mode().Perm())
+	})
+}
+
+func copyFile(from, to string, perm fs.FileMode) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, perm)
+}
+
+// runSetup runs setup-php.sh with every DB_* variable given, so the .env it
+// writes names exactly the e2e database.
+func (s *suite) runSetup() error {
+	driver := os.Getenv("LARAWORKER_E2E_DB")
+	if driver == "" {
+		driver = "mysql"
+	}
+	vars := map[string][]string{
+		"mysql":  {"DB_HOST=127.0.0.1", "DB_PORT=3306", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=root", "DB_PASSWORD="},
+		"pgsql":  {"DB_HOST=127.0.0.1", "DB_PORT=5432", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=postgres", "DB_PASSWORD="},
+		"sqlite": {"DB_DATABASE=" + filepath.Join(s.dir, "e2e.sqlite")},
+	}[driver]
+	if vars == nil {
+		return fmt.Errorf("LARAWORKER_E2E_DB=%s: want mysql, pgsql or sqlite", driver)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(s.dir, "testdata", "setup-php.sh"))
+	cmd.Env = append(cleanEnviron(), append(vars, "DB_CONNECTION="+driver)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("setup-php.sh: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func goBuild(root, out, pkg string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// cleanEnviron is the test's environment without the variables Laravel
+// and laraworker read, so a developer's DB_HOST or APP_KEY cannot point a
+// test at another database.
+func cleanEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "DB_") || strings.HasPrefix(name, "APP_") || strings.HasPrefix(name, "QUEUE_") ||
+			strings.HasPrefix(name, "CACHE_") || strings.HasPrefix(name, "LARAWORKER_") || name == "WORKER_NAME" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// errNoRows is returned by one-row helpers.
+var errNoRows = errors.New("no such row")
