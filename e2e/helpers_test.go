@@ -229,6 +229,7 @@ type runRow struct {
 	Attempt int64
 	Worker  string
 	Result  map[string]any
+	Raw     string // result as stored
 }
 
 func (s *suite) runs(t *testing.T) []runRow {
@@ -245,7 +246,7 @@ func (s *suite) runs(t *testing.T) []runRow {
 		if err := rows.Scan(&r.ID, &uuid, &r.Class, &r.Attempt, &r.Worker, &result); err != nil {
 			t.Fatal(err)
 		}
-		r.UUID = uuid.String
+		r.UUID, r.Raw = uuid.String, result.String
 		if result.Valid {
 			dec := json.NewDecoder(strings.NewReader(result.String))
 			dec.UseNumber()

@@ -139,7 +139,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			continue
 		}
 		free := w.waitForSlot(ctx, slots)
-		if free == 0 {
+		if free == 0 || w.paused.Load() {
 			continue
 		}
 		idleBefore := w.running.len() == 0

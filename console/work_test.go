@@ -1,0 +1,227 @@
+package console
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// laraworkerBinary builds the CLI once per test run, for tests that need
+// a real process (signals, exit codes).
+func laraworkerBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "laraworker-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "laraworker")
+		out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// sqliteApp is a Laravel-like app dir with a .env pointing at SQLite and
+// the tables created.
+func sqliteApp(t *testing.T) (dir string, q *laravel.Queue) {
+	t.Helper()
+	dir = t.TempDir()
+	env := "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nAPP_KEY=" + fixtureKey + "\nDB_PASSWORD=hunter2-secret\n"
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err = laravel.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	if err := q.CreateTables(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return dir, q
+}
+
+func pushJob(t *testing.T, q *laravel.Queue, class string, props ...payload.Entry) string {
+	t.Helper()
+	raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := payload.Parse(raw)
+	return p.UUID
+}
+
+func countRows(t *testing.T, q *laravel.Queue, table string) int {
+	t.Helper()
+	var n int
+	if err := q.DB().QueryRow("select count(*) from " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
+	dir, q := sqliteApp(t)
+	script := filepath.Join(dir, "handler.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ncat > "+dir+"/ran.$LARAWORKER_JOB_UUID\n"), 0o755)
+	pushJob(t, q, `App\Jobs\A`, payload.Public("n", payload.Int(1)))
+	pushJob(t, q, `App\Jobs\A`, payload.Public("n", payload.Int(2)))
+	pushJob(t, q, `App\Jobs\B`)
+	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
+		"--route", `App\Jobs\A=exec:`+script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("work: %v\n%s", err, out)
+	}
+	ran, _ := filepath.Glob(filepath.Join(dir, "ran.*"))
+	if len(ran) != 2 {
+		t.Fatalf("the exec handler ran %d times, want 2\nworker log:\n%s", len(ran), out)
+	}
+	for _, f := range ran {
+		doc, _ := os.ReadFile(f)
+		if !strings.HasPrefix(string(doc), `{"uuid":"`+strings.TrimPrefix(filepath.Ext(f), ".")+`"`) || !strings.Contains(string(doc), `"displayName":"App\\Jobs\\A","payload":{`) {
+			t.Errorf("stdin of the exec handler: %s", doc)
+		}
+	}
+	if countRows(t, q, "jobs") != 1 {
+		t.Fatal("the unrouted job must stay")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			t.Errorf("log lines must be JSON when not on a terminal: %q", line)
+		}
+	}
+	if strings.Contains(string(out), "hunter2-secret") || strings.Contains(string(out), strings.TrimPrefix(fixtureKey, "base64:")) {
+		t.Fatal("a secret reached the log")
+	}
+}
+
+func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
+	dir, q := sqliteApp(t)
+	script := filepath.Join(dir, "slow.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\nsleep 1\n"), 0o755)
+	for i := 0; i < 3; i++ {
+		pushJob(t, q, `App\Jobs\Slow`)
+	}
+	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05", "--concurrency", "1",
+		"--grace", "5s", "--route", `App\Jobs\Slow=exec:`+script)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGUSR2) // pause: the running job finishes, no new claim
+	time.Sleep(2500 * time.Millisecond)
+	if n := countRows(t, q, "jobs"); n != 2 {
+		t.Fatalf("paused worker: %d jobs left, want 2 (one finished, none claimed)", n)
+	}
+	cmd.Process.Signal(syscall.SIGCONT)
+	time.Sleep(300 * time.Millisecond) // the next job starts
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, logs.String())
+	}
+	if time.Since(start) > 4*time.Second {
+		t.Fatal("SIGTERM must let the running job finish, then exit")
+	}
+	if n := countRows(t, q, "jobs"); n != 1 {
+		t.Fatalf("after SIGTERM: %d jobs left, want 1 (the running job finished, the last never claimed)", n)
+	}
+	var reserved int
+	q.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved)
+	if reserved != 0 {
+		t.Fatal("no job may stay reserved after a graceful stop")
+	}
+}
+
+func TestWorkExitCodes(t *testing.T) {
+	dir, _ := sqliteApp(t)
+	bin := laraworkerBinary(t)
+	err := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--memory", "1", "--route", `App\Jobs\A=noop`).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 12 {
+		t.Fatalf("--memory exceeded must exit 12 as artisan does, got %v", err)
+	}
+	out, err := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env")).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no handlers") {
+		t.Fatalf("no handlers: %v %s", err, out)
+	}
+}
+
+func TestMetricsAndHealth(t *testing.T) {
+	dir, q := sqliteApp(t)
+	for i := 0; i < 3; i++ {
+		pushJob(t, q, `App\Jobs\A`)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05",
+		"--metrics-addr", addr, "--route", `App\Jobs\A=noop`)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	go io.Copy(io.Discard, bufio.NewReader(stderr))
+	var body string
+	for i := 0; i < 50; i++ {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, `laraworker_jobs_total{class="App\\Jobs\\A",outcome="done",queue="default"} 3`) {
+			break
+		}
+	}
+	for _, want := range []string{`laraworker_jobs_total{class="App\\Jobs\\A",outcome="done",queue="default"} 3`, "laraworker_job_duration_seconds_bucket", "laraworker_claim_seconds_count", "laraworker_queue_depth"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %v %v", err, resp)
+	}
+}
