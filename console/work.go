@@ -52,7 +52,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 }
 
 func runWork(c *cli.Context, reg *handlers.Registry) error {
-	log := newLogger(c)
+	log := newLogger(c).With().Str("worker", c.String("name")).Logger()
 	if err := addRoutes(reg, c.StringSlice("route"), log); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

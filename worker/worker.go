@@ -242,7 +242,8 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 		return err
 	}
 	w.log.Error().Err(ce.Err).Int64("id", ce.Job.ID).Msg("reserving a job failed; failing it")
-	w.failRow(ctx, ce.Job, nil, ce.Err)
+	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: failRow then gives it a uuid
+	w.failRow(ctx, ce.Job, p, ce.Err)
 	return nil
 }
 
