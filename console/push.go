@@ -222,7 +222,7 @@ func propsFromJSON(raw []byte) ([]payload.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Kind != payload.KindArray || (len(v.Entries) > 0 && isList(v)) {
+	if v.Kind != payload.KindArray || (len(v.Entries) > 0 && v.IsList()) {
 		return nil, errors.New("want a JSON object of properties")
 	}
 	props := make([]payload.Entry, 0, len(v.Entries))
@@ -233,15 +233,6 @@ func propsFromJSON(raw []byte) ([]payload.Entry, error) {
 		props = append(props, payload.Public(e.Key.String(), e.Value))
 	}
 	return props, nil
-}
-
-func isList(v *payload.Value) bool {
-	for i, e := range v.Entries {
-		if !e.Key.IsInt || e.Key.Int != int64(i) {
-			return false
-		}
-	}
-	return true
 }
 
 // propValue reads a --prop value: JSON when it parses, else the text.

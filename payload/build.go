@@ -254,13 +254,7 @@ func appendValueJSON(dst []byte, v *Value, depth int) ([]byte, error) {
 }
 
 func appendArrayJSON(dst []byte, v *Value, depth int) ([]byte, error) {
-	isList := true
-	for i, e := range v.Entries {
-		if !e.Key.IsInt || e.Key.Int != int64(i) {
-			isList = false
-			break
-		}
-	}
+	isList := v.IsList()
 	open, close := byte('{'), byte('}')
 	if isList {
 		open, close = '[', ']'

@@ -288,7 +288,7 @@ func (w *walker) naturalContainer(v *Value, depth int) (any, error) {
 	switch {
 	case v.Kind == KindObject:
 		out, err = w.naturalMap(v, depth, true)
-	case isList(v):
+	case v.IsList():
 		out, err = w.naturalList(v, depth)
 	default:
 		out, err = w.naturalMap(v, depth, false)
@@ -338,21 +338,11 @@ func (w *walker) naturalMap(v *Value, depth int, object bool) (any, error) {
 	return out, nil
 }
 
-// isList reports whether the array's keys are 0..n-1 in order.
-func isList(v *Value) bool {
-	for i, en := range v.Entries {
-		if !en.Key.IsInt || en.Key.Int != int64(i) {
-			return false
-		}
-	}
-	return true
-}
-
 func (w *walker) decodeSlice(v *Value, rv reflect.Value, path string, depth int) error {
 	if v.Kind != KindArray {
 		return mismatch(v, rv, path)
 	}
-	if !isList(v) {
+	if !v.IsList() {
 		return &DecodeError{Path: path, PHP: "array", GoType: rv.Type().String(), Detail: "with keys other than 0..n-1 cannot become"}
 	}
 	s := reflect.MakeSlice(rv.Type(), len(v.Entries), len(v.Entries))

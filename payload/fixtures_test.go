@@ -308,13 +308,7 @@ func manifestForm(v *Value, depth int) any {
 	case KindEnum:
 		return map[string]any{"$enum": v.Class + "::" + v.Case}
 	case KindArray:
-		list := true
-		for i, e := range v.Entries {
-			if !e.Key.IsInt || e.Key.Int != int64(i) {
-				list = false
-			}
-		}
-		if list {
+		if v.IsList() {
 			out := []any{}
 			for _, e := range v.Entries {
 				out = append(out, manifestForm(e.Value, depth+1))

@@ -118,14 +118,7 @@ func (r *readable) readableString(path string, b []byte, depth int) any {
 }
 
 func (r *readable) readableArray(path string, v *Value, depth int) any {
-	list := true
-	for i, e := range v.Entries {
-		if !e.Key.IsInt || e.Key.Int != int64(i) {
-			list = false
-			break
-		}
-	}
-	if list {
+	if v.IsList() {
 		out := make([]any, len(v.Entries))
 		for i, e := range v.Entries {
 			out[i] = r.render(path+"["+strconv.Itoa(i)+"]", e.Value, depth+1)

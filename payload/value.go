@@ -118,6 +118,17 @@ func Ref(target *Value) *Value { return &Value{Kind: KindRef, Target: target} }
 // RefAlias builds an R: PHP reference to target.
 func RefAlias(target *Value) *Value { return &Value{Kind: KindRefAlias, Target: target} }
 
+// IsList reports whether an array's keys are 0..n-1 in order: what PHP's
+// array_is_list() and json_encode call a list.
+func (v *Value) IsList() bool {
+	for i, e := range v.Entries {
+		if !e.Key.IsInt || e.Key.Int != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
 // Deref follows KindRef and KindRefAlias to the value they point at.
 func (v *Value) Deref() *Value {
 	for i := 0; v != nil && (v.Kind == KindRef || v.Kind == KindRefAlias) && i < 64; i++ {
