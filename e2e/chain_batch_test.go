@@ -13,13 +13,13 @@ func TestChainAlternatingSides(t *testing.T) {
 	s.artisan(t, "app:dispatch", "chain")
 	link := `App\Jobs\ChainLinkJob`
 
-	s.artisan(t, "queue:work", "--once", "--queue=chains")
+	s.phpWork(t, "--once", "--queue=chains")
 	s.work(t, "--once", "--queue", "chains", s.route(link))
 	pushedByGo := s.jobs(t)
 	if len(pushedByGo) != 1 || pushedByGo[0].Queue != "chains" || pushedByGo[0].Attempts != 0 {
 		t.Fatalf("after Go ran link 2, jobs are %+v; want the third link on chains", pushedByGo)
 	}
-	s.artisan(t, "queue:work", "--once", "--queue=chains")
+	s.phpWork(t, "--once", "--queue=chains")
 
 	if left := s.jobs(t); len(left) != 0 {
 		t.Errorf("jobs left: %+v", left)
@@ -61,10 +61,10 @@ func TestBatchSplitBetweenSides(t *testing.T) {
 	if rows := s.jobs(t); len(rows) != 1 || rows[0].Attempts != 0 {
 		t.Fatalf("after Go's --once, jobs are %+v; want one untouched member", rows)
 	}
-	s.artisan(t, "queue:work", "--once")
+	s.phpWork(t, "--once")
 
 	phpOnly := dispatchedBatch(t, s.artisan(t, "app:dispatch", "batch"))
-	s.artisan(t, "queue:work", "--stop-when-empty")
+	s.phpWork(t, "--stop-when-empty")
 
 	got, err := s.batch(t, mixed)
 	if err != nil {
@@ -106,7 +106,7 @@ func TestBatchFailureInGoCancelsForPHP(t *testing.T) {
 	if len(failed) != 1 {
 		t.Fatalf("%d failed jobs after Go, want 1", len(failed))
 	}
-	s.artisan(t, "queue:work", "--once")
+	s.phpWork(t, "--once")
 
 	b, err := s.batch(t, id)
 	if err != nil {

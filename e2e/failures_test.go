@@ -49,7 +49,7 @@ func TestGoFailureRetriedByArtisan(t *testing.T) {
 		}
 	}
 	s.work(t, "--stop-when-empty", s.route(`App\Jobs\NoopJob`))
-	s.artisan(t, "queue:work", "--stop-when-empty")
+	s.phpWork(t, "--stop-when-empty")
 
 	byUUID := runsByUUID(s.runs(t))
 	for _, j := range before {
@@ -74,7 +74,7 @@ func TestGoFailureRetriedByArtisan(t *testing.T) {
 func TestPHPFailureRetriedByLaraworker(t *testing.T) {
 	s := need(t)
 	s.artisan(t, "app:dispatch", "throws", "--count=2")
-	s.artisan(t, "queue:work", "--stop-when-empty")
+	s.phpWork(t, "--stop-when-empty")
 	failed := s.failed(t)
 	if len(failed) != 2 {
 		t.Fatalf("%d failed jobs, want 2", len(failed))
@@ -104,7 +104,7 @@ func TestPHPFailureRetriedByLaraworker(t *testing.T) {
 		}
 	}
 
-	s.artisan(t, "queue:work", "--stop-when-empty")
+	s.phpWork(t, "--stop-when-empty")
 	byUUID := runsByUUID(s.runs(t))
 	for _, f := range failed {
 		rs := byUUID[f.UUID]

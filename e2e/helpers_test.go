@@ -31,6 +31,14 @@ func (s *suite) artisan(t *testing.T, args ...string) string {
 	return s.run(t, s.phpCmd(args...))
 }
 
+// phpWork is `php artisan queue:work args...` with --sleep=0: an empty
+// poll then ends --once and --stop-when-empty runs at once instead of after
+// the default 3 s sleep.
+func (s *suite) phpWork(t *testing.T, args ...string) string {
+	t.Helper()
+	return s.artisan(t, append([]string{"queue:work", "--sleep=0"}, args...)...)
+}
+
 func (s *suite) phpCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command("php", append([]string{"artisan"}, args...)...)
 	cmd.Dir = s.app
@@ -79,6 +87,12 @@ func (s *suite) run(t *testing.T, cmd *exec.Cmd) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	started := time.Now()
+	defer func() {
+		if d := time.Since(started); d > time.Second {
+			t.Logf("%s took %s", shortArgs(cmd), d.Round(time.Millisecond))
+		}
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -90,6 +104,18 @@ func (s *suite) run(t *testing.T, cmd *exec.Cmd) string {
 		t.Fatalf("%s: still running after %s\nstderr:\n%s", strings.Join(cmd.Args, " "), cmdTimeout, tail(stderr.String()))
 	}
 	return stdout.String()
+}
+
+// shortArgs names a command without the temp dir paths.
+func shortArgs(cmd *exec.Cmd) string {
+	args := make([]string, len(cmd.Args))
+	for i, a := range cmd.Args {
+		if strings.HasPrefix(a, "/") || strings.Contains(a, "exec:/") {
+			a = a[strings.LastIndex(a, "/")+1:]
+		}
+		args[i] = a
+	}
+	return strings.Join(args, " ")
 }
 
 func tail(s string) string {

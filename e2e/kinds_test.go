@@ -66,7 +66,7 @@ func TestAllKindsSplitBetweenGoAndPHP(t *testing.T) {
 		t.Errorf("batch run by Go: %+v, %v; want pending 0, failed 0, finished", b, err)
 	}
 
-	s.artisan(t, "queue:work", "--stop-when-empty", "--queue="+allQueues)
+	s.phpWork(t, "--stop-when-empty", "--queue="+allQueues)
 
 	if left := s.jobs(t); len(left) != 0 {
 		t.Fatalf("jobs left after queue:work: %+v", left)

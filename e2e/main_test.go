@@ -6,7 +6,8 @@
 // set: then they run and fail without PHP. LARAWORKER_E2E_DB picks the
 // database: mysql (default: MariaDB/MySQL at 127.0.0.1:3306, root, database
 // laraworker_e2e), sqlite (a file in a temp dir) or pgsql (127.0.0.1:5432,
-// postgres, database laraworker_e2e).
+// postgres, database laraworker_e2e). LARAWORKER_E2E_BIN runs a given
+// laraworker binary instead of building one.
 package e2e
 
 import (
@@ -97,9 +98,12 @@ func setUp(dir string) (*suite, error) {
 		return nil, err
 	}
 	bin := filepath.Join(dir, "bin")
-	s.laraw, s.recorder = filepath.Join(bin, "laraworker"), filepath.Join(bin, "recorder")
-	if err := goBuild(root, s.laraw, "."); err != nil {
-		return nil, err
+	s.laraw, s.recorder = os.Getenv("LARAWORKER_E2E_BIN"), filepath.Join(bin, "recorder")
+	if s.laraw == "" {
+		s.laraw = filepath.Join(bin, "laraworker")
+		if err := goBuild(root, s.laraw, "."); err != nil {
+			return nil, err
+		}
 	}
 	if err := goBuild(root, s.recorder, "./e2e/cmd/recorder"); err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func TestGoPushesPHPRuns(t *testing.T) {
 		t.Errorf("--encrypt pushed a plain command: %v", err)
 	}
 
-	s.artisan(t, "queue:work", "--stop-when-empty")
+	s.phpWork(t, "--stop-when-empty")
 	if n := len(s.failed(t)); n != 0 {
 		t.Fatalf("%d jobs failed in PHP: %+v", n, s.failed(t))
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -44,12 +45,12 @@ func TestGoReleasesPHPRetries(t *testing.T) {
 	to := s.now()
 	released(t, s, job, 1, 30, from, to)
 
-	s.artisan(t, "queue:work", "--once", "--tries=3")
+	s.phpWork(t, "--once", "--tries=3")
 	if rows := s.jobs(t); len(rows) != 1 {
 		t.Fatalf("PHP ran a job that is not available yet: jobs %+v", rows)
 	}
 	s.makeAvailable(t)
-	s.artisan(t, "queue:work", "--once", "--tries=3")
+	s.phpWork(t, "--once", "--tries=3")
 
 	runs := s.runs(t)
 	if len(runs) != 2 || runs[0].Worker != "go" || runs[0].Attempt != 1 || runs[1].Worker != "php" || runs[1].Attempt != 2 || runs[1].UUID != job.UUID {
@@ -68,10 +69,10 @@ func TestAttemptsPingPong(t *testing.T) {
 	s := need(t)
 	s.artisan(t, "app:dispatch", "throws")
 	job := s.jobs(t)[0]
-	phpArgs := []string{"queue:work", "--once", "--tries=3", "--backoff=20"}
+	phpArgs := []string{"--once", "--tries=3", "--backoff=20"}
 
 	from := s.now()
-	s.artisan(t, phpArgs...)
+	s.phpWork(t, phpArgs...)
 	job = released(t, s, job, 1, 20, from, s.now())
 	s.makeAvailable(t)
 	job.AvailableAt = s.now()
@@ -81,7 +82,7 @@ func TestAttemptsPingPong(t *testing.T) {
 	released(t, s, job, 2, 20, from, s.now())
 	s.makeAvailable(t)
 
-	s.artisan(t, phpArgs...)
+	s.phpWork(t, phpArgs...)
 	if rows := s.jobs(t); len(rows) != 0 {
 		t.Fatalf("jobs left after the 3rd attempt: %+v", rows)
 	}
@@ -99,4 +100,36 @@ func TestAttemptsPingPong(t *testing.T) {
 			t.Errorf("run %d: %s on attempt %d, want %s on attempt %d", i+1, r.Worker, r.Attempt, want[i], i+1)
 		}
 	}
+}
+
+// TestMaxExceptionsCountedAcrossSides: Laravel counts a job's exceptions in
+// the cache (job-exceptions:<uuid>), so every worker sees them. A
+// MaxExceptionsJob (maxExceptions 2, tries 10, backoff 0) that threw once
+// in PHP and then throws in Go has reached maxExceptions: Laravel fails
+// it. laraworker counts in its own memory (a documented limitation, see
+// README "maxExceptions"), so it releases the job instead; the test is
+// skipped unless LARAWORKER_E2E_STRICT is set.
+func TestMaxExceptionsCountedAcrossSides(t *testing.T) {
+	s := need(t)
+	if os.Getenv("LARAWORKER_E2E_STRICT") == "" {
+		t.Skip("known limitation: laraworker keeps maxExceptions counts in memory, not in Laravel's cache; set LARAWORKER_E2E_STRICT=1 to run")
+	}
+	s.artisan(t, "app:dispatch", "max-exceptions")
+	s.phpWork(t, "--once")
+	if rows := s.jobs(t); len(rows) != 1 || rows[0].Attempts != 1 {
+		t.Fatalf("after PHP's first exception, jobs are %+v; want the job released on attempt 1", rows)
+	}
+	s.work(t, "--once", s.route(`App\Jobs\MaxExceptionsJob`, "-fail", "second exception in Go"))
+	if rows, failed := s.jobs(t), s.failed(t); len(rows) != 0 || len(failed) != 1 {
+		t.Errorf("after the 2nd exception (in Go): %d jobs (attempts %v), %d failed; Laravel fails the job (maxExceptions 2)",
+			len(rows), attemptsOf(rows), len(failed))
+	}
+}
+
+func attemptsOf(rows []jobRow) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Attempts
+	}
+	return out
 }

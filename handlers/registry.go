@@ -35,6 +35,9 @@ type Registry struct {
 type route struct {
 	name    string
 	handler Handler
+	// origin is the user's own function, whose location failed_jobs shows
+	// when an error carries no stack.
+	origin any
 }
 
 // NewRegistry returns an empty registry.
@@ -46,6 +49,10 @@ func NewRegistry() *Registry {
 // `App\Jobs\ProcessPodcast`). Registering a class twice panics, as
 // http.ServeMux does, because it is a programming error.
 func (r *Registry) Handle(displayName string, h Handler) {
+	r.handle(displayName, h, h)
+}
+
+func (r *Registry) handle(displayName string, h Handler, origin any) {
 	if displayName == "" || h == nil {
 		panic("handlers: Handle needs a class name and a handler")
 	}
@@ -55,26 +62,34 @@ func (r *Registry) Handle(displayName string, h Handler) {
 	if _, dup := r.handlers[key]; dup {
 		panic(fmt.Sprintf("handlers: %s registered twice", displayName))
 	}
-	r.handlers[key] = route{name: displayName, handler: h}
+	r.handlers[key] = route{name: displayName, handler: h, origin: origin}
 }
 
 // HandleFunc registers a function.
 func (r *Registry) HandleFunc(displayName string, f func(ctx context.Context, job *Job) error) {
-	r.Handle(displayName, HandlerFunc(f))
+	r.handle(displayName, HandlerFunc(f), f)
 }
 
 // Register registers a typed handler: the command is decoded into a T
 // (fields tagged `php:"name"`) before f runs; a command that does not fit T
 // fails the job with the decoding error.
 func Register[T any](r *Registry, displayName string, f func(ctx context.Context, job *Job, cmd *T) error) {
-	r.HandleFunc(displayName, func(ctx context.Context, job *Job) error {
+	r.handle(displayName, HandlerFunc(func(ctx context.Context, job *Job) error {
 		var cmd T
 		if err := job.Decode(&cmd); err != nil {
 			job.Fail(err)
 			return err
 		}
 		return f(ctx, job, &cmd)
-	})
+	}), f)
+}
+
+// Origin returns the function or Handler registered for a class, as the
+// user wrote it (before middleware and typed decoding), nil if none.
+func (r *Registry) Origin(displayName string) any {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.handlers[strings.ToLower(displayName)].origin
 }
 
 // Use appends middleware; the first one added is the outermost.

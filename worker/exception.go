@@ -127,6 +127,9 @@ type frame struct {
 
 // handlerFrame locates a handler's code, for errors that carry no stack.
 func handlerFrame(h any) frame {
+	if h == nil {
+		return frame{File: "laraworker", Func: "handler"}
+	}
 	v := reflect.ValueOf(h)
 	if v.Kind() != reflect.Func {
 		return frame{File: "laraworker", Line: 0, Func: reflect.TypeOf(h).String() + ".Handle"}

@@ -165,7 +165,7 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 	}
 	defer cancel()
 	err, abandoned := w.call(runCtx, h, job)
-	where := handlerFrame(h)
+	where := handlerFrame(w.reg.Origin(job.DisplayName))
 	timedOut := timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if abandoned {
 		w.log.Error().Str("uuid", job.UUID).Str("class", job.DisplayName).Msg("handler ignored cancellation; abandoned")

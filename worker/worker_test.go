@@ -489,3 +489,21 @@ func TestQueuePriority(t *testing.T) {
 		}
 	})
 }
+
+func TestFailureTextPointsAtTheUsersHandler(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	reg := handlers.NewRegistry()
+	reg.Use(handlers.Recover()) // middleware must not hide where the handler is
+	type cmd struct {
+		N int64 `php:"n"`
+	}
+	handlers.Register(reg, classA, func(context.Context, *handlers.Job, *cmd) error { return errors.New("typed handler failed") })
+	push(t, q, "", classA, payload.Public("n", payload.Int(1)))
+	w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+	runWorker(t, w, 30*time.Second)
+	failed := failedRows(t, q)
+	if len(failed) != 1 {
+		t.Fatalf("failed %d", len(failed))
+	}
+	mustContain(t, "exception", failed[0].Exception, "typed handler failed in ", "worker_test.go:", "TestFailureTextPointsAtTheUsersHandler")
+}

@@ -1,0 +1,284 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/urfave/cli/v2"
+)
+
+// benchClass is the job class every benchmark job carries. The PHP side
+// gets a class of that name whose handle() does nothing (written into the
+// temporary copy of the test app), laraworker routes it to `noop`.
+const benchClass = `App\Jobs\BenchNoopJob`
+
+const benchHelp = `Measures, on one database in one run: php artisan queue:work (1 and 2
+processes, when php and the Laravel test app are there), laraworker work in
+batched mode (concurrency 1, 16, 128) and in --laravel-exact mode, and a raw
+SQL loop of the same statements (the ceiling of each mode). Each round pushes
+--jobs no-op jobs in bulk and drains them with one contender; figures are
+medians of the rounds with the spread (min-max). The method is written down
+in docs/PERFORMANCE.md.
+
+Tables default to laraworker_bench_jobs, laraworker_bench_failed_jobs and
+laraworker_bench_job_batches; they are created, emptied and dropped at the
+end. The PHP app is a copy of --laravel-app in a temporary directory with its
+own .env; the original is never touched.`
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "bench",
+		Usage:       "benchmark laraworker against php artisan queue:work and raw SQL on one database",
+		Description: benchHelp,
+		Flags: append(connectionFlags(),
+			&cli.IntFlag{Name: "jobs", Value: 20000, Usage: "jobs per drain for laraworker and the raw loops"},
+			&cli.IntFlag{Name: "php-jobs", Value: 3000, Usage: "jobs per drain for PHP workers (they are slow; the rate is what counts)"},
+			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
+			&cli.StringFlag{Name: "only", Usage: "comma-separated contenders to run (default all): " + strings.Join(allContenderNames(), ",")},
+			&cli.StringFlag{Name: "laravel-app", Value: "testdata/laravel", Usage: "Laravel app to copy for the PHP workers (\"\" skips PHP)"},
+			&cli.StringFlag{Name: "php", Value: "php", Usage: "PHP binary"},
+			&cli.IntFlag{Name: "latency-jobs", Value: 300, Usage: "jobs pushed one by one for the pick-up latency phase (0 skips it)"},
+			&cli.IntFlag{Name: "latency-rate", Value: 100, Usage: "jobs per second pushed in the latency phase"},
+			&cli.IntFlag{Name: "big-delayed", Usage: "also run the large-table scenario with this many delayed jobs (e.g. 1000000)"},
+			&cli.IntFlag{Name: "big-ready", Value: 100000, Usage: "ready jobs drained in the large-table scenario"},
+			&cli.BoolFlag{Name: "keep-tables", Usage: "do not drop the bench tables at the end"},
+			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON as well"},
+		),
+		Action: noArgs(runBench),
+	}
+}
+
+// bench is one benchmark run: the database, the files the workers share and
+// the results so far.
+type bench struct {
+	c        *cli.Context
+	cfg      laravel.Config
+	q        *laravel.Queue
+	dir      string // temp dir: .env, logs, PHP app copy
+	envFile  string
+	phpApp   string // "" when PHP is not benchmarked
+	phpBin   string
+	exe      string
+	template []byte // one job payload; uuids are replaced per job
+}
+
+func runBench(c *cli.Context) error {
+	b, err := newBench(c)
+	if err != nil {
+		return cli.Exit("bench: "+oneLine(err.Error()), 1)
+	}
+	defer b.close()
+	rep, err := b.run()
+	if err != nil {
+		return cli.Exit("bench: "+oneLine(scrub(err.Error(), b.cfg)), 1)
+	}
+	rep.print(c.App.Writer)
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rep)
+	}
+	return nil
+}
+
+func newBench(c *cli.Context) (*bench, error) {
+	overrides := connectionOverrides(c)
+	for key, def := range map[string]string{"DB_QUEUE_TABLE": "laraworker_bench_jobs",
+		"QUEUE_FAILED_TABLE": "laraworker_bench_failed_jobs", "QUEUE_BATCHES_TABLE": "laraworker_bench_job_batches"} {
+		if _, ok := overrides[key]; !ok {
+			overrides[key] = def
+		}
+	}
+	overrides["DB_QUEUE"] = "default"
+	cfg, err := loadConfig(c, overrides)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Driver == laravel.EngineSQLite && !filepath.IsAbs(cfg.Database) {
+		if cfg.Database, err = filepath.Abs(cfg.Database); err != nil {
+			return nil, err
+		}
+	}
+	b := &bench{c: c, cfg: cfg, phpBin: c.String("php")}
+	if b.exe, err = os.Executable(); err != nil {
+		return nil, err
+	}
+	if b.dir, err = os.MkdirTemp("", "laraworker-bench-"); err != nil {
+		return nil, err
+	}
+	if b.q, err = laravel.Open(c.Context, cfg); err != nil {
+		os.RemoveAll(b.dir)
+		return nil, err
+	}
+	if err := b.prepare(); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bench) prepare() error {
+	ctx := b.c.Context
+	_ = b.q.DropTables(ctx)
+	if err := b.q.CreateTables(ctx); err != nil {
+		return err
+	}
+	tpl, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
+	if err != nil {
+		return err
+	}
+	b.template = tpl
+	if err := b.writeEnv(); err != nil {
+		return err
+	}
+	app := b.c.String("laravel-app")
+	if app == "" {
+		return nil
+	}
+	if !phpAvailable(b.phpBin, app) {
+		warn(b.c, "bench: no PHP at %q or no Laravel app at %q: PHP workers are not measured", b.phpBin, app)
+		return nil
+	}
+	b.phpApp = filepath.Join(b.dir, "laravel")
+	return copyLaravelApp(app, b.phpApp, b.envFile)
+}
+
+func (b *bench) close() {
+	if b.q != nil {
+		if !b.c.Bool("keep-tables") {
+			_ = b.q.DropTables(context.Background())
+		}
+		b.q.Close()
+	}
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// writeEnv writes the .env both laraworker and the PHP copy read, so they
+// use the same database and tables. It holds the password, so it is 0600
+// in a private temp dir and removed at the end.
+func (b *bench) writeEnv() error {
+	cfg := b.cfg
+	key := make([]byte, 32) // a fresh key: no benchmark job is encrypted
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	lines := []string{
+		"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(key),
+		"APP_ENV=production", "APP_DEBUG=false", "LOG_CHANNEL=null", "CACHE_DRIVER=array",
+		"DB_CONNECTION=" + cfg.Driver, "DB_HOST=" + cfg.Host, fmt.Sprintf("DB_PORT=%d", cfg.Port),
+		"DB_DATABASE=" + cfg.Database, "DB_USERNAME=" + cfg.Username, "DB_PASSWORD=" + cfg.Password.Reveal(),
+		"DB_SOCKET=" + cfg.Socket, "DB_QUEUE_TABLE=" + cfg.JobsTable, "QUEUE_FAILED_TABLE=" + cfg.FailedTable,
+		"QUEUE_BATCHES_TABLE=" + cfg.BatchesTable, "DB_QUEUE=default",
+		fmt.Sprintf("DB_QUEUE_RETRY_AFTER=%d", cfg.RetryAfter), fmt.Sprintf("QUEUE_RETRY_AFTER=%d", cfg.RetryAfter),
+	}
+	if cfg.Port == 0 {
+		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "DB_PORT=") })
+	}
+	b.envFile = filepath.Join(b.dir, ".env")
+	return os.WriteFile(b.envFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// run measures every selected contender for the given rounds, then the
+// latency phase, the idle footprint and, if asked, the large table.
+func (b *bench) run() (*benchReport, error) {
+	rep := &benchReport{Driver: b.cfg.Driver, ServerVersion: b.q.ServerVersion(), Lock: b.q.LockClause(),
+		Jobs: b.c.Int("jobs"), PHPJobs: b.c.Int("php-jobs"), Rounds: b.c.Int("rounds"), Started: time.Now().UTC()}
+	contenders, err := b.contenders()
+	if err != nil {
+		return nil, err
+	}
+	for round := 1; round <= rep.Rounds; round++ {
+		for _, ct := range contenders {
+			n := rep.Jobs
+			if ct.php {
+				n = rep.PHPJobs
+			}
+			m, err := b.measureDrain(ct, n)
+			if err != nil {
+				return nil, fmt.Errorf("%s, round %d: %w", ct.name, round, err)
+			}
+			rep.add(ct.name, m)
+			b.progress("round %d %-14s %8.0f jobs/s  cpu %6.1f ms/1k  rss %5.1f MB  load %.2f",
+				round, ct.name, m.JobsPerSec, m.CPUPer1k, m.PeakRSSMB, m.Load1)
+		}
+		if n := b.c.Int("latency-jobs"); n > 0 {
+			for _, ct := range contenders {
+				if !ct.latency {
+					continue
+				}
+				lat, err := b.measureLatency(ct, n, b.c.Int("latency-rate"))
+				if err != nil {
+					return nil, fmt.Errorf("%s latency, round %d: %w", ct.name, round, err)
+				}
+				rep.addLatency(ct.name, lat)
+				b.progress("round %d %-14s latency p50 %.1f ms p99 %.1f ms", round, ct.name, lat.P50ms, lat.P99ms)
+			}
+		}
+	}
+	if idle, err := b.idleRSS(128); err == nil {
+		rep.IdleRSSMB = idle
+	} else {
+		return nil, fmt.Errorf("idle footprint: %w", err)
+	}
+	if n := b.c.Int("big-delayed"); n > 0 {
+		small := map[string]float64{}
+		for name, cr := range rep.Results {
+			small[name] = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.JobsPerSec }))
+		}
+		big, err := b.bigTable(n, b.c.Int("big-ready"), small)
+		if err != nil {
+			return nil, fmt.Errorf("large table: %w", err)
+		}
+		rep.Big = big
+	}
+	rep.finish()
+	return rep, nil
+}
+
+func (b *bench) progress(format string, args ...any) {
+	warn(b.c, format, args...)
+}
+
+// contenders filters allContenders by --only and by PHP's availability.
+func (b *bench) contenders() ([]contender, error) {
+	only := map[string]bool{}
+	for _, n := range strings.Split(b.c.String("only"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			only[n] = true
+		}
+	}
+	var out []contender
+	for _, ct := range allContenders() {
+		if len(only) > 0 && !only[ct.name] {
+			continue
+		}
+		if ct.php && b.phpApp == "" {
+			continue
+		}
+		delete(only, ct.name)
+		out = append(out, ct)
+	}
+	for n := range only {
+		if !strings.HasPrefix(n, "php") {
+			return nil, fmt.Errorf("unknown contender %q (want %s)", n, strings.Join(allContenderNames(), ","))
+		}
+	}
+	return out, nil
+}
+
+// scrub keeps the password out of anything printed.
+func scrub(msg string, cfg laravel.Config) string {
+	if cfg.Password.IsSet() {
+		msg = strings.ReplaceAll(msg, cfg.Password.Reveal(), "[redacted]")
+	}
+	return msg
+}

@@ -1,0 +1,381 @@
+package console
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+)
+
+// rawDrain is the ceiling of a mode: the statements laraworker runs, in a
+// loop on one connection, with nothing else (no payload parsing, no
+// handler, no goroutines). "exact" is Laravel's per-job claim transaction
+// then its deleteReserved transaction; "batch" claims ct.batch rows in one
+// transaction and deletes them in one statement.
+func (b *bench) rawDrain(ctx context.Context, ct contender) (procStats, error) {
+	start := time.Now()
+	limit := ct.batch
+	if ct.raw == "exact" {
+		limit = 1
+	}
+	for {
+		ids, err := b.rawClaim(ctx, limit, ct.raw == "exact")
+		if err != nil {
+			return procStats{}, err
+		}
+		if len(ids) == 0 {
+			return procStats{wall: time.Since(start)}, nil
+		}
+		if ct.raw == "exact" {
+			err = b.rawDeleteReserved(ctx, ids[0])
+		} else {
+			_, err = b.q.DB().ExecContext(ctx, b.rawSQL("delete from %s where %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("id"), marks(len(ids))), ids...)
+		}
+		if err != nil {
+			return procStats{}, err
+		}
+	}
+}
+
+func (b *bench) qi(ident string) string { return b.q.Dialect().Quote(ident) }
+
+func (b *bench) rawSQL(format string, args ...any) string {
+	return b.q.Dialect().Rebind(fmt.Sprintf(format, args...))
+}
+
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// rawClaim runs the claim transaction: Laravel's select with laraworker's
+// displayName filter and lock, then the reserve update.
+func (b *bench) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, error) {
+	tx, err := b.q.DB().BeginTx(ctx, b.q.Dialect().TxOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	now := time.Now().Unix()
+	sel := b.rawSQL("select * from %s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?)) and (%s like ? escape '!') order by %s asc limit %d %s",
+		b.qi(b.cfg.JobsTable), b.qi("queue"), b.qi("reserved_at"), b.qi("available_at"), b.qi("reserved_at"), b.qi("payload"), b.qi("id"), limit, b.q.LockClause())
+	pattern := `%"displayName":"` + strings.ReplaceAll(benchClass, `\`, `\\`) + `"%`
+	ids, attempts, err := scanIDs(tx.QueryContext(ctx, sel, "default", now, now-int64(b.cfg.RetryAfter), pattern))
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	if perJob {
+		_, err = tx.ExecContext(ctx, b.rawSQL("update %s set %s = ?, %s = ? where %s = ?", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("attempts"), b.qi("id")), now, attempts[0]+1, ids[0])
+	} else {
+		_, err = tx.ExecContext(ctx, b.rawSQL("update %s set %s = ?, %s = %s + 1 where %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("attempts"), b.qi("attempts"), b.qi("id"), marks(len(ids))), append([]any{now}, ids...)...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ids, tx.Commit()
+}
+
+// scanIDs reads id and attempts of a `select *`, scanning every column as
+// the driver's raw bytes.
+func scanIDs(rows *sql.Rows, err error) ([]any, []int64, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	idAt, attAt := slices.Index(cols, "id"), slices.Index(cols, "attempts")
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var ids []any
+	var attempts []int64
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		var id, att int64
+		if _, err := fmt.Sscan(string(vals[idAt]), &id); err != nil {
+			return nil, nil, err
+		}
+		if _, err := fmt.Sscan(string(vals[attAt]), &att); err != nil {
+			return nil, nil, err
+		}
+		ids, attempts = append(ids, id), append(attempts, att)
+	}
+	return ids, attempts, rows.Err()
+}
+
+// rawDeleteReserved is Laravel's deleteReserved transaction.
+func (b *bench) rawDeleteReserved(ctx context.Context, id any) error {
+	tx, err := b.q.DB().BeginTx(ctx, b.q.Dialect().TxOptions())
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	lock := b.q.Dialect().ForUpdate()
+	if _, _, err := scanIDs(tx.QueryContext(ctx, b.rawSQL("select * from %s where %s = ? limit 1 %s", b.qi(b.cfg.JobsTable), b.qi("id"), lock), id)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, b.rawSQL("delete from %s where %s = ?", b.qi(b.cfg.JobsTable), b.qi("id")), id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// latencyMeasure is the pick-up latency of one latency phase.
+type latencyMeasure struct {
+	Jobs   int     `json:"jobs"`
+	Missed int     `json:"missed"` // jobs whose pick-up was not recorded
+	P50ms  float64 `json:"p50_ms"`
+	P99ms  float64 `json:"p99_ms"`
+	Load1  float64 `json:"load1"`
+}
+
+const pickupTable = "laraworker_bench_pickup"
+
+// measureLatency runs the contender as a daemon (--sleep=0, --max-jobs n)
+// on an empty queue, pushes n jobs one by one at rate per second and
+// reads, per job, the database clock at its insert and at the update that
+// reserved it (recorded by triggers, so no worker is changed).
+func (b *bench) measureLatency(ct contender, n, rate int) (latencyMeasure, error) {
+	ctx := b.c.Context
+	m := latencyMeasure{Jobs: n}
+	if err := b.reset(); err != nil {
+		return m, err
+	}
+	if err := b.execAll(ctx, b.pickupTriggers()); err != nil {
+		return m, fmt.Errorf("creating the pick-up triggers: %w", err)
+	}
+	defer func() { _ = b.execAll(context.Background(), b.dropPickupTriggers()) }()
+	var cmds []*exec.Cmd
+	maxJobs := fmt.Sprint(n)
+	if ct.php {
+		cmds = append(cmds, b.phpCommand("--sleep=0", "--max-jobs="+maxJobs))
+	} else {
+		cmds = append(cmds, b.workCommand(ct, "--sleep", "0", "--max-jobs", maxJobs))
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.runProcs(ctx, cmds, time.Duration(n/rate+60)*time.Second)
+		done <- err
+	}()
+	time.Sleep(2 * time.Second) // past the worker's start-up
+	m.Load1 = load1()
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	for range n {
+		<-tick.C
+		raw, err := b.jobPayload()
+		if err == nil {
+			_, err = b.q.Push(ctx, laravel.PushItem{Queue: "default", Payload: raw})
+		}
+		if err != nil {
+			tick.Stop()
+			killAll(cmds)
+			<-done
+			return m, err
+		}
+	}
+	tick.Stop()
+	if err := <-done; err != nil {
+		return m, err
+	}
+	return b.readPickups(ctx, m)
+}
+
+func (b *bench) readPickups(ctx context.Context, m latencyMeasure) (latencyMeasure, error) {
+	rows, err := b.q.DB().QueryContext(ctx, b.rawSQL("select %s - %s from %s where %s is not null",
+		b.qi("picked_at"), b.qi("pushed_at"), b.qi(pickupTable), b.qi("picked_at")))
+	if err != nil {
+		return m, err
+	}
+	defer rows.Close()
+	var ms []float64
+	for rows.Next() {
+		var s float64
+		if err := rows.Scan(&s); err != nil {
+			return m, err
+		}
+		ms = append(ms, s*1000)
+	}
+	if err := rows.Err(); err != nil {
+		return m, err
+	}
+	m.Missed = m.Jobs - len(ms)
+	m.P50ms, m.P99ms = percentile(ms, 50), percentile(ms, 99)
+	return m, nil
+}
+
+// percentile is the nearest-rank percentile.
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := int(float64(len(s))*p/100+0.999999) - 1
+	return s[max(0, min(rank, len(s)-1))]
+}
+
+func (b *bench) execAll(ctx context.Context, stmts []string) error {
+	for _, s := range stmts {
+		if _, err := b.q.DB().ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pickupTriggers record, per job, the database clock when its row is
+// inserted and when it is first reserved (reserved_at set).
+func (b *bench) pickupTriggers() []string {
+	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
+	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
+	switch b.cfg.Driver {
+	case laravel.EnginePgSQL:
+		const clock = "extract(epoch from clock_timestamp())"
+		return append(b.dropPickupTriggers(),
+			"create table "+p+" (job_id bigint primary key, pushed_at double precision not null, picked_at double precision)",
+			"create function "+ins+"() returns trigger language plpgsql as $$begin insert into "+p+" (job_id, pushed_at) values (new.id, "+clock+"); return null; end$$",
+			"create function "+upd+"() returns trigger language plpgsql as $$begin if new.reserved_at is not null then update "+p+" set picked_at = "+clock+" where job_id = new.id and picked_at is null; end if; return null; end$$",
+			"create trigger "+ins+" after insert on "+j+" for each row execute function "+ins+"()",
+			"create trigger "+upd+" after update on "+j+" for each row execute function "+upd+"()")
+	case laravel.EngineSQLite:
+		const clock = "((julianday('now') - 2440587.5) * 86400.0)"
+		return append(b.dropPickupTriggers(),
+			"create table "+p+" (job_id integer primary key, pushed_at real not null, picked_at real)",
+			"create trigger "+ins+" after insert on "+j+" begin insert into "+p+" (job_id, pushed_at) values (new.id, "+clock+"); end",
+			"create trigger "+upd+" after update on "+j+" when new.reserved_at is not null begin update "+p+" set picked_at = "+clock+" where job_id = new.id and picked_at is null; end")
+	}
+	const clock = "unix_timestamp(sysdate(6))"
+	return append(b.dropPickupTriggers(),
+		"create table "+p+" (job_id bigint primary key, pushed_at double not null, picked_at double null)",
+		"create trigger "+ins+" after insert on "+j+" for each row insert into "+p+" (job_id, pushed_at) values (new.id, "+clock+")",
+		"create trigger "+upd+" after update on "+j+" for each row update "+p+" set picked_at = "+clock+" where job_id = new.id and picked_at is null and new.reserved_at is not null")
+}
+
+func (b *bench) dropPickupTriggers() []string {
+	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
+	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
+	switch b.cfg.Driver {
+	case laravel.EnginePgSQL:
+		return []string{"drop trigger if exists " + ins + " on " + j, "drop trigger if exists " + upd + " on " + j,
+			"drop function if exists " + ins + "()", "drop function if exists " + upd + "()", "drop table if exists " + p}
+	}
+	return []string{"drop trigger if exists " + ins, "drop trigger if exists " + upd, "drop table if exists " + p}
+}
+
+// phpAvailable reports whether php runs and app looks like a Laravel app.
+func phpAvailable(php, app string) bool {
+	if _, err := exec.LookPath(php); err != nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(app, "artisan"))
+	return err == nil
+}
+
+// copyLaravelApp copies the app without its .env, databases, logs and
+// caches, gives it the bench .env, reads the table names from it and adds
+// a job class whose handle() does nothing.
+func copyLaravelApp(src, dst, envFile string) error {
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if skipInAppCopy(rel, d) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{"storage/logs", "storage/framework/cache/data", "storage/framework/views", "bootstrap/cache"} {
+		if err := os.MkdirAll(filepath.Join(dst, dir), 0o755); err != nil {
+			return err
+		}
+	}
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dst, ".env"), env, 0o600); err != nil {
+		return err
+	}
+	if err := patchQueueConfig(filepath.Join(dst, "config", "queue.php")); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, "app", "Jobs", "BenchNoopJob.php"), []byte(benchNoopJobPHP), 0o644)
+}
+
+func skipInAppCopy(rel string, d fs.DirEntry) bool {
+	switch {
+	case rel == ".env", rel == "storage/logs", rel == "bootstrap/cache", rel == "storage/framework":
+		return true
+	case !d.IsDir() && strings.HasPrefix(rel, "database/") && strings.Contains(d.Name(), ".sqlite"):
+		return true
+	}
+	return false
+}
+
+// patchQueueConfig makes the copy's table names come from the .env.
+func patchQueueConfig(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(data)
+	for _, r := range [][2]string{
+		{`'table' => 'jobs',`, `'table' => env('DB_QUEUE_TABLE', 'jobs'),`},
+		{`'table' => 'job_batches',`, `'table' => env('QUEUE_BATCHES_TABLE', 'job_batches'),`},
+		{`'table' => 'failed_jobs',`, `'table' => env('QUEUE_FAILED_TABLE', 'failed_jobs'),`},
+	} {
+		if !strings.Contains(s, r[0]) {
+			return fmt.Errorf("%s: cannot find %s to point it at the bench tables", path, r[0])
+		}
+		s = strings.Replace(s, r[0], r[1], 1)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+const benchNoopJobPHP = `<?php
+
+namespace App\Jobs;
+
+use Illuminate\Bus\Queueable;
+use Illuminate\Contracts\Queue\ShouldQueue;
+use Illuminate\Foundation\Bus\Dispatchable;
+use Illuminate\Queue\InteractsWithQueue;
+use Illuminate\Queue\SerializesModels;
+
+// Written by laraworker bench into its temporary copy of the app.
+class BenchNoopJob implements ShouldQueue
+{
+    use Dispatchable, InteractsWithQueue, Queueable, SerializesModels;
+
+    public function handle()
+    {
+    }
+}
+`

@@ -1,0 +1,181 @@
+package console
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// benchReport holds every measurement of a run and the summaries drawn
+// from them.
+type benchReport struct {
+	Driver        string                      `json:"driver"`
+	ServerVersion string                      `json:"server_version"`
+	Lock          string                      `json:"lock"`
+	Jobs          int                         `json:"jobs"`
+	PHPJobs       int                         `json:"php_jobs"`
+	Rounds        int                         `json:"rounds"`
+	Started       time.Time                   `json:"started"`
+	Order         []string                    `json:"order"`
+	Results       map[string]*contenderResult `json:"results"`
+	Ratios        []benchRatio                `json:"ratios"`
+	IdleRSSMB     float64                     `json:"idle_rss_mb_concurrency_128"`
+	Big           *bigResult                  `json:"big_table,omitempty"`
+}
+
+type contenderResult struct {
+	Drains  []drainMeasure   `json:"drains"`
+	Latency []latencyMeasure `json:"latency,omitempty"`
+	Summary benchSummary     `json:"summary"`
+}
+
+// benchSummary: medians over the rounds, with the spread of the rate.
+type benchSummary struct {
+	JobsPerSec    float64 `json:"jobs_per_sec"`
+	JobsPerSecMin float64 `json:"jobs_per_sec_min"`
+	JobsPerSecMax float64 `json:"jobs_per_sec_max"`
+	CPUPer1k      float64 `json:"cpu_ms_per_1k"`
+	PeakRSSMB     float64 `json:"peak_rss_mb"`
+	P50ms         float64 `json:"latency_p50_ms"`
+	P99ms         float64 `json:"latency_p99_ms"`
+	LoadMin       float64 `json:"load1_min"`
+	LoadMax       float64 `json:"load1_max"`
+}
+
+// benchRatio compares two contenders round by round (same run, same
+// round), so slow phases of a shared machine hit both sides.
+type benchRatio struct {
+	Name   string  `json:"name"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+func (r *benchReport) result(name string) *contenderResult {
+	if r.Results == nil {
+		r.Results = map[string]*contenderResult{}
+	}
+	cr, ok := r.Results[name]
+	if !ok {
+		cr = &contenderResult{}
+		r.Results[name] = cr
+		r.Order = append(r.Order, name)
+	}
+	return cr
+}
+
+func (r *benchReport) add(name string, m drainMeasure) {
+	cr := r.result(name)
+	cr.Drains = append(cr.Drains, m)
+}
+
+func (r *benchReport) addLatency(name string, m latencyMeasure) {
+	cr := r.result(name)
+	cr.Latency = append(cr.Latency, m)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func pluck[T any](items []T, f func(T) float64) []float64 {
+	out := make([]float64, len(items))
+	for i, it := range items {
+		out[i] = f(it)
+	}
+	return out
+}
+
+func (r *benchReport) finish() {
+	for _, cr := range r.Results {
+		rates := pluck(cr.Drains, func(m drainMeasure) float64 { return m.JobsPerSec })
+		loads := append(pluck(cr.Drains, func(m drainMeasure) float64 { return m.Load1 }),
+			pluck(cr.Latency, func(m latencyMeasure) float64 { return m.Load1 })...)
+		s := &cr.Summary
+		s.JobsPerSec = median(rates)
+		if len(rates) > 0 {
+			s.JobsPerSecMin, s.JobsPerSecMax = slices.Min(rates), slices.Max(rates)
+			s.LoadMin, s.LoadMax = slices.Min(loads), slices.Max(loads)
+		}
+		s.CPUPer1k = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.CPUPer1k }))
+		s.PeakRSSMB = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.PeakRSSMB }))
+		s.P50ms = median(pluck(cr.Latency, func(m latencyMeasure) float64 { return m.P50ms }))
+		s.P99ms = median(pluck(cr.Latency, func(m latencyMeasure) float64 { return m.P99ms }))
+	}
+	pairs := [][3]string{
+		{"lw-c128 / php-1 (jobs/s)", "lw-c128", "php-1"},
+		{"lw-c128 / php-2 (jobs/s)", "lw-c128", "php-2"},
+		{"lw-exact / php-1 (jobs/s)", "lw-exact", "php-1"},
+		{"lw-exact / raw-exact (jobs/s)", "lw-exact", "raw-exact"},
+		{"lw-c1 / raw-b1 (jobs/s)", "lw-c1", "raw-b1"},
+		{"lw-c16 / raw-b16 (jobs/s)", "lw-c16", "raw-b16"},
+		{"lw-c128 / raw-b128 (jobs/s)", "lw-c128", "raw-b128"},
+	}
+	for _, p := range pairs {
+		r.addRatio(p[0], p[1], p[2], func(m drainMeasure) float64 { return m.JobsPerSec })
+	}
+	r.addRatio("php-1 / lw-c128 (CPU per job)", "php-1", "lw-c128", func(m drainMeasure) float64 { return m.CPUPer1k })
+	r.addRatio("php-1 / lw-exact (CPU per job)", "php-1", "lw-exact", func(m drainMeasure) float64 { return m.CPUPer1k })
+}
+
+func (r *benchReport) addRatio(name, a, b string, f func(drainMeasure) float64) {
+	ra, rb := r.Results[a], r.Results[b]
+	if ra == nil || rb == nil {
+		return
+	}
+	var v []float64
+	for i := range min(len(ra.Drains), len(rb.Drains)) {
+		if d := f(rb.Drains[i]); d > 0 {
+			v = append(v, f(ra.Drains[i])/d)
+		}
+	}
+	if len(v) > 0 {
+		r.Ratios = append(r.Ratios, benchRatio{Name: name, Median: median(v), Min: slices.Min(v), Max: slices.Max(v)})
+	}
+}
+
+func (r *benchReport) print(w io.Writer) {
+	fmt.Fprintf(w, "%s %s (lock: %s), %d rounds, %d jobs per drain (PHP %d), started %s\n\n",
+		r.Driver, r.ServerVersion, orDash(r.Lock), r.Rounds, r.Jobs, r.PHPJobs, r.Started.Format(time.RFC3339))
+	rows := [][]string{}
+	for _, name := range r.Order {
+		s := r.Results[name].Summary
+		lat := "-"
+		if len(r.Results[name].Latency) > 0 {
+			lat = fmt.Sprintf("%.1f / %.1f", s.P50ms, s.P99ms)
+		}
+		cpu, rss := "-", "-"
+		if s.CPUPer1k > 0 {
+			cpu, rss = fmt.Sprintf("%.0f", s.CPUPer1k), fmt.Sprintf("%.1f", s.PeakRSSMB)
+		}
+		rows = append(rows, []string{name, fmt.Sprintf("%.0f", s.JobsPerSec), fmt.Sprintf("%.0f-%.0f", s.JobsPerSecMin, s.JobsPerSecMax),
+			lat, cpu, rss, fmt.Sprintf("%.2f-%.2f", s.LoadMin, s.LoadMax)})
+	}
+	_ = writeTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "peak RSS MB", "load1"}, rows)
+	fmt.Fprintln(w)
+	var rrows [][]string
+	for _, ra := range r.Ratios {
+		rrows = append(rrows, []string{ra.Name, fmt.Sprintf("%.2f", ra.Median), fmt.Sprintf("%.2f-%.2f", ra.Min, ra.Max)})
+	}
+	_ = writeTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
+	fmt.Fprintf(w, "\nidle RSS, work --concurrency 128 on an empty queue: %.1f MB\n", r.IdleRSSMB)
+	if r.Big != nil {
+		r.Big.print(w)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,316 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+// contender is one way of draining the queue.
+type contender struct {
+	name        string
+	php         bool // php artisan queue:work, procs processes
+	procs       int
+	concurrency int // laraworker --concurrency
+	exact       bool
+	raw         string // "exact": Laravel's per-job statements; "batch": batched claim + one delete
+	batch       int
+	latency     bool // also measured in the latency phase
+}
+
+func allContenders() []contender {
+	return []contender{
+		{name: "php-1", php: true, procs: 1, latency: true},
+		{name: "php-2", php: true, procs: 2},
+		{name: "lw-exact", concurrency: 1, exact: true, latency: true},
+		{name: "raw-exact", raw: "exact"},
+		{name: "lw-c1", concurrency: 1, latency: true},
+		{name: "raw-b1", raw: "batch", batch: 1},
+		{name: "lw-c16", concurrency: 16},
+		{name: "raw-b16", raw: "batch", batch: 16},
+		{name: "lw-c128", concurrency: 128, latency: true},
+		{name: "raw-b128", raw: "batch", batch: 128},
+	}
+}
+
+func allContenderNames() []string {
+	var out []string
+	for _, c := range allContenders() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// drainMeasure is one drain of n jobs by one contender.
+type drainMeasure struct {
+	Jobs       int     `json:"jobs"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	// CPUPer1k is user+system CPU milliseconds of the worker processes per
+	// 1,000 jobs (0 for the in-process raw loops: not measured).
+	CPUPer1k  float64 `json:"cpu_ms_per_1k"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	WallSec   float64 `json:"wall_sec"`
+	StartSec  float64 `json:"startup_sec"` // the empty-queue run subtracted from WallSec
+	Load1     float64 `json:"load1"`
+}
+
+// measureDrain empties the tables, times the contender on an empty queue
+// (its start-up and shut-down cost), pushes n jobs and times the drain.
+func (b *bench) measureDrain(ct contender, n int) (drainMeasure, error) {
+	ctx := b.c.Context
+	m := drainMeasure{Jobs: n}
+	if err := b.reset(); err != nil {
+		return m, err
+	}
+	var base procStats
+	if ct.raw == "" {
+		var err error
+		if base, err = b.runProcs(ctx, b.drainCommands(ct), time.Minute); err != nil {
+			return m, fmt.Errorf("empty-queue run: %w", err)
+		}
+	}
+	if err := b.pushJobs(ctx, n, 0); err != nil {
+		return m, err
+	}
+	m.Load1 = load1()
+	var st procStats
+	var err error
+	if ct.raw != "" {
+		st, err = b.rawDrain(ctx, ct)
+	} else {
+		st, err = b.runProcs(ctx, b.drainCommands(ct), time.Duration(n)*10*time.Millisecond+2*time.Minute)
+	}
+	if err != nil {
+		return m, err
+	}
+	if left, err := b.countRows(b.cfg.JobsTable); err != nil || left != 0 {
+		return m, fmt.Errorf("drain left %d jobs in the table (%v)", left, err)
+	}
+	if failed, err := b.countRows(b.cfg.FailedTable); err != nil || failed != 0 {
+		return m, fmt.Errorf("%d jobs failed (%v)", failed, err)
+	}
+	net := st.wall - base.wall
+	if net <= 0 {
+		net = st.wall
+	}
+	m.WallSec, m.StartSec = st.wall.Seconds(), base.wall.Seconds()
+	m.JobsPerSec = float64(n) / net.Seconds()
+	if ct.raw == "" {
+		m.CPUPer1k = float64((st.cpu - base.cpu).Milliseconds()) / float64(n) * 1000
+	}
+	m.PeakRSSMB = float64(st.maxRSSKB) / 1024
+	return m, nil
+}
+
+// drainCommands are the worker processes for a contender, stopping when
+// the queue is empty.
+func (b *bench) drainCommands(ct contender) []*exec.Cmd {
+	if ct.php {
+		var cmds []*exec.Cmd
+		for range ct.procs {
+			cmds = append(cmds, b.phpCommand("--sleep=0", "--stop-when-empty"))
+		}
+		return cmds
+	}
+	return []*exec.Cmd{b.workCommand(ct, "--sleep", "0", "--stop-when-empty")}
+}
+
+func (b *bench) phpCommand(extra ...string) *exec.Cmd {
+	args := append([]string{"artisan", "queue:work", "database", "--queue=default"}, extra...)
+	cmd := exec.Command(b.phpBin, args...)
+	cmd.Dir = b.phpApp
+	cmd.Env = childEnv()
+	return cmd
+}
+
+func (b *bench) workCommand(ct contender, extra ...string) *exec.Cmd {
+	args := []string{"work", "--env", b.envFile, "--queue", "default", "--route", benchClass + "=noop",
+		"--concurrency", strconv.Itoa(ct.concurrency)}
+	if ct.exact {
+		args = append(args, "--laravel-exact")
+	}
+	cmd := exec.Command(b.exe, append(args, extra...)...)
+	cmd.Env = childEnv()
+	return cmd
+}
+
+// childEnv is this process's environment without the variables that would
+// override the bench .env (Laravel and laraworker both let the real
+// environment win).
+func childEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "DB_"), strings.HasPrefix(name, "APP_"), strings.HasPrefix(name, "QUEUE_"),
+			strings.HasPrefix(name, "CACHE_"), strings.HasPrefix(name, "LARAWORKER_"), name == "DATABASE_URL":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// procStats sums what the kernel accounted to a group of processes.
+type procStats struct {
+	wall     time.Duration
+	cpu      time.Duration // user + system, all processes
+	maxRSSKB int64         // the largest peak of one process
+}
+
+// runProcs starts the commands together and waits for all of them; wall is
+// from the first start to the last exit. Output goes to a log file whose
+// tail is returned with a failure.
+func (b *bench) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Duration) (procStats, error) {
+	var st procStats
+	logs := make([]*os.File, len(cmds))
+	for i, cmd := range cmds {
+		f, err := os.Create(filepath.Join(b.dir, fmt.Sprintf("worker-%d.log", i)))
+		if err != nil {
+			return st, err
+		}
+		defer f.Close()
+		logs[i], cmd.Stdout, cmd.Stderr = f, f, f
+	}
+	start := time.Now()
+	for i, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			killAll(cmds[:i])
+			return st, err
+		}
+	}
+	timer := time.AfterFunc(limit, func() { killAll(cmds) })
+	defer timer.Stop()
+	var errs []error
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w: %s", filepath.Base(cmd.Path), err, logTail(logs[i].Name())))
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			st.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			st.maxRSSKB = max(st.maxRSSKB, ru.Maxrss)
+		}
+	}
+	st.wall = time.Since(start)
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	return st, errors.Join(errs...)
+}
+
+func killAll(cmds []*exec.Cmd) {
+	for _, cmd := range cmds {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	}
+}
+
+func logTail(path string) string {
+	data, _ := os.ReadFile(path)
+	data = bytes.TrimSpace(data)
+	if len(data) > 600 {
+		data = data[len(data)-600:]
+	}
+	return oneLine(string(data))
+}
+
+// reset empties the bench tables.
+func (b *bench) reset() error {
+	ctx := b.c.Context
+	for _, t := range []string{b.cfg.JobsTable, b.cfg.FailedTable, b.cfg.BatchesTable} {
+		if _, err := b.q.DB().ExecContext(ctx, "delete from "+b.q.Dialect().Quote(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) countRows(table string) (int, error) {
+	var n int
+	err := b.q.DB().QueryRowContext(b.c.Context, "select count(*) from "+b.q.Dialect().Quote(table)).Scan(&n)
+	return n, err
+}
+
+// pushJobs inserts n jobs in bulk, each with its own uuid, as Queue::bulk
+// would: delay applies to all of them.
+func (b *bench) pushJobs(ctx context.Context, n int, delay time.Duration) error {
+	const perCall = 5000
+	items := make([]laravel.PushItem, 0, min(n, perCall))
+	for i := range n {
+		raw, err := b.jobPayload()
+		if err != nil {
+			return err
+		}
+		items = append(items, laravel.PushItem{Queue: "default", Payload: raw, Delay: delay})
+		if len(items) == perCall || i == n-1 {
+			if err := b.q.PushMany(ctx, items); err != nil {
+				return err
+			}
+			items = items[:0]
+		}
+	}
+	return nil
+}
+
+// jobPayload is the template with a fresh uuid (same length, so a plain
+// replacement of the 36 bytes).
+func (b *bench) jobPayload() ([]byte, error) {
+	p, err := payload.Parse(b.template)
+	if err != nil {
+		return nil, err
+	}
+	id, err := payload.NewUUID()
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Replace(b.template, []byte(p.UUID), []byte(id), 1), nil
+}
+
+// load1 is the 1-minute load average, recorded with every figure because
+// the machine may be shared.
+func load1() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(data))[0], 64)
+	return f
+}
+
+// idleRSS starts `work --concurrency n` on the empty queue with the
+// default --sleep and reads its resident set size after a few idle polls.
+func (b *bench) idleRSS(concurrency int) (float64, error) {
+	if err := b.reset(); err != nil {
+		return 0, err
+	}
+	cmd := b.workCommand(contender{concurrency: concurrency}, "--sleep", "1")
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	time.Sleep(4 * time.Second)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}

@@ -1,0 +1,119 @@
+// Command relworker is `laraworker` (the same CLI, console.Run) with Go
+// handlers registered in-process for the reliability tests. Each handler
+// records its run as a job_runs row, the way the Laravel test app's
+// RunRecorder does (one plain insert, no transaction), so a test counts runs
+// by Go and by PHP in one table.
+//
+// The worker column is "go:<pid>", so a test that SIGKILLs workers can tell
+// which process ran what. RELWORKER_SLEEP (a Go duration) makes NoopJob
+// take that long, so kills land while jobs run.
+//
+// Handlers:
+//
+//	App\Jobs\NoopJob             record, sleep RELWORKER_SLEEP
+//	App\Jobs\SleepJob            record phase "start", sleep $seconds, record "end"
+//	LaraWorker\Reliability\Panic panic with the loaded configuration in scope
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+)
+
+func main() {
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(`App\Jobs\NoopJob`, noop)
+	reg.HandleFunc(`App\Jobs\SleepJob`, sleepJob)
+	reg.HandleFunc(`LaraWorker\Reliability\Panic`, panicky)
+	os.Exit(console.Run(console.New(reg), os.Args))
+}
+
+// recorder is the handlers' own connection to the app database, opened on
+// first use from the same .env the worker reads (LARAWORKER_ENV).
+var recorder struct {
+	once sync.Once
+	db   *sql.DB
+	q    *laravel.Queue
+	err  error
+}
+
+func config() (laravel.Config, error) {
+	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
+}
+
+func recordDB(ctx context.Context) (*laravel.Queue, error) {
+	recorder.once.Do(func() {
+		cfg, err := config()
+		if err != nil {
+			recorder.err = err
+			return
+		}
+		recorder.q, recorder.err = laravel.Open(ctx, cfg)
+	})
+	return recorder.q, recorder.err
+}
+
+// record inserts one job_runs row with RunRecorder's columns.
+func record(ctx context.Context, job *handlers.Job, result map[string]any) error {
+	q, err := recordDB(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	_, err = q.DB().ExecContext(ctx, q.Dialect().Rebind(
+		`insert into job_runs (uuid, class, attempt, worker, result, created_at) values (?, ?, ?, ?, ?, ?)`),
+		job.UUID, job.DisplayName, job.Attempts, "go:"+strconv.Itoa(os.Getpid()), string(res), time.Now().UTC().Format(time.DateTime))
+	return err
+}
+
+func noop(ctx context.Context, job *handlers.Job) error {
+	if err := record(ctx, job, map[string]any{}); err != nil {
+		return err
+	}
+	if d, err := time.ParseDuration(os.Getenv("RELWORKER_SLEEP")); err == nil && d > 0 {
+		time.Sleep(d)
+	}
+	return nil
+}
+
+// sleepJob mirrors App\Jobs\SleepJob::handle.
+func sleepJob(ctx context.Context, job *handlers.Job) error {
+	var cmd struct {
+		Seconds int64 `php:"seconds"`
+	}
+	if err := job.Decode(&cmd); err != nil {
+		return err
+	}
+	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "start"}); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(cmd.Seconds) * time.Second):
+	}
+	return record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"})
+}
+
+// panicky panics with the whole configuration, secrets included, in the
+// panic value: a careless handler the worker must not turn into a leak.
+func panicky(context.Context, *handlers.Job) error {
+	cfg, err := config()
+	if err != nil {
+		return err
+	}
+	panic(fmt.Sprintf("handler gave up with config %+v / %v / %#v", cfg, cfg, cfg))
+}
