@@ -30,6 +30,8 @@ func New(reg *handlers.Registry) *cli.App {
 			benchCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,
+		// --route values hold exec commands, which may contain commas.
+		DisableSliceFlagSeparator: true,
 	}
 }
 

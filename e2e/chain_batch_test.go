@@ -8,8 +8,9 @@ import (
 // TestChainAlternatingSides (e): a Bus::chain of three ChainLinkJobs runs
 // link by link: PHP, then Go, then PHP. Each side pushes the next link,
 // and the link Go pushed is the one PHP runs last.
-func TestChainAlternatingSides(t *testing.T) {
-	s := need(t)
+func TestChainAlternatingSides(t *testing.T) { onEachDB(t, testChainAlternatingSides) }
+
+func testChainAlternatingSides(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "chain")
 	link := `App\Jobs\ChainLinkJob`
 
@@ -53,8 +54,9 @@ func TestChainAlternatingSides(t *testing.T) {
 // TestBatchSplitBetweenSides (e): a batch without callbacks, one member
 // run by Go and one by PHP, ends with the counters of the same batch run
 // by PHP alone.
-func TestBatchSplitBetweenSides(t *testing.T) {
-	s := need(t)
+func TestBatchSplitBetweenSides(t *testing.T) { onEachDB(t, testBatchSplitBetweenSides) }
+
+func testBatchSplitBetweenSides(t *testing.T, s *suite) {
 	member := `App\Jobs\BatchMemberJob`
 	mixed := dispatchedBatch(t, s.artisan(t, "app:dispatch", "batch"))
 	s.work(t, "--once", s.route(member))
@@ -97,8 +99,9 @@ func TestBatchSplitBetweenSides(t *testing.T) {
 // the PHP member that runs afterwards sees it cancelled. The counters are
 // Laravel's: failed 1, pending still 2 - 1 (a failure never decrements
 // it), the failed uuid listed, cancelled and finished.
-func TestBatchFailureInGoCancelsForPHP(t *testing.T) {
-	s := need(t)
+func TestBatchFailureInGoCancelsForPHP(t *testing.T) { onEachDB(t, testBatchFailureInGoCancelsForPHP) }
+
+func testBatchFailureInGoCancelsForPHP(t *testing.T, s *suite) {
 	member := `App\Jobs\BatchMemberJob`
 	id := dispatchedBatch(t, s.artisan(t, "app:dispatch", "batch"))
 	s.work(t, "--once", "--tries", "1", s.route(member, "-fail", "member 1 failed in Go", "-when", "n=1"))

@@ -9,8 +9,9 @@ import (
 // `queue:failed` lists, with Go's exception text in failed_jobs;
 // `queue:retry all` puts them back, and each then runs where a handler is:
 // the NoopJob in Go, the ScalarsJob (no Go handler any more) in PHP.
-func TestGoFailureRetriedByArtisan(t *testing.T) {
-	s := need(t)
+func TestGoFailureRetriedByArtisan(t *testing.T) { onEachDB(t, testGoFailureRetriedByArtisan) }
+
+func testGoFailureRetriedByArtisan(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "noop")
 	s.artisan(t, "app:dispatch", "scalars")
 	before := s.jobs(t)
@@ -71,8 +72,9 @@ func TestGoFailureRetriedByArtisan(t *testing.T) {
 // is pushed back by `laraworker retry <uuid>` with the payload
 // `queue:retry` writes (checked against a second failure retried by
 // artisan) and runs again in PHP on attempt 1.
-func TestPHPFailureRetriedByLaraworker(t *testing.T) {
-	s := need(t)
+func TestPHPFailureRetriedByLaraworker(t *testing.T) { onEachDB(t, testPHPFailureRetriedByLaraworker) }
+
+func testPHPFailureRetriedByLaraworker(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "throws", "--count=2")
 	s.phpWork(t, "--stop-when-empty")
 	failed := s.failed(t)

@@ -23,8 +23,15 @@ func fleetJobs(t *testing.T) int {
 // TestMixedFleet (d): two `php artisan queue:work` and one `laraworker
 // work --concurrency 8` drain one queue of NoopJobs together. Every job
 // runs exactly once, on attempt 1; none is lost, none fails.
-func TestMixedFleet(t *testing.T) {
-	s := need(t)
+func TestMixedFleet(t *testing.T) { onEachDB(t, testMixedFleet) }
+
+func testMixedFleet(t *testing.T, s *suite) {
+	if s.driver == "sqlite" {
+		// Laravel 8 on SQLite: a worker whose claim transaction meets another
+		// writer gets "database is locked" and --stop-when-empty ends it; two
+		// PHP workers alone already do this, and Go's writes make it certain.
+		t.Skip("PHP workers on SQLite stop at the first \"database is locked\"; run with mysql or pgsql")
+	}
 	n := fleetJobs(t)
 	const queue = "fleet"
 	s.artisan(t, "app:dispatch", "noop", "--count="+strconv.Itoa(n), "--queue="+queue)

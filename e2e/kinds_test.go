@@ -22,8 +22,9 @@ var goRunnable = []string{
 // by PHP; Go runs the classes it has handlers for and leaves every other
 // row exactly as it was; `queue:work` runs the rest. Every job runs once,
 // on one side, and failures land where Laravel puts them.
-func TestAllKindsSplitBetweenGoAndPHP(t *testing.T) {
-	s := need(t)
+func TestAllKindsSplitBetweenGoAndPHP(t *testing.T) { onEachDB(t, testAllKindsSplitBetweenGoAndPHP) }
+
+func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 	out := s.artisan(t, "app:dispatch", "all")
 	plainBatch := batchIDAfter(t, out, "dispatched batch:")
 	if n := s.exec(t, "delete from jobs where payload like ?", `%SleepJob%`); n != 1 {

@@ -3,11 +3,12 @@
 // the rows both leave behind.
 //
 // The tests are skipped when php is not installed, unless LARAWORKER_E2E is
-// set: then they run and fail without PHP. LARAWORKER_E2E_DB picks the
-// database: mysql (default: MariaDB/MySQL at 127.0.0.1:3306, root, database
-// laraworker_e2e), sqlite (a file in a temp dir) or pgsql (127.0.0.1:5432,
-// postgres, database laraworker_e2e). LARAWORKER_E2E_BIN runs a given
-// laraworker binary instead of building one.
+// set: then they run and fail without PHP. Each test runs once per
+// database of LARAWORKER_E2E_DB, a comma separated list of mysql
+// (MariaDB/MySQL at 127.0.0.1:3306, root, database laraworker_e2e), sqlite
+// (a file in a temp dir) and pgsql (127.0.0.1:5432, postgres, database
+// laraworker_e2e); the default is "mysql,sqlite". LARAWORKER_E2E_BIN runs a
+// given laraworker binary instead of building one.
 package e2e
 
 import (
@@ -25,9 +26,10 @@ import (
 	"github.com/laraworker/laraworker/laravel"
 )
 
-// suite is what TestMain prepared once for every test.
+// suite is one copy of the Laravel app on one database, with the
+// binaries the tests run.
 type suite struct {
-	dir      string // temp dir holding everything below
+	dir      string // this suite's temp dir
 	app      string // the copy of testdata/laravel the tests run
 	envFile  string // its .env, written by setup-php.sh
 	laraw    string // the laraworker binary
@@ -37,7 +39,7 @@ type suite struct {
 }
 
 var (
-	theSuite   *suite
+	suites     []*suite
 	skipReason string
 	setupErr   error
 )
@@ -58,9 +60,9 @@ func runMain(m *testing.M) int {
 		return m.Run()
 	}
 	defer os.RemoveAll(dir)
-	theSuite, setupErr = setUp(dir)
-	if theSuite != nil && theSuite.q != nil {
-		defer theSuite.q.Close()
+	suites, setupErr = setUpAll(dir)
+	for _, s := range suites {
+		defer s.q.Close()
 	}
 	fmt.Fprintf(os.Stderr, "e2e: setup took %s\n", time.Since(started).Round(time.Millisecond))
 	code := m.Run()
@@ -68,9 +70,10 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// need returns the suite with every table emptied, or skips or fails the
-// test when there is no suite.
-func need(t *testing.T) *suite {
+// onEachDB runs test once per database (as subtests named by driver),
+// each time with every table emptied first; it skips or fails when there
+// is no suite.
+func onEachDB(t *testing.T, test func(t *testing.T, s *suite)) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
@@ -78,45 +81,74 @@ func need(t *testing.T) *suite {
 	if setupErr != nil {
 		t.Fatalf("e2e setup failed: %v", setupErr)
 	}
-	theSuite.reset(t)
-	return theSuite
+	for _, s := range suites {
+		t.Run(s.driver, func(t *testing.T) {
+			s.reset(t)
+			test(t, s)
+		})
+	}
 }
 
-// setUp copies the Laravel app (so its .env and database are the tests'
-// own), runs setup-php.sh on the copy, and builds the binaries.
-func setUp(dir string) (*suite, error) {
+// drivers are the databases to run on: LARAWORKER_E2E_DB, a comma
+// separated list, default MariaDB/MySQL and SQLite.
+func drivers() []string {
+	v := os.Getenv("LARAWORKER_E2E_DB")
+	if v == "" {
+		v = "mysql,sqlite"
+	}
+	return strings.Split(v, ",")
+}
+
+// setUpAll builds the binaries once and prepares one app copy per driver.
+func setUpAll(dir string) ([]*suite, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
 	}
-	s := &suite{dir: dir, app: filepath.Join(dir, "testdata", "laravel")}
-	s.envFile = filepath.Join(s.app, ".env")
-	if err := copyApp(filepath.Join(root, "testdata"), filepath.Join(dir, "testdata")); err != nil {
-		return nil, err
-	}
-	if err := s.runSetup(); err != nil {
-		return nil, err
-	}
 	bin := filepath.Join(dir, "bin")
-	s.laraw, s.recorder = os.Getenv("LARAWORKER_E2E_BIN"), filepath.Join(bin, "recorder")
-	if s.laraw == "" {
-		s.laraw = filepath.Join(bin, "laraworker")
-		if err := goBuild(root, s.laraw, "."); err != nil {
+	laraw, recorder := os.Getenv("LARAWORKER_E2E_BIN"), filepath.Join(bin, "recorder")
+	if laraw == "" {
+		laraw = filepath.Join(bin, "laraworker")
+		if err := goBuild(root, laraw, "."); err != nil {
 			return nil, err
 		}
 	}
-	if err := goBuild(root, s.recorder, "./e2e/cmd/recorder"); err != nil {
+	if err := goBuild(root, recorder, "./e2e/cmd/recorder"); err != nil {
 		return nil, err
+	}
+	var out []*suite
+	for _, driver := range drivers() {
+		s := &suite{dir: filepath.Join(dir, driver), laraw: laraw, recorder: recorder, driver: driver}
+		if err := s.setUp(root); err != nil {
+			for _, o := range out {
+				o.q.Close()
+			}
+			return nil, fmt.Errorf("%s: %w", driver, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// setUp copies the Laravel app (so its .env and database are the suite's
+// own), runs setup-php.sh on the copy and connects.
+func (s *suite) setUp(root string) error {
+	s.app = filepath.Join(s.dir, "testdata", "laravel")
+	s.envFile = filepath.Join(s.app, ".env")
+	if err := copyApp(filepath.Join(root, "testdata"), filepath.Join(s.dir, "testdata")); err != nil {
+		return err
+	}
+	if err := s.runSetup(); err != nil {
+		return err
 	}
 	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: s.envFile, Environ: []string{}})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.driver = cfg.Driver
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s.q, err = laravel.Open(ctx, cfg)
-	return s, err
+	return err
 }
 
 func repoRoot() (string, error) {
@@ -172,17 +204,14 @@ func copyFile(from, to string, perm fs.FileMode) error {
 // runSetup runs setup-php.sh with every DB_* variable given, so the .env it
 // writes names exactly the e2e database.
 func (s *suite) runSetup() error {
-	driver := os.Getenv("LARAWORKER_E2E_DB")
-	if driver == "" {
-		driver = "mysql"
-	}
+	driver := s.driver
 	vars := map[string][]string{
 		"mysql":  {"DB_HOST=127.0.0.1", "DB_PORT=3306", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=root", "DB_PASSWORD="},
 		"pgsql":  {"DB_HOST=127.0.0.1", "DB_PORT=5432", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=postgres", "DB_PASSWORD="},
 		"sqlite": {"DB_DATABASE=" + filepath.Join(s.dir, "e2e.sqlite")},
 	}[driver]
 	if vars == nil {
-		return fmt.Errorf("LARAWORKER_E2E_DB=%s: want mysql, pgsql or sqlite", driver)
+		return fmt.Errorf("LARAWORKER_E2E_DB names %q: want mysql, pgsql or sqlite", driver)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -190,6 +219,9 @@ func (s *suite) runSetup() error {
 	cmd.Env = append(cleanEnviron(), append(vars, "DB_CONNECTION="+driver)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("setup-php.sh: %w\n%s", err, out)
+	}
+	if _, err := exec.LookPath("php"); err != nil {
+		return fmt.Errorf("setup-php.sh ran but php is still missing: %w", err)
 	}
 	return nil
 }

@@ -36,8 +36,9 @@ func (s *suite) push(t *testing.T, args ...string) pushed {
 // BuildObjectPayload, laravel.Queue.Push) run in `queue:work`, which sees
 // the property values Go wrote. A push with ScalarsJob's defaults is the
 // payload PHP's own dispatch writes, byte for byte but the uuid.
-func TestGoPushesPHPRuns(t *testing.T) {
-	s := need(t)
+func TestGoPushesPHPRuns(t *testing.T) { onEachDB(t, testGoPushesPHPRuns) }
+
+func testGoPushesPHPRuns(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "scalars")
 	fromPHP := s.jobs(t)[0]
 

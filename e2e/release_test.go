@@ -35,8 +35,9 @@ func released(t *testing.T, s *suite, before jobRow, attempts, backoff, from, to
 // TestGoReleasesPHPRetries (f): a job that throws in Go with tries 3 and
 // backoff 30 is released on attempt 1, available 30 s later; once it is
 // available, PHP runs it on attempt 2.
-func TestGoReleasesPHPRetries(t *testing.T) {
-	s := need(t)
+func TestGoReleasesPHPRetries(t *testing.T) { onEachDB(t, testGoReleasesPHPRetries) }
+
+func testGoReleasesPHPRetries(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "scalars")
 	job := s.jobs(t)[0]
 
@@ -65,8 +66,9 @@ func TestGoReleasesPHPRetries(t *testing.T) {
 // backoff 20 goes PHP (attempt 1, released) → Go (attempt 2, released) →
 // PHP (attempt 3, the last: failed), each side counting the other's
 // attempts.
-func TestAttemptsPingPong(t *testing.T) {
-	s := need(t)
+func TestAttemptsPingPong(t *testing.T) { onEachDB(t, testAttemptsPingPong) }
+
+func testAttemptsPingPong(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "throws")
 	job := s.jobs(t)[0]
 	phpArgs := []string{"--once", "--tries=3", "--backoff=20"}
@@ -110,10 +112,13 @@ func TestAttemptsPingPong(t *testing.T) {
 // README "maxExceptions"), so it releases the job instead; the test is
 // skipped unless LARAWORKER_E2E_STRICT is set.
 func TestMaxExceptionsCountedAcrossSides(t *testing.T) {
-	s := need(t)
 	if os.Getenv("LARAWORKER_E2E_STRICT") == "" {
 		t.Skip("known limitation: laraworker keeps maxExceptions counts in memory, not in Laravel's cache; set LARAWORKER_E2E_STRICT=1 to run")
 	}
+	onEachDB(t, testMaxExceptionsCountedAcrossSides)
+}
+
+func testMaxExceptionsCountedAcrossSides(t *testing.T, s *suite) {
 	s.artisan(t, "app:dispatch", "max-exceptions")
 	s.phpWork(t, "--once")
 	if rows := s.jobs(t); len(rows) != 1 || rows[0].Attempts != 1 {

@@ -10,8 +10,9 @@ import (
 // worker runs only the classes it has handlers for; the other rows are
 // never reserved, not even for a moment, and keep attempts 0, so PHP later
 // runs them on attempt 1.
-func TestUnroutedLeftForPHP(t *testing.T) {
-	s := need(t)
+func TestUnroutedLeftForPHP(t *testing.T) { onEachDB(t, testUnroutedLeftForPHP) }
+
+func testUnroutedLeftForPHP(t *testing.T, s *suite) {
 	for _, kind := range []string{"scalars", "noop", "throws", "noop", "enums-dates", "noop"} {
 		s.artisan(t, "app:dispatch", kind)
 	}

@@ -51,6 +51,16 @@ type Config struct {
 	DefaultQueue   string
 	// RetryAfter is retry_after in whole seconds.
 	RetryAfter int
+
+	// CacheStore is the app's default cache store (CACHE_STORE, 11+, or
+	// CACHE_DRIVER before). Only "database" can be shared with Go: it holds
+	// the maxExceptions counters and the queue:restart signal.
+	CacheStore string
+	// CacheTable is the database store's table (DB_CACHE_TABLE, "cache").
+	CacheTable string
+	// CachePrefix is prepended to every cache key (CACHE_PREFIX, else the
+	// skeleton's default from APP_NAME).
+	CachePrefix string
 }
 
 // LoadOptions controls where configuration comes from. Precedence, lowest
@@ -79,6 +89,7 @@ var configKeys = []string{
 	"APP_KEY", "APP_PREVIOUS_KEYS", "APP_CIPHER", "APP_TIMEZONE",
 	"DB_QUEUE_TABLE", "DB_QUEUE", "DB_QUEUE_RETRY_AFTER", "DB_QUEUE_CONNECTION",
 	"QUEUE_CONNECTION_NAME", "QUEUE_FAILED_TABLE", "QUEUE_BATCHES_TABLE",
+	"CACHE_STORE", "CACHE_DRIVER", "DB_CACHE_TABLE", "CACHE_PREFIX", "APP_NAME",
 }
 
 // LoadConfig builds a Config from a Laravel .env plus overrides.
@@ -163,6 +174,7 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 		DefaultQueue:   orDefault(v["DB_QUEUE"], "default"),
 		RetryAfter:     90,
 	}
+	cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = cacheSettings(v)
 	for _, k := range strings.Split(v["APP_PREVIOUS_KEYS"], ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			cfg.AppPreviousKeys = append(cfg.AppPreviousKeys, Secret(k))
@@ -199,6 +211,44 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// cacheSettings reads the cache store the way the skeleton's
+// config/cache.php does. The default prefix changed in 11.x, which is also
+// when CACHE_STORE replaced CACHE_DRIVER, so the variable that is set tells
+// which default applies: slug(APP_NAME)_cache before 11, _cache_ from 11.
+func cacheSettings(v map[string]string) (store, table, prefix string) {
+	store, modern := v["CACHE_STORE"], true
+	if store == "" {
+		store, modern = v["CACHE_DRIVER"], false
+	}
+	table = orDefault(v["DB_CACHE_TABLE"], "cache")
+	prefix, set := v["CACHE_PREFIX"]
+	if !set {
+		prefix = phpSlug(orDefault(v["APP_NAME"], "laravel")) + "_cache"
+		if modern {
+			prefix += "_"
+		}
+	}
+	return store, table, prefix
+}
+
+// phpSlug approximates Str::slug($s, '_') for ASCII names.
+func phpSlug(s string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			sep = false
+			continue
+		}
+		sep = true
+	}
+	return b.String()
 }
 
 func normalizeDriver(d string) string {
@@ -309,7 +359,11 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("laravel: unsupported DB connection %q (want mysql, mariadb, pgsql or sqlite)", c.Driver)
 	}
-	for _, t := range []string{c.JobsTable, c.FailedTable, c.BatchesTable} {
+	tables := []string{c.JobsTable, c.FailedTable, c.BatchesTable}
+	if c.CacheStore == "database" {
+		tables = append(tables, c.CacheTable)
+	}
+	for _, t := range tables {
 		if err := ValidateTableName(t); err != nil {
 			return err
 		}

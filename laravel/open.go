@@ -97,6 +97,7 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Queue, error) {
 			return nil, err
 		}
 		q.db = db
+		q.sessionReadCommitted = normalizeDriver(cfg.Driver) == EngineMySQL || normalizeDriver(cfg.Driver) == EngineMariaDB
 	}
 	if err := q.db.PingContext(ctx); err != nil {
 		q.closeOwned()
@@ -145,7 +146,7 @@ func openDB(cfg Config, busy time.Duration) (*sql.DB, error) {
 		if err != nil {
 			return nil, connectError(cfg, err)
 		}
-		return sql.OpenDB(c), nil
+		return sql.OpenDB(readCommittedConnector{c}), nil
 	case EnginePgSQL:
 		// The conninfo carries no password; it is set on the parsed config
 		// afterwards (fallbacks share it).

@@ -44,10 +44,24 @@ func (q *Queue) DeleteMany(ctx context.Context, ids []int64) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	chunks := chunkIDs(ids)
+	if len(chunks) == 1 && q.singleStatementSafe() {
+		// One statement is atomic on its own: no transaction round trips.
+		var n int64
+		err := q.retrying(ctx, func(int) error {
+			res, err := q.db.ExecContext(ctx, q.st.deleteJobs(len(ids)), int64sToArgs(ids)...)
+			if err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
+		return n, err
+	}
 	var total int64
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		total = 0
-		for _, chunk := range chunkIDs(ids) {
+		for _, chunk := range chunks {
 			res, err := tx.ExecContext(ctx, q.st.deleteJobs(len(chunk)), int64sToArgs(chunk)...)
 			if err != nil {
 				return err

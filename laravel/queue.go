@@ -3,7 +3,6 @@ package laravel
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -23,6 +22,9 @@ type Queue struct {
 	loc           *time.Location
 	retry         RetryPolicy
 	sqliteBusy    time.Duration
+	// sessionReadCommitted: Open's own MySQL pool sets the isolation level
+	// per connection (readCommittedConnector).
+	sessionReadCommitted bool
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke
@@ -78,26 +80,23 @@ func (q *Queue) unixNow() int64 { return q.now().Unix() }
 // retryable error with jittered exponential backoff. fn must be
 // idempotent per attempt: everything it did is rolled back before a retry.
 func (q *Queue) inTx(ctx context.Context, fn func(tx *sql.Tx, attempt int) error) error {
-	for attempt := 1; ; attempt++ {
-		err := q.tryTx(ctx, fn, attempt)
-		if err == nil {
-			return nil
-		}
-		if attempt >= q.retry.MaxAttempts || classify(q.d, err) != ErrRetryable {
-			return err
-		}
-		t := time.NewTimer(q.retry.backoff(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(ctx.Err(), err)
-		case <-t.C:
-		}
+	return q.retrying(ctx, func(attempt int) error { return q.tryTx(ctx, fn, attempt) })
+}
+
+// waitBackoff sleeps before the next try, or returns ctx's error.
+func (q *Queue) waitBackoff(ctx context.Context, attempt int) error {
+	t := time.NewTimer(q.retry.backoff(attempt))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
 func (q *Queue) tryTx(ctx context.Context, fn func(tx *sql.Tx, attempt int) error, attempt int) error {
-	tx, err := q.db.BeginTx(ctx, q.d.TxOptions())
+	tx, err := q.db.BeginTx(ctx, q.txOptions())
 	if err != nil {
 		return err
 	}
@@ -126,12 +125,13 @@ func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]Jo
 		return nil, err
 	}
 	var jobs []Job
+	// Scan replaces every value each row, so one set of holders serves all.
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func jobFromColumns(cols []string, vals []any) (Job, error) {
 		case "queue":
 			j.Queue = toString(v)
 		case "payload":
-			j.Payload = toBytes(v)
+			j.Payload = scannedBytes(v)
 		case "attempts":
 			var n int64
 			n, err = toInt64(v)
@@ -227,6 +227,15 @@ func toString(v any) string {
 		return x.Format(time.DateTime)
 	}
 	return fmt.Sprint(v)
+}
+
+// scannedBytes is toBytes for a value Scan stored in an *any: database/sql
+// already copied the driver's bytes there, so they are not copied again.
+func scannedBytes(v any) []byte {
+	if b, ok := v.([]byte); ok {
+		return b
+	}
+	return toBytes(v)
 }
 
 func toBytes(v any) []byte {

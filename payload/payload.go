@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,12 +43,12 @@ type Payload struct {
 	// Raw is the payload exactly as stored.
 	Raw []byte
 
-	keys map[string]bool
+	keys []string
 }
 
 // Has reports whether the payload has the top-level key (even if null):
 // the key set tells which Laravel version wrote it.
-func (p *Payload) Has(key string) bool { return p.keys[key] }
+func (p *Payload) Has(key string) bool { return slices.Contains(p.keys, key) }
 
 // Data is payload.data. Object jobs carry CommandName and Command; string
 // jobs (Queue::push('Class@method', $data)) carry arbitrary data in Raw.
@@ -60,11 +61,11 @@ type Data struct {
 	// Raw is data's JSON exactly as stored.
 	Raw json.RawMessage
 
-	keys map[string]bool
+	keys []string
 }
 
 // Has reports whether data has the key (even if null).
-func (d *Data) Has(key string) bool { return d.keys[key] }
+func (d *Data) Has(key string) bool { return slices.Contains(d.keys, key) }
 
 // PayloadError says why a payload could not be read.
 type PayloadError struct {
@@ -83,6 +84,23 @@ func (e *PayloadError) Error() string {
 // the loose types PHP allows (numeric strings for numbers), and strict about
 // the document being a JSON object.
 func Parse(raw []byte) (*Payload, error) {
+	fields, ok := scanObject(raw)
+	if !ok {
+		var err error
+		if fields, err = decodeObject(raw); err != nil {
+			return nil, err
+		}
+	}
+	p := &Payload{Raw: raw, keys: fields.keys()}
+	if err := p.readFields(fields); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decodeObject is encoding/json's reading of a payload document, for what
+// scanObject declines; its errors are the ones Parse reports.
+func decodeObject(raw []byte) (jsonObject, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&fields); err != nil {
@@ -94,11 +112,7 @@ func Parse(raw []byte) (*Payload, error) {
 	if dec.More() {
 		return nil, &PayloadError{Msg: "trailing data after the JSON object"}
 	}
-	p := &Payload{Raw: raw, keys: keySet(fields)}
-	if err := p.readFields(fields); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return objectFromMap(fields), nil
 }
 
 func jsonErrorText(err error) string {
@@ -117,14 +131,14 @@ func asSyntaxError(err error, target **json.SyntaxError) bool {
 	return ok
 }
 
-func (p *Payload) readFields(fields map[string]json.RawMessage) error {
+func (p *Payload) readFields(fields jsonObject) error {
 	var err error
 	str := func(key string) string {
 		if err != nil {
 			return ""
 		}
 		var s *string
-		s, err = optString(key, fields[key])
+		s, err = optString(key, fields.get(key))
 		if s == nil {
 			return ""
 		}
@@ -135,7 +149,7 @@ func (p *Payload) readFields(fields map[string]json.RawMessage) error {
 			return nil
 		}
 		var n *int64
-		n, err = optInt(key, fields[key])
+		n, err = optInt(key, fields.get(key))
 		return n
 	}
 	flag := func(key string) bool {
@@ -143,7 +157,7 @@ func (p *Payload) readFields(fields map[string]json.RawMessage) error {
 			return false
 		}
 		var b bool
-		b, err = optBool(key, fields[key])
+		b, err = optBool(key, fields.get(key))
 		return b
 	}
 	p.UUID = str("uuid")
@@ -165,15 +179,15 @@ func (p *Payload) readFields(fields map[string]json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Data.read(fields["data"]); err != nil {
+	if err := p.Data.read(fields.get("data")); err != nil {
 		return err
 	}
-	for k, v := range fields {
-		if !knownKeys[k] {
+	for _, f := range fields {
+		if !knownKeys[f.key] {
 			if p.Extra == nil {
 				p.Extra = make(map[string]json.RawMessage)
 			}
-			p.Extra[k] = v
+			p.Extra[f.key] = f.raw
 		}
 	}
 	return nil
@@ -187,8 +201,8 @@ var knownKeys = map[string]bool{
 
 // readBackoff accepts Laravel's string ("1,5,10") and the bare numbers a
 // hand-made payload may hold.
-func (p *Payload) readBackoff(fields map[string]json.RawMessage, errp *error) *string {
-	raw := fields["backoff"]
+func (p *Payload) readBackoff(fields jsonObject, errp *error) *string {
+	raw := fields.get("backoff")
 	if *errp != nil || isNull(raw) {
 		return nil
 	}
@@ -209,24 +223,28 @@ func (d *Data) read(raw json.RawMessage) error {
 	if isNull(raw) || raw[0] != '{' {
 		return nil // string jobs may carry any data, "" by default
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return &PayloadError{Key: "data", Msg: "invalid JSON object"}
+	fields, ok := scanObject(raw)
+	if !ok {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return &PayloadError{Key: "data", Msg: "invalid JSON object"}
+		}
+		fields = objectFromMap(m)
 	}
-	d.keys = keySet(fields)
+	d.keys = fields.keys()
 	var err error
 	var s *string
-	if s, err = optString("data.commandName", fields["commandName"]); err != nil {
+	if s, err = optString("data.commandName", fields.get("commandName")); err != nil {
 		return err
 	} else if s != nil {
 		d.CommandName = *s
 	}
-	if s, err = optString("data.command", fields["command"]); err != nil {
+	if s, err = optString("data.command", fields.get("command")); err != nil {
 		return err
 	} else if s != nil {
 		d.Command = *s
 	}
-	d.BatchID, err = optString("data.batchId", fields["batchId"])
+	d.BatchID, err = optString("data.batchId", fields.get("batchId"))
 	return err
 }
 
@@ -292,14 +310,6 @@ func phpIntCast(s string) int64 {
 	return n
 }
 
-func keySet(fields map[string]json.RawMessage) map[string]bool {
-	keys := make(map[string]bool, len(fields))
-	for k := range fields {
-		keys[k] = true
-	}
-	return keys
-}
-
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
@@ -322,6 +332,9 @@ func jsonKind(raw json.RawMessage) string {
 func optString(key string, raw json.RawMessage) (*string, error) {
 	if isNull(raw) {
 		return nil, nil
+	}
+	if s, ok := unquoteJSON(raw); ok {
+		return &s, nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

@@ -58,8 +58,9 @@ type Options struct {
 	// Abandon is how long a handler that ignores its cancelled context is
 	// waited for before it is abandoned and its job decided without it.
 	Abandon time.Duration
-	// MaxExceptionsCache holds maxExceptions counters; nil means one kept
-	// in this process's memory.
+	// MaxExceptionsCache holds maxExceptions counters; nil means the app's
+	// database cache store when it has one (shared with PHP workers), else
+	// this process's memory.
 	MaxExceptionsCache ExceptionCounter
 }
 

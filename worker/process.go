@@ -238,7 +238,7 @@ func (w *Worker) onDecision(job *handlers.Job, d handlers.Decision, where frame,
 // or maxExceptions is reached, else release with backoff.
 func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID string) outcome {
 	p := job.Payload
-	if w.opts.willExceed(p, job.Attempts, w.now()) || exceedsMaxExceptions(w.exceptions, p) {
+	if w.opts.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) {
 		return outcome{verdict: verdictFail, err: err, where: where, batchID: batchID, reason: "failed"}
 	}
 	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "released_after_exception"}
@@ -251,7 +251,7 @@ func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID 
 func (w *Worker) onTimeout(job *handlers.Job, where frame) outcome {
 	p := job.Payload
 	err := timeoutExceeded(p.Name())
-	if w.opts.willExceed(p, job.Attempts, w.now()) || exceedsMaxExceptions(w.exceptions, p) || p.FailOnTimeout {
+	if w.opts.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, reason: "timed_out"}
 	}
 	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "timed_out"}

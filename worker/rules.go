@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -63,9 +65,9 @@ func (o Options) timeout(p *payload.Payload) time.Duration {
 // Laravel's `job-exceptions:<uuid>` cache keys do.
 type ExceptionCounter interface {
 	// Increment adds one and returns the new count.
-	Increment(uuid string) int64
+	Increment(ctx context.Context, uuid string) (int64, error)
 	// Forget drops the counter.
-	Forget(uuid string)
+	Forget(ctx context.Context, uuid string) error
 }
 
 // memoryCounter is an ExceptionCounter for one process; entries expire
@@ -82,7 +84,7 @@ type counterEntry struct {
 
 func newMemoryCounter() *memoryCounter { return &memoryCounter{m: map[string]counterEntry{}} }
 
-func (c *memoryCounter) Increment(uuid string) int64 {
+func (c *memoryCounter) Increment(_ context.Context, uuid string) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
@@ -95,13 +97,51 @@ func (c *memoryCounter) Increment(uuid string) int64 {
 	if len(c.m) > 100000 {
 		c.sweep(now)
 	}
-	return e.n
+	return e.n, nil
 }
 
-func (c *memoryCounter) Forget(uuid string) {
+func (c *memoryCounter) Forget(_ context.Context, uuid string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, uuid)
+	return nil
+}
+
+// CacheCounter keeps the counters in the app's database cache store, under
+// the keys PHP workers use, so PHP and Go count the same exceptions.
+type CacheCounter struct{ Cache *laravel.Cache }
+
+func exceptionsKey(uuid string) string { return "job-exceptions:" + uuid }
+
+// Increment follows Worker::markJobAsFailedIfWillExceedMaxExceptions: the
+// counter is created at 0 for a day when missing, then incremented.
+func (c CacheCounter) Increment(ctx context.Context, uuid string) (int64, error) {
+	key := exceptionsKey(uuid)
+	v, ok, err := c.Cache.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || phpFalsy(v) {
+		if err := c.Cache.Put(ctx, key, []byte("i:0;"), 24*time.Hour); err != nil {
+			return 0, err
+		}
+	}
+	n, _, err := c.Cache.Increment(ctx, key)
+	return n, err
+}
+
+// Forget drops the counter.
+func (c CacheCounter) Forget(ctx context.Context, uuid string) error {
+	return c.Cache.Forget(ctx, exceptionsKey(uuid))
+}
+
+// phpFalsy is `! $value` for the serialized scalars a counter can hold.
+func phpFalsy(v []byte) bool {
+	switch string(v) {
+	case "i:0;", "b:0;", "N;", `s:0:"";`, `s:1:"0";`, "d:0;":
+		return true
+	}
+	return false
 }
 
 func (c *memoryCounter) sweep(now time.Time) {
@@ -114,13 +154,20 @@ func (c *memoryCounter) sweep(now time.Time) {
 
 // exceedsMaxExceptions is markJobAsFailedIfWillExceedMaxExceptions: counts
 // this exception and reports whether maxExceptions is reached.
-func exceedsMaxExceptions(c ExceptionCounter, p *payload.Payload) bool {
+func (w *Worker) exceedsMaxExceptions(ctx context.Context, p *payload.Payload) bool {
 	if p.MaxExceptions == nil || p.UUID == "" {
 		return false
 	}
-	n := c.Increment(p.UUID)
+	n, err := w.exceptions.Increment(ctx, p.UUID)
+	if err != nil {
+		// The shared counter is unreachable: count in this process rather
+		// than never failing the job.
+		w.log.Error().Err(err).Str("uuid", p.UUID).Msg("maxExceptions counter unavailable; counting in memory")
+		n, _ = w.fallbackExceptions.Increment(ctx, p.UUID)
+	}
 	if *p.MaxExceptions <= n {
-		c.Forget(p.UUID)
+		_ = w.exceptions.Forget(ctx, p.UUID)
+		_ = w.fallbackExceptions.Forget(ctx, p.UUID)
 		return true
 	}
 	return false

@@ -30,6 +30,7 @@ const (
 	StopMaxTime     StopReason = "max_time"
 	StopEmpty       StopReason = "empty"
 	StopOnce        StopReason = "once"
+	StopRestart     StopReason = "restart_signal"
 )
 
 // ExitCode is the process status artisan exits with for a stop reason.
@@ -50,15 +51,18 @@ type Worker struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	exceptions ExceptionCounter
-	completer  *completer
-	running    runningSet
-	processed  atomic.Int64
-	paused     atomic.Bool
-	stopping   atomic.Bool
-	wake       chan struct{}
-	skip       skipSet
-	batches    batchCache
+	exceptions         ExceptionCounter
+	fallbackExceptions *memoryCounter
+	completer          *completer
+	running            runningSet
+	processed          atomic.Int64
+	paused             atomic.Bool
+	stopping           atomic.Bool
+	wake               chan struct{}
+	skip               skipSet
+	batches            batchCache
+	// lastRestart is `illuminate:queue:restart` as read at start.
+	lastRestart string
 }
 
 // New builds a worker. enc may be nil (no APP_KEY: encrypted commands then
@@ -77,8 +81,13 @@ func New(q *laravel.Queue, reg *handlers.Registry, enc *payload.Encrypter, opts 
 		batches:    batchCache{m: map[string]batchInfo{}},
 		wake:       make(chan struct{}, 1),
 	}
+	w.fallbackExceptions = newMemoryCounter()
 	if w.exceptions == nil {
-		w.exceptions = newMemoryCounter()
+		if cache := q.Cache(); cache != nil {
+			w.exceptions = CacheCounter{Cache: cache}
+		} else {
+			w.exceptions = w.fallbackExceptions
+		}
 	}
 	w.completer = newCompleter(w)
 	return w, nil
@@ -108,6 +117,7 @@ func (w *Worker) Processed() int64 { return w.processed.Load() }
 // releases what still runs, and writes every decided outcome.
 func (w *Worker) Run(ctx context.Context) StopReason {
 	start := w.now()
+	w.lastRestart = w.restartStamp(ctx)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	completerDone := w.completer.start()
@@ -199,6 +209,8 @@ func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 		return StopOnce
 	case w.opts.MemoryMB > 0 && rssMB() >= float64(w.opts.MemoryMB):
 		return StopMemory
+	case w.restartRequested():
+		return StopRestart
 	case w.opts.StopWhenEmpty && empty:
 		return StopEmpty
 	case w.opts.MaxTime > 0 && w.now().Sub(start) >= w.opts.MaxTime:
@@ -207,6 +219,27 @@ func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 		return StopMaxJobs
 	}
 	return ""
+}
+
+// restartStamp reads the value `php artisan queue:restart` writes to the
+// cache; "" when there is no shared cache or no value.
+func (w *Worker) restartStamp(ctx context.Context) string {
+	cache := w.q.Cache()
+	if cache == nil {
+		return ""
+	}
+	v, _, err := cache.Get(ctx, "illuminate:queue:restart")
+	if err != nil {
+		w.log.Warn().Err(err).Msg("reading the queue:restart signal failed")
+		return w.lastRestart
+	}
+	return string(v)
+}
+
+// restartRequested is Laravel's queueShouldRestart: the stamp changed since
+// the worker started, so `php artisan queue:restart` stops Go workers too.
+func (w *Worker) restartRequested() bool {
+	return w.q.Cache() != nil && w.restartStamp(context.Background()) != w.lastRestart
 }
 
 // claim reserves up to n jobs: one per transaction in --laravel-exact mode,

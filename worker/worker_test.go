@@ -507,3 +507,67 @@ func TestFailureTextPointsAtTheUsersHandler(t *testing.T) {
 	}
 	mustContain(t, "exception", failed[0].Exception, "typed handler failed in ", "worker_test.go:", "TestFailureTextPointsAtTheUsersHandler")
 }
+
+// TestMaxExceptionsAreSharedWithPHP: PHP counted one exception in the
+// app's cache; Go's next exception reaches maxExceptions (2) and fails the
+// job, though tries (10) are left. The counter is gone afterwards, as
+// Laravel forgets it.
+func TestMaxExceptionsAreSharedWithPHP(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, engine)))
+			testdb.CreateCacheTable(t, q)
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("flaky again") })
+			uuid := push(t, q, "", classA, payload.Public("tries", payload.Int(10)), payload.Public("maxExceptions", payload.Int(2)))
+			cache := q.Cache()
+			if err := cache.Put(context.Background(), "job-exceptions:"+uuid, []byte("i:1;"), 24*time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			opts := testOptions()
+			opts.Backoff = "60"
+			w, _ := newTestWorker(t, q, reg, opts, nil)
+			runWorker(t, w, 30*time.Second)
+			if f := failedRows(t, q); len(f) != 1 || f[0].UUID != uuid || w.Processed() != 1 {
+				t.Fatalf("want the job failed on its first Go exception: failed %+v, runs %d", f, w.Processed())
+			}
+			if _, ok, _ := cache.Get(context.Background(), "job-exceptions:"+uuid); ok {
+				t.Fatal("the counter must be forgotten once the job fails")
+			}
+		})
+	}
+}
+
+// TestQueueRestartStopsGoWorkers: `php artisan queue:restart` writes a new
+// timestamp to the cache; Go workers stop as PHP ones do.
+func TestQueueRestartStopsGoWorkers(t *testing.T) {
+	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, laravel.EngineSQLite)))
+	testdb.CreateCacheTable(t, q)
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+	if err := q.Cache().Put(context.Background(), "illuminate:queue:restart", []byte("i:1700000000;"), 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions()
+	opts.StopWhenEmpty = false
+	w, _ := newTestWorker(t, q, reg, opts, nil)
+	done := make(chan StopReason)
+	go func() { done <- runWorker(t, w, 30*time.Second) }()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("stopped early: %s", r)
+	default:
+	}
+	if err := q.Cache().Put(context.Background(), "illuminate:queue:restart", []byte("i:1700000100;"), 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r != StopRestart || r.ExitCode() != 0 {
+			t.Fatalf("reason %s", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker ignored queue:restart")
+	}
+}

@@ -10,10 +10,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,28 @@ func ForEach(t *testing.T, fn func(t *testing.T, q *laravel.Queue)) {
 			fn(t, Open(t, Config(t, engine)))
 		})
 	}
+}
+
+// WithCache sets cfg up to use a database cache store (as an app with
+// CACHE_DRIVER=database has) in a fresh table.
+func WithCache(t testing.TB, cfg laravel.Config) laravel.Config {
+	t.Helper()
+	cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+strings.TrimPrefix(cfg.JobsTable, "jobs_"), "laravel_cache"
+	return cfg
+}
+
+// CreateCacheTable creates the table `php artisan cache:table` makes.
+func CreateCacheTable(t testing.TB, q *laravel.Queue) {
+	t.Helper()
+	d := q.Dialect()
+	value := "text"
+	if d.Name() == laravel.EngineMySQL {
+		value = "mediumtext"
+	}
+	ddl := fmt.Sprintf("create table %s (%s varchar(255) not null primary key, %s %s not null, %s integer not null)",
+		d.Quote(q.Config().CacheTable), d.Quote("key"), d.Quote("value"), value, d.Quote("expiration"))
+	if _, err := q.DB().Exec(ddl); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.DB().Exec("drop table " + d.Quote(q.Config().CacheTable)) })
 }

@@ -1,0 +1,438 @@
+package payload
+
+import (
+	"encoding/json"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The worker parses every payload it claims, and encoding/json's map
+// decoding was the largest CPU and allocation cost of a drain. This file
+// splits a payload object into its members in one pass over the bytes,
+// without copying them. It only takes documents it is sure of: anything
+// unusual (a syntax error, an escaped or non-ASCII key, a repeated key,
+// trailing bytes, deep nesting) makes it decline, and the caller falls back
+// to encoding/json, so results and error messages stay exactly those of
+// encoding/json.
+
+// jsonField is one member of an object: its key and its value's bytes.
+type jsonField struct {
+	key string
+	raw json.RawMessage
+}
+
+// jsonObject is an object's members in document order, keys unique.
+type jsonObject []jsonField
+
+func (o jsonObject) get(key string) json.RawMessage {
+	for _, f := range o {
+		if f.key == key {
+			return f.raw
+		}
+	}
+	return nil
+}
+
+func (o jsonObject) keys() []string {
+	out := make([]string, len(o))
+	for i, f := range o {
+		out[i] = f.key
+	}
+	return out
+}
+
+// objectFromMap adapts encoding/json's result.
+func objectFromMap(m map[string]json.RawMessage) jsonObject {
+	out := make(jsonObject, 0, len(m))
+	for k, v := range m {
+		out = append(out, jsonField{k, v})
+	}
+	return out
+}
+
+// maxScanDepth is far below encoding/json's limit, so a deeper document is
+// simply left to encoding/json.
+const maxScanDepth = 512
+
+// scanObject splits a JSON object document. ok is false when it declines.
+func scanObject(data []byte) (obj jsonObject, ok bool) {
+	s := jsonScanner{b: data}
+	s.space()
+	obj, ok = s.object(true)
+	if !ok {
+		return nil, false
+	}
+	s.space()
+	return obj, s.i == len(s.b)
+}
+
+type jsonScanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (s *jsonScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jsonScanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// object reads an object at s.i; with collect it returns the members.
+func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
+	if s.peek() != '{' || s.depth >= maxScanDepth {
+		return nil, false
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	s.i++
+	var out jsonObject
+	if collect {
+		out = make(jsonObject, 0, 16)
+	}
+	s.space()
+	if s.peek() == '}' {
+		s.i++
+		return out, true
+	}
+	for {
+		s.space()
+		start := s.i
+		if !s.str() {
+			return nil, false
+		}
+		key := s.b[start+1 : s.i-1]
+		s.space()
+		if s.peek() != ':' {
+			return nil, false
+		}
+		s.i++
+		s.space()
+		vstart := s.i
+		if !s.value() {
+			return nil, false
+		}
+		if collect {
+			if !plainKey(key) || out.get(string(key)) != nil {
+				return nil, false
+			}
+			out = append(out, jsonField{internKey(key), s.b[vstart:s.i:s.i]})
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// internKey returns the payload keys Laravel writes without allocating.
+func internKey(k []byte) string {
+	switch string(k) {
+	case "uuid":
+		return "uuid"
+	case "displayName":
+		return "displayName"
+	case "job":
+		return "job"
+	case "maxTries":
+		return "maxTries"
+	case "maxExceptions":
+		return "maxExceptions"
+	case "failOnTimeout":
+		return "failOnTimeout"
+	case "backoff":
+		return "backoff"
+	case "timeout":
+		return "timeout"
+	case "retryUntil":
+		return "retryUntil"
+	case "data":
+		return "data"
+	case "commandName":
+		return "commandName"
+	case "command":
+		return "command"
+	case "createdAt":
+		return "createdAt"
+	case "delay":
+		return "delay"
+	case "batchId":
+		return "batchId"
+	}
+	return string(k)
+}
+
+// plainKey: printable ASCII without escapes decodes to itself.
+func plainKey(k []byte) bool {
+	for _, c := range k {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *jsonScanner) value() bool {
+	switch c := s.peek(); {
+	case c == '{':
+		_, ok := s.object(false)
+		return ok
+	case c == '[':
+		return s.array()
+	case c == '"':
+		return s.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return false
+}
+
+func (s *jsonScanner) array() bool {
+	if s.depth >= maxScanDepth {
+		return false
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	s.i++
+	s.space()
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		s.space()
+		if !s.value() {
+			return false
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str skips a string, checking what encoding/json's scanner checks: no
+// control characters, only its escapes. Other bytes (even invalid UTF-8)
+// are allowed, as there.
+func (s *jsonScanner) str() bool {
+	if s.peek() != '"' {
+		return false
+	}
+	s.i++
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if s.i+1 >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if hex4(s.b[s.i+2:]) < 0 {
+					return false
+				}
+				s.i += 6
+			default:
+				return false
+			}
+		default:
+			s.i++
+		}
+	}
+	return false
+}
+
+func (s *jsonScanner) digits() int {
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+// number follows JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *jsonScanner) number() bool {
+	if s.peek() == '-' {
+		s.i++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.i++
+	case c >= '1' && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.peek() == '.' {
+		s.i++
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *jsonScanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// hex4 reads four hex digits, -1 if they are not.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// unquoteJSON decodes a JSON string literal (quotes included) that str()
+// accepted, as encoding/json does: invalid UTF-8 and lone surrogates
+// become U+FFFD. ok is false for anything str() would not accept.
+func unquoteJSON(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	simple := true
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return "", false
+		case c == '\\':
+			n, r, ok := unescape(body[i:])
+			if !ok {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, unicode.ReplacementChar)
+			} else {
+				out = append(out, body[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out), true
+}
+
+// unescape decodes the escape at the start of b: its length and rune.
+func unescape(b []byte) (int, rune, bool) {
+	if len(b) < 2 {
+		return 0, 0, false
+	}
+	switch b[1] {
+	case '"', '\\', '/':
+		return 2, rune(b[1]), true
+	case 'b':
+		return 2, '\b', true
+	case 'f':
+		return 2, '\f', true
+	case 'n':
+		return 2, '\n', true
+	case 'r':
+		return 2, '\r', true
+	case 't':
+		return 2, '\t', true
+	case 'u':
+		r := hex4(b[2:])
+		if r < 0 {
+			return 0, 0, false
+		}
+		if !utf16.IsSurrogate(r) {
+			return 6, r, true
+		}
+		// A surrogate pair is two escapes; anything else is U+FFFD and the
+		// next escape is read on its own.
+		if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
+			if r2 := hex4(b[8:]); r2 >= 0 {
+				if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+					return 12, d, true
+				}
+			}
+		}
+		return 6, unicode.ReplacementChar, true
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,136 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// scanSeeds are every payload fixture plus documents on the edges of what
+// scanObject takes.
+func scanSeeds(t testing.TB) [][]byte {
+	paths, err := filepath.Glob(filepath.Join(payloadsDir, "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no payload fixtures: %v", err)
+	}
+	var out [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	for _, s := range []string{
+		`{}`, ` {"a":1} `, `{"a":1}}`, `{"a":1,"a":2}`, `{"\u0061":1}`, `{"é":1}`, `{"a":-0.5e+3}`, `{"a":01}`,
+		`{"a":"\ud83d\ude00 \ud800 \udc00x \u00e9 \/ \b\f\n\r\t"}`, "{\"a\":\"\xff\xfe\"}", `{"a":[1,{"b":[]},"c",true,false,null]}`,
+		`{"a":1,}`, `{"a" 1}`, `[1]`, `null`, `{"a":"x` + "\x01" + `"}`, `{"a":"\x"}`, `{"a":tru}`, `{"a":1.}`, `{"a":1e}`,
+		`{"a":1} x`, strings.Repeat(`{"a":`, 600) + `1` + strings.Repeat(`}`, 600),
+	} {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
+// checkScanAgainstStd asserts that whatever scanObject accepts,
+// encoding/json reads the same way: same members, same value bytes,
+// nothing after the object.
+func checkScanAgainstStd(t *testing.T, doc []byte) {
+	obj, ok := scanObject(doc)
+	if !ok {
+		return
+	}
+	var want map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(&want); err != nil || want == nil || dec.More() {
+		t.Fatalf("scanObject took %q, encoding/json does not: %v", doc, err)
+	}
+	if len(obj) != len(want) {
+		t.Fatalf("%q: %d members, encoding/json %d", doc, len(obj), len(want))
+	}
+	for _, f := range obj {
+		if !bytes.Equal(f.raw, want[f.key]) {
+			t.Fatalf("%q: member %q is %q, encoding/json %q", doc, f.key, f.raw, want[f.key])
+		}
+	}
+}
+
+// checkUnquoteAgainstStd asserts unquoteJSON decodes every string it takes
+// to what encoding/json decodes, and takes every valid string.
+func checkUnquoteAgainstStd(t *testing.T, lit []byte) {
+	got, ok := unquoteJSON(lit)
+	var want string
+	err := json.Unmarshal(lit, &want)
+	switch {
+	case ok && err != nil:
+		t.Fatalf("unquoteJSON took %q, encoding/json: %v", lit, err)
+	case ok && got != want:
+		t.Fatalf("unquoteJSON(%q) = %q, encoding/json %q", lit, got, want)
+	case !ok && err == nil && len(lit) > 1 && lit[0] == '"' && lit[len(lit)-1] == '"':
+		// Only exact literals reach unquoteJSON: encoding/json also takes
+		// surrounding whitespace.
+		t.Fatalf("unquoteJSON refused the valid string %q", lit)
+	}
+}
+
+func TestScanObjectAgreesWithEncodingJSON(t *testing.T) {
+	taken := 0
+	for _, doc := range scanSeeds(t) {
+		checkScanAgainstStd(t, doc)
+		if _, ok := scanObject(doc); ok {
+			taken++
+		}
+	}
+	// Every real payload must take the fast path, or it gains nothing.
+	for _, name := range []string{"noop.json", "chain-catch.json", "encrypted-aes-256-cbc.json", "l7-object.json", "l13-object.json"} {
+		if _, ok := scanObject(readPayloadFixture(t, name)); !ok {
+			t.Errorf("scanObject declines the fixture %s", name)
+		}
+	}
+	if taken == 0 {
+		t.Fatal("scanObject took no document")
+	}
+}
+
+func TestUnquoteAgreesWithEncodingJSON(t *testing.T) {
+	for _, doc := range scanSeeds(t) {
+		obj, ok := scanObject(doc)
+		if !ok {
+			continue
+		}
+		for _, f := range obj {
+			if len(f.raw) > 0 && f.raw[0] == '"' {
+				checkUnquoteAgainstStd(t, f.raw)
+			}
+		}
+	}
+	for _, s := range []string{`"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\udc00\ud800"`, "\"\xed\xa0\x80\"", `"\u"`, `"abc`, `abc`, `"a"b"`} {
+		checkUnquoteAgainstStd(t, []byte(s))
+	}
+}
+
+func FuzzScanObject(f *testing.F) {
+	for _, s := range scanSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkScanAgainstStd(t, doc)
+		if obj, ok := scanObject(doc); ok {
+			for _, m := range obj {
+				if len(m.raw) > 0 && m.raw[0] == '"' {
+					checkUnquoteAgainstStd(t, m.raw)
+				}
+			}
+		}
+	})
+}
+
+func FuzzUnquoteJSON(f *testing.F) {
+	for _, s := range []string{`"a"`, `"\u00e9\ud83d\ude00"`, "\"\xff\"", `"\ud800\ud800"`, `"\\\"\/"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, lit []byte) { checkUnquoteAgainstStd(t, lit) })
+}

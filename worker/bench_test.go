@@ -1,0 +1,73 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
+)
+
+// BenchmarkDrain is the worker's whole path per job (claim, payload parse,
+// command decode, noop handler, grouped delete) on each engine: b.N jobs
+// pushed in bulk (untimed), then drained by one worker that stops when the
+// queue is empty. Profile it with
+//
+//	go test ./worker -run '^$' -bench 'Drain/mysql/c128' -cpuprofile cpu.out -memprofile mem.out
+func BenchmarkDrain(b *testing.B) {
+	for _, engine := range testdb.Engines {
+		b.Run(engine, func(b *testing.B) {
+			q := testdb.Open(b, testdb.Config(b, engine))
+			for _, mode := range []struct {
+				name        string
+				concurrency int
+				exact       bool
+			}{{"c1", 1, false}, {"c16", 16, false}, {"c128", 128, false}, {"exact", 1, true}} {
+				b.Run(mode.name, func(b *testing.B) {
+					opts := DefaultOptions()
+					opts.Sleep, opts.StopWhenEmpty, opts.MemoryMB = 0, true, 0
+					opts.Concurrency, opts.LaravelExact = mode.concurrency, mode.exact
+					benchDrain(b, q, opts)
+				})
+			}
+		})
+	}
+}
+
+const benchClass = `App\Jobs\BenchNoopJob`
+
+func benchDrain(b *testing.B, q *laravel.Queue, opts Options) {
+	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := make([]laravel.PushItem, b.N)
+	for i := range items {
+		items[i] = laravel.PushItem{Payload: raw}
+	}
+	ctx := context.Background()
+	if err := q.PushMany(ctx, items); err != nil {
+		b.Fatal(err)
+	}
+	reg := handlers.NewRegistry()
+	reg.Handle(benchClass, handlers.Noop())
+	w, err := New(q, reg, nil, opts, zerolog.Nop(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	w.Run(runCtx)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	if got := w.Processed(); got != int64(b.N) {
+		b.Fatalf("processed %d jobs, want %d", got, b.N)
+	}
+}
