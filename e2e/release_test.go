@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -108,13 +107,9 @@ func testAttemptsPingPong(t *testing.T, s *suite) {
 // the cache (job-exceptions:<uuid>), so every worker sees them. A
 // MaxExceptionsJob (maxExceptions 2, tries 10, backoff 0) that threw once
 // in PHP and then throws in Go has reached maxExceptions: Laravel fails
-// it. laraworker counts in its own memory (a documented limitation, see
-// README "maxExceptions"), so it releases the job instead; the test is
-// skipped unless LARAWORKER_E2E_STRICT is set.
+// it, and so does laraworker, which counts in the app's database cache
+// store under the same key.
 func TestMaxExceptionsCountedAcrossSides(t *testing.T) {
-	if os.Getenv("LARAWORKER_E2E_STRICT") == "" {
-		t.Skip("known limitation: laraworker keeps maxExceptions counts in memory, not in Laravel's cache; set LARAWORKER_E2E_STRICT=1 to run")
-	}
 	onEachDB(t, testMaxExceptionsCountedAcrossSides)
 }
 
