@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the Laravel 8 test app in testdata/laravel for end-to-end tests.
-# Idempotent; safe to run before every test run. Needs root only when the
+# Idempotent; safe to run before every test run. `--install-only` installs
+# the Debian packages when missing and does nothing else. Needs root only when the
 # Debian packages are missing (it then runs apt-get).
 #
 # Environment (all optional):
@@ -172,6 +173,11 @@ create_database() {
 
 main() {
     install_packages
+    # --install-only: just make sure PHP and Laravel are there (CI runs this
+    # before the tests, which prepare their own copies of the app).
+    if [ "${1:-}" = "--install-only" ]; then
+        return
+    fi
     resolve_db_settings
     mkdir -p "$app/storage/logs" "$app/storage/framework/cache/data" "$app/bootstrap/cache"
     if [ ! -f "$app/.env" ] || [ -n "${DB_CONNECTION:-}" ]; then
