@@ -70,6 +70,7 @@ type bench struct {
 	phpBin   string
 	exe      string
 	template []byte // one job payload; uuids are replaced per job
+	rawTx    *rawTxChoice
 }
 
 func runBench(c *cli.Context) error {

@@ -56,7 +56,7 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 // rawClaim runs the claim transaction: Laravel's select with laraworker's
 // displayName filter and lock, then the reserve update.
 func (b *bench) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, error) {
-	tx, err := b.q.DB().BeginTx(ctx, b.q.Dialect().TxOptions())
+	tx, err := b.q.DB().BeginTx(ctx, b.rawTxOptions(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -115,9 +115,32 @@ func scanIDs(rows *sql.Rows, err error) ([]any, []int64, error) {
 	return ids, attempts, rows.Err()
 }
 
+// rawTxOptions: the queue's pool may already run at the dialect's level
+// (laravel.Open sets READ COMMITTED per MySQL connection); then the raw
+// loop, like the worker, sends no SET TRANSACTION of its own.
+func (b *bench) rawTxOptions(ctx context.Context) *sql.TxOptions {
+	if b.rawTx == nil {
+		b.rawTx = &rawTxChoice{opts: b.q.Dialect().TxOptions()}
+		if b.rawTx.opts != nil && b.rawTx.opts.Isolation == sql.LevelReadCommitted {
+			for _, v := range []string{"@@session.transaction_isolation", "@@session.tx_isolation"} {
+				var level string
+				if err := b.q.DB().QueryRowContext(ctx, "select "+v).Scan(&level); err == nil {
+					if level == "READ-COMMITTED" {
+						b.rawTx.opts = nil
+					}
+					break
+				}
+			}
+		}
+	}
+	return b.rawTx.opts
+}
+
+type rawTxChoice struct{ opts *sql.TxOptions }
+
 // rawDeleteReserved is Laravel's deleteReserved transaction.
 func (b *bench) rawDeleteReserved(ctx context.Context, id any) error {
-	tx, err := b.q.DB().BeginTx(ctx, b.q.Dialect().TxOptions())
+	tx, err := b.q.DB().BeginTx(ctx, b.rawTxOptions(ctx))
 	if err != nil {
 		return err
 	}

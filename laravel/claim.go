@@ -29,10 +29,12 @@ func (o ClaimOptions) patterns() []any {
 	return out
 }
 
-// ClaimError is returned when reserving a selected row failed for a
-// non-retryable reason (e.g. attempts overflowing tinyint unsigned on
-// strict MySQL). The transaction was rolled back; Job is the row as
-// selected so the caller can fail it, as Laravel 12.54+ does.
+// ClaimError is returned when reserving a selected row failed because of
+// the row itself: its attempts overflow the column (tinyint unsigned on
+// strict MySQL). The transaction was rolled back; Job is that row as
+// selected (in a batch, the one with the most attempts) so the caller can
+// fail it, as Laravel 12.54+ does. Database errors are returned as they
+// are, never as ClaimError.
 type ClaimError struct {
 	Job Job
 	Err error
@@ -123,8 +125,11 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOp
 		} else {
 			err = q.reserveMany(ctx, tx, jobs, now)
 		}
+		if err != nil && q.d.IsOutOfRange(err) {
+			return &ClaimError{Job: culprit(jobs), Err: err}
+		}
 		if err != nil {
-			return &ClaimError{Job: jobs[0], Err: err}
+			return err
 		}
 		for i := range jobs {
 			jobs[i].Queue = queue
@@ -136,6 +141,17 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOp
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// culprit is the row whose attempts overflowed: the one with the most.
+func culprit(jobs []Job) Job {
+	worst := jobs[0]
+	for _, j := range jobs[1:] {
+		if j.Attempts > worst.Attempts {
+			worst = j
+		}
+	}
+	return worst
 }
 
 // reserveOne is markJobAsReserved: touch() and increment() on the fetched

@@ -63,6 +63,9 @@ type Dialect interface {
 	Classify(err error) ErrorClass
 	// IsUniqueViolation reports a unique index violation.
 	IsUniqueViolation(err error) bool
+	// IsOutOfRange reports a value too large for its column (attempts past
+	// tinyint unsigned's 255): the row itself is at fault, not the database.
+	IsOutOfRange(err error) bool
 	// ServerVersionQuery returns the server's version string, the value
 	// PDO::ATTR_SERVER_VERSION reports.
 	ServerVersionQuery() string

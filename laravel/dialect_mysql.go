@@ -91,6 +91,13 @@ func (mysqlDialect) Classify(err error) ErrorClass {
 	return messageClass(err)
 }
 
+// IsOutOfRange: ER_WARN_DATA_OUT_OF_RANGE (strict mode) and
+// ER_DATA_OUT_OF_RANGE (unsigned arithmetic).
+func (mysqlDialect) IsOutOfRange(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1264 || me.Number == 1690)
+}
+
 func (mysqlDialect) IsUniqueViolation(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == 1062

@@ -80,6 +80,12 @@ func (pgsqlDialect) Classify(err error) ErrorClass {
 	return messageClass(err)
 }
 
+// IsOutOfRange: numeric_value_out_of_range.
+func (pgsqlDialect) IsOutOfRange(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "22003"
+}
+
 func (pgsqlDialect) IsUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"

@@ -68,6 +68,10 @@ func (sqliteDialect) Classify(err error) ErrorClass {
 	return messageClass(err)
 }
 
+// IsOutOfRange never holds: SQLite integers are 64-bit whatever the
+// declared type.
+func (sqliteDialect) IsOutOfRange(error) bool { return false }
+
 func (sqliteDialect) IsUniqueViolation(err error) bool {
 	var se *sqlite.Error
 	// SQLITE_CONSTRAINT_UNIQUE = 2067, SQLITE_CONSTRAINT_PRIMARYKEY = 1555

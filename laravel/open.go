@@ -193,7 +193,12 @@ func mysqlConfig(cfg Config) *mysql.Config {
 	// utf8mb4_unicode_ci"; match it so `queue = ?` compares the same way.
 	mc.Collation = "utf8mb4_unicode_ci"
 	mc.ParseTime = false
-	mc.InterpolateParams = false
+	// Bindings are interpolated client-side, as PDO's default emulated
+	// prepares do for Laravel: one round trip per statement instead of
+	// prepare, execute and close. The driver escapes for the session's
+	// NO_BACKSLASH_ESCAPES and refuses charsets where that is unsafe
+	// (utf8mb4 is safe).
+	mc.InterpolateParams = true
 	// The driver prints "[mysql] ... unexpected EOF" lines to stderr on its
 	// own; the queue reports those errors itself, in the worker's log format.
 	mc.Logger = quietMySQLLogger{}

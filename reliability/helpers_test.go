@@ -369,6 +369,18 @@ func runs(t *testing.T) []run {
 	return out
 }
 
+// runsOf is the job_runs rows of one class.
+func runsOf(t *testing.T, class string) []run {
+	t.Helper()
+	var out []run
+	for _, r := range runs(t) {
+		if r.Class == class {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // failed is a failed_jobs row.
 type failed struct {
 	UUID, Queue, Payload, Exception string

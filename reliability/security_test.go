@@ -410,8 +410,9 @@ func TestSQLCallSitesUseTheCatalogue(t *testing.T) {
 }
 
 // safeQuery accepts q.st.X(...), d.X()/q.d.X(), a plain variable holding
-// one (query, s), a constant string, "..." + Quote(ident), and DDL helpers
-// called with nothing but the dialect and table or index names.
+// one (query, s), a constant string, "..." + Quote(ident), x.sql(constant
+// template), and DDL helpers called with nothing but the dialect and table
+// or index names.
 func safeQuery(e ast.Expr, consts map[string]bool) bool {
 	switch e := e.(type) {
 	case *ast.BasicLit:
@@ -435,6 +436,11 @@ func safeQuery(e ast.Expr, consts map[string]bool) bool {
 		}
 		if sel.Sel.Name == "Quote" {
 			return true
+		}
+		// c.sql("... %[1]s ... ?"): a constant template whose slots take
+		// quoted identifiers (the cache store's statements).
+		if sel.Sel.Name == "sql" && len(e.Args) == 1 {
+			return safeQuery(e.Args[0], consts)
 		}
 		switch x := sel.X.(type) {
 		case *ast.SelectorExpr: // q.st.X(), q.d.X()

@@ -94,8 +94,8 @@ func (s *runningSet) all() []*running {
 }
 
 // process runs one claimed row to its outcome and writes it.
-func (w *Worker) process(ctx context.Context, row laravel.Job) {
-	r := w.running.add(row, w.now())
+func (w *Worker) process(ctx context.Context, r *running) {
+	row := r.row
 	defer w.running.remove(row.ID)
 	started := time.Now()
 	p, err := payload.Parse(row.Payload)
@@ -130,7 +130,8 @@ func (w *Worker) decide(ctx context.Context, row laravel.Job, p *payload.Payload
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
 			// Decoding is deterministic: retrying cannot help.
-			return outcome{verdict: verdictFail, err: fmt.Errorf("cannot decode the command of %s: %w", name, err), reason: "undecodable"}
+			return outcome{verdict: verdictFail, reason: "undecodable", err: &PHPException{
+				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", name, err)}}
 		}
 	}
 	batchID := w.batchID(job)

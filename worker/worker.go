@@ -154,6 +154,9 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		}
 		idleBefore := w.running.len() == 0
 		jobs, err := w.claim(ctx, free)
+		if errors.Is(err, errRowFailedAtClaim) {
+			continue // a row was found (and failed): the queue is not empty
+		}
 		if err != nil {
 			w.claimFailed(ctx, err)
 			continue
@@ -162,10 +165,13 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			w.processed.Add(1)
 			slots <- struct{}{}
 			wg.Add(1)
-			go func(job laravel.Job) {
+			// Registered before the goroutine starts, so the loop never sees
+			// a claimed job as neither queued nor running.
+			r := w.running.add(job, w.now())
+			go func() {
 				defer func() { <-slots; wg.Done(); w.nudge() }()
-				w.process(jobCtx, job)
-			}(job)
+				w.process(jobCtx, r)
+			}()
 		}
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
@@ -191,6 +197,7 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 		case <-w.wake:
 		}
 	}
+	w.gatherSlots(ctx, slots)
 	free := cap(slots) - len(slots)
 	if w.opts.Once {
 		free = 1
@@ -199,6 +206,31 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 		free = min(free, w.opts.MaxJobs-int(w.processed.Load()))
 	}
 	return max(free, 0)
+}
+
+// gatherWait bounds how long a claim waits for more slots to free up.
+const gatherWait = 2 * time.Millisecond
+
+// gatherSlots lets a batched claim wait up to gatherWait while fewer than
+// half the slots are free, so that short jobs finishing one by one are
+// refilled by one claim transaction rather than one transaction each (the
+// claim's round trips, not the jobs, were the cost of a busy worker). A
+// long job's slot is refilled at most gatherWait later.
+func (w *Worker) gatherSlots(ctx context.Context, slots chan struct{}) {
+	if w.opts.LaravelExact || w.opts.Once || cap(slots) < 4 || cap(slots)-len(slots) >= cap(slots)/2 {
+		return
+	}
+	t := time.NewTimer(gatherWait)
+	defer t.Stop()
+	for cap(slots)-len(slots) < cap(slots)/2 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-w.wake:
+		}
+	}
 }
 
 // stopReason is stopIfNecessary's list, in Laravel's order (quit and lost
@@ -277,8 +309,11 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	w.log.Error().Err(ce.Err).Int64("id", ce.Job.ID).Msg("reserving a job failed; failing it")
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: failRow then gives it a uuid
 	w.failRow(ctx, ce.Job, p, ce.Err)
-	return nil
+	return errRowFailedAtClaim
 }
+
+// errRowFailedAtClaim tells the loop a claim found a row but failed it.
+var errRowFailedAtClaim = errors.New("worker: a row failed while being reserved")
 
 func (w *Worker) claimFailed(ctx context.Context, err error) {
 	if ctx.Err() != nil {
