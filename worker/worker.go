@@ -197,7 +197,6 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 		case <-w.wake:
 		}
 	}
-	w.gatherSlots(ctx, slots)
 	free := cap(slots) - len(slots)
 	if w.opts.Once {
 		free = 1
@@ -206,31 +205,6 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 		free = min(free, w.opts.MaxJobs-int(w.processed.Load()))
 	}
 	return max(free, 0)
-}
-
-// gatherWait bounds how long a claim waits for more slots to free up.
-const gatherWait = 2 * time.Millisecond
-
-// gatherSlots lets a batched claim wait up to gatherWait while fewer than
-// half the slots are free, so that short jobs finishing one by one are
-// refilled by one claim transaction rather than one transaction each (the
-// claim's round trips, not the jobs, were the cost of a busy worker). A
-// long job's slot is refilled at most gatherWait later.
-func (w *Worker) gatherSlots(ctx context.Context, slots chan struct{}) {
-	if w.opts.LaravelExact || w.opts.Once || cap(slots) < 4 || cap(slots)-len(slots) >= cap(slots)/2 {
-		return
-	}
-	t := time.NewTimer(gatherWait)
-	defer t.Stop()
-	for cap(slots)-len(slots) < cap(slots)/2 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			return
-		case <-w.wake:
-		}
-	}
 }
 
 // stopReason is stopIfNecessary's list, in Laravel's order (quit and lost
