@@ -84,6 +84,27 @@ func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts Cla
 	return nil, nil
 }
 
+// CountClaimable counts the jobs a claim on these queues with these
+// options could reserve now, without locking or skipping any row.
+func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts ClaimOptions) (int64, error) {
+	patterns := opts.patterns()
+	query := q.st.countClaimable(len(patterns), len(opts.ExcludeIDs))
+	var total int64
+	for _, name := range q.queueNames(queues) {
+		now := q.unixNow()
+		args := append([]any{name, now, now - int64(q.cfg.RetryAfter)}, patterns...)
+		for _, id := range opts.ExcludeIDs {
+			args = append(args, id)
+		}
+		var n int64
+		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // queueNames applies Laravel's getQueue(): an empty name means the
 // connection's default queue. Names are not trimmed, as in Laravel.
 func (q *Queue) queueNames(queues []string) []string {

@@ -45,7 +45,25 @@ func (s statements) claimSelect(limit, nFilters int) string {
 // claimSelectExcluding adds `id not in (...)` for nExcluded ids: rows a
 // worker gave back to PHP and must not reserve again.
 func (s statements) claimSelectExcluding(limit, nFilters, nExcluded int) string {
-	b := fmt.Sprintf("select * from %s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
+	b := "select * from " + s.claimableWhere(nFilters, nExcluded)
+	b += fmt.Sprintf(" order by %s asc limit %d", s.q("id"), limit)
+	if s.lock != "" {
+		b += " " + s.lock
+	}
+	return s.sql(b)
+}
+
+// countClaimable counts what claimSelectExcluding could return, reading
+// without locks: a claim with SKIP LOCKED that comes back empty does not
+// prove the queue is empty.
+func (s statements) countClaimable(nFilters, nExcluded int) string {
+	return s.sql("select count(*) from " + s.claimableWhere(nFilters, nExcluded))
+}
+
+// claimableWhere is the table and where clause shared by the claim and its
+// count.
+func (s statements) claimableWhere(nFilters, nExcluded int) string {
+	b := fmt.Sprintf("%s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
 		s.q(s.t.Jobs), s.q("queue"), s.q("reserved_at"), s.q("available_at"), s.q("reserved_at"))
 	if nFilters > 0 {
 		alts := make([]string, nFilters)
@@ -57,11 +75,7 @@ func (s statements) claimSelectExcluding(limit, nFilters, nExcluded int) string 
 	if nExcluded > 0 {
 		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(nExcluded))
 	}
-	b += fmt.Sprintf(" order by %s asc limit %d", s.q("id"), limit)
-	if s.lock != "" {
-		b += " " + s.lock
-	}
-	return s.sql(b)
+	return b
 }
 
 // markReserved is Laravel's markJobAsReserved: attempts computed by the
@@ -230,6 +244,7 @@ func (s statements) catalogue() []namedStatement {
 		{"claim one, displayName filter (2 names)", "bindings: ..., `%\"displayName\":\"App\\\\Jobs\\\\X\"%` per name (LIKE-escaped with !)", s.claimSelect(1, 2)},
 		{"claim batch (N=10): select", "", s.claimSelect(10, 0)},
 		{"claim batch excluding 2 ids given back to PHP", "", s.claimSelectExcluding(10, 0, 2)},
+		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(1, 0)},
 		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
 		{"delete (Laravel deleteReserved tx): lock", "", s.findForUpdate()},
 		{"delete: delete", "also the plain one-statement delete", s.deleteJob()},

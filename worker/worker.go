@@ -175,7 +175,8 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		}
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
-		empty := len(jobs) == 0 && idleBefore && w.running.len() == 0
+		empty := len(jobs) == 0 && idleBefore && w.running.len() == 0 &&
+			(!w.opts.StopWhenEmpty || w.reallyEmpty(ctx))
 		if reason := w.stopReason(start, len(jobs) > 0, empty); reason != "" {
 			return reason
 		}
@@ -252,12 +253,9 @@ func (w *Worker) restartRequested() bool {
 // else a batch. Only classes with a handler are reserved unless
 // --unrouted=fail.
 func (w *Worker) claim(ctx context.Context, n int) ([]laravel.Job, error) {
-	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list()}
-	if w.opts.Unrouted == UnroutedSkip {
-		opts.DisplayNames = w.reg.Names()
-		if len(opts.DisplayNames) == 0 {
-			return nil, nil
-		}
+	opts, ok := w.claimOptions()
+	if !ok {
+		return nil, nil
 	}
 	started := time.Now()
 	defer func() { w.metrics.observeClaim(time.Since(started)) }()
@@ -270,6 +268,30 @@ func (w *Worker) claim(ctx context.Context, n int) ([]laravel.Job, error) {
 	}
 	jobs, err := w.q.ClaimBatch(ctx, w.opts.Queues, n, opts)
 	return jobs, w.claimError(ctx, err)
+}
+
+// claimOptions restricts claims to routed classes (unless --unrouted=fail)
+// and away from rows given back to PHP; ok is false when nothing may be
+// claimed at all.
+func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
+	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list()}
+	if w.opts.Unrouted == UnroutedSkip {
+		opts.DisplayNames = w.reg.Names()
+		return opts, len(opts.DisplayNames) > 0
+	}
+	return opts, true
+}
+
+// reallyEmpty confirms an empty claim before --stop-when-empty stops: SKIP
+// LOCKED skips rows other transactions hold, so an empty claim can happen
+// while claimable rows exist.
+func (w *Worker) reallyEmpty(ctx context.Context) bool {
+	opts, ok := w.claimOptions()
+	if !ok {
+		return true
+	}
+	n, err := w.q.CountClaimable(ctx, w.opts.Queues, opts)
+	return err == nil && n == 0
 }
 
 // claimError fails a row whose reservation itself failed (attempts
