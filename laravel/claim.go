@@ -192,11 +192,8 @@ func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []Job, now int
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	for _, chunk := range chunkIDs(ids) {
-		args := append([]any{now}, int64sToArgs(chunk)...)
-		if _, err := tx.ExecContext(ctx, q.st.markReservedMany(len(chunk)), args...); err != nil {
-			return err
-		}
+	if _, err := execChunks(ctx, tx, chunkIDs(ids), q.st.markReservedMany, now); err != nil {
+		return err
 	}
 	for i := range jobs {
 		at := now

@@ -59,19 +59,27 @@ func (q *Queue) DeleteMany(ctx context.Context, ids []int64) (int64, error) {
 		return n, err
 	}
 	var total int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		total = 0
-		for _, chunk := range chunks {
-			res, err := tx.ExecContext(ctx, q.st.deleteJobs(len(chunk)), int64sToArgs(chunk)...)
-			if err != nil {
-				return err
-			}
-			n, _ := res.RowsAffected()
-			total += n
-		}
-		return nil
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
+		total, err = execChunks(ctx, tx, chunks, q.st.deleteJobs)
+		return err
 	})
 	return total, err
+}
+
+// execChunks runs query(len(chunk)) once per chunk of ids, binding the
+// leading arguments before the ids, and adds up the rows affected.
+func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, query func(n int) string, leading ...any) (int64, error) {
+	var total int64
+	for _, chunk := range chunks {
+		args := append(append([]any(nil), leading...), int64sToArgs(chunk)...)
+		res, err := tx.ExecContext(ctx, query(len(chunk)), args...)
+		if err != nil {
+			return 0, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
 }
 
 // Release is Laravel's deleteAndRelease: one transaction deletes the row
@@ -179,19 +187,9 @@ func (q *Queue) ExtendReservation(ctx context.Context, ids ...int64) (int64, err
 		return 0, nil
 	}
 	var total int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		total = 0
-		now := q.unixNow()
-		for _, chunk := range chunkIDs(ids) {
-			args := append([]any{now}, int64sToArgs(chunk)...)
-			res, err := tx.ExecContext(ctx, q.st.extendReservation(len(chunk)), args...)
-			if err != nil {
-				return err
-			}
-			n, _ := res.RowsAffected()
-			total += n
-		}
-		return nil
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
+		total, err = execChunks(ctx, tx, chunkIDs(ids), q.st.extendReservation, q.unixNow())
+		return err
 	})
 	return total, err
 }
