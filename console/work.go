@@ -45,6 +45,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "unrouted", Value: d.Unrouted, Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9090)"},
+			&cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"}, Usage: "the app's Laravel version (e.g. 8.83): failed_jobs gets that version's exception texts (default: 10.10+ texts)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 		),
 		Action: func(c *cli.Context) error { return runWork(c, reg) },
@@ -118,6 +119,7 @@ func workOptions(c *cli.Context) worker.Options {
 	o.Grace = c.Duration("grace")
 	o.LaravelExact = c.Bool("laravel-exact")
 	o.Unrouted = c.String("unrouted")
+	o.LaravelVersion = c.String("laravel-version")
 	return o
 }
 

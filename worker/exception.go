@@ -33,13 +33,23 @@ func (e *PHPException) Error() string {
 	return e.Class + ": " + e.Message
 }
 
-// maxAttemptsExceeded is Laravel 10.10+'s MaxAttemptsExceededException.
-func maxAttemptsExceeded(name string) *PHPException {
+// maxAttemptsExceeded is Worker::maxAttemptsExceededException: Laravel
+// 10.10+'s text, or the older one (legacy) that 8.x and 9.x write.
+func maxAttemptsExceeded(name string, legacy bool) *PHPException {
+	if legacy {
+		return &PHPException{Class: MaxAttemptsExceededClass, Message: name +
+			" has been attempted too many times or run too long. The job may have previously timed out."}
+	}
 	return &PHPException{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
 }
 
-// timeoutExceeded is Laravel 10.10+'s TimeoutExceededException.
-func timeoutExceeded(name string) *PHPException {
+// timeoutExceeded is what a timed-out job fails with: 10.10+'s
+// TimeoutExceededException, or before it (legacy) MaxAttemptsExceeded with
+// its old text.
+func timeoutExceeded(name string, legacy bool) *PHPException {
+	if legacy {
+		return maxAttemptsExceeded(name, true)
+	}
 	return &PHPException{Class: TimeoutExceededClass, Message: name + " has timed out."}
 }
 

@@ -58,6 +58,9 @@ type Options struct {
 	// Abandon is how long a handler that ignores its cancelled context is
 	// waited for before it is abandoned and its job decided without it.
 	Abandon time.Duration
+	// LaravelVersion is the app's Laravel version (e.g. "8.83"); it only
+	// picks the exception texts written to failed_jobs. Empty means 10.10+.
+	LaravelVersion string
 	// MaxExceptionsCache holds maxExceptions counters; nil means the app's
 	// database cache store when it has one (shared with PHP workers), else
 	// this process's memory.

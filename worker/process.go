@@ -120,7 +120,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.Job, p *payload.Payload
 	name := p.Name()
 	attempts := int64(row.Attempts)
 	if w.opts.alreadyExceeded(p, attempts, now) {
-		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(name), reason: "max_attempts"}
+		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(name, w.legacyTexts), reason: "max_attempts"}
 	}
 	h, err := w.reg.Lookup(p.DisplayName)
 	if err != nil {
@@ -251,7 +251,7 @@ func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID 
 // retry_after; releasing with backoff runs it again sooner, same attempts).
 func (w *Worker) onTimeout(job *handlers.Job, where frame) outcome {
 	p := job.Payload
-	err := timeoutExceeded(p.Name())
+	err := timeoutExceeded(p.Name(), w.legacyTexts)
 	if w.opts.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, reason: "timed_out"}
 	}

@@ -63,6 +63,8 @@ type Worker struct {
 	batches            batchCache
 	// lastRestart is `illuminate:queue:restart` as read at start.
 	lastRestart string
+	// legacyTexts selects Laravel 8/9's exception texts.
+	legacyTexts bool
 }
 
 // New builds a worker. enc may be nil (no APP_KEY: encrypted commands then
@@ -81,6 +83,7 @@ func New(q *laravel.Queue, reg *handlers.Registry, enc *payload.Encrypter, opts 
 		batches:    batchCache{m: map[string]batchInfo{}},
 		wake:       make(chan struct{}, 1),
 	}
+	w.legacyTexts = opts.LaravelVersion != "" && laravel.VersionCompare(opts.LaravelVersion, "10.10") < 0
 	w.fallbackExceptions = newMemoryCounter()
 	if w.exceptions == nil {
 		if cache := q.Cache(); cache != nil {

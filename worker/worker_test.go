@@ -571,3 +571,37 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 		t.Fatal("the worker ignored queue:restart")
 	}
 }
+
+// TestLaravel8ExceptionTexts: with --laravel-version 8.83 the failures read
+// exactly as the real Laravel 8.83 worker wrote them (fixtures
+// failed-max-attempts and failed-timeout).
+func TestLaravel8ExceptionTexts(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })
+	reg.HandleFunc(`App\Jobs\SleepJob`, func(ctx context.Context, _ *handlers.Job) error { <-ctx.Done(); return ctx.Err() })
+	noop := fixture(t, "noop.json")
+	id := pushRaw(t, q, "", noop)
+	exec(t, q, fmt.Sprintf("update %s set attempts = 1 where id = ?", q.Config().JobsTable), id)
+	sleep := fixture(t, "sleep.json")
+	pushRaw(t, q, "", sleep)
+	opts := testOptions()
+	opts.LaravelVersion = "8.83.26"
+	w, _ := newTestWorker(t, q, reg, opts, nil)
+	runWorker(t, w, 30*time.Second)
+	firstLine := func(s string) string { return strings.SplitN(s, " in ", 2)[0] }
+	want := map[string]string{}
+	for _, name := range []string{"failed-max-attempts.exception.txt", "failed-timeout.exception.txt"} {
+		text := string(fixture(t, name))
+		want[firstLine(text)] = name
+	}
+	failed := failedRows(t, q)
+	if len(failed) != 2 {
+		t.Fatalf("failed %d", len(failed))
+	}
+	for _, f := range failed {
+		if _, ok := want[firstLine(f.Exception)]; !ok {
+			t.Errorf("%q is not what Laravel 8.83 wrote (%v)", firstLine(f.Exception), want)
+		}
+	}
+}
