@@ -148,11 +148,19 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			return StopInterrupted
 		}
 		if w.paused.Load() {
-			w.sleep(ctx, w.opts.Sleep)
+			// As Laravel: sleep at least a second while paused, and keep
+			// checking the stop conditions.
+			w.sleepOrWake(ctx, max(w.opts.Sleep, time.Second))
+			if reason := w.stopReason(start, false, false); reason != "" {
+				return reason
+			}
 			continue
 		}
 		free := w.waitForSlot(ctx, slots)
 		if free == 0 || w.paused.Load() {
+			if reason := w.stopReason(start, false, false); reason != "" {
+				return reason
+			}
 			continue
 		}
 		idleBefore := w.running.len() == 0
@@ -323,7 +331,7 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 	w.sleep(ctx, time.Second+w.opts.Sleep)
 }
 
-// sleep waits d, or less when ctx ends or a slot frees up.
+// sleep waits d, or less when ctx ends.
 func (w *Worker) sleep(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
@@ -332,6 +340,17 @@ func (w *Worker) sleep(ctx context.Context, d time.Duration) {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// sleepOrWake waits d, or less when ctx ends or Resume nudges the worker.
+func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.wake:
 	case <-t.C:
 	}
 }
