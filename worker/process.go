@@ -100,6 +100,7 @@ func (w *Worker) process(ctx context.Context, r *running) {
 	started := time.Now()
 	p, err := payload.Parse(row.Payload)
 	if err != nil {
+		w.log.Warn().Err(err).Int64("id", row.ID).Str("queue", row.Queue).Msg("job payload is not valid; failing it")
 		w.settle(ctx, r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
 		return
 	}
