@@ -66,13 +66,15 @@ func (q *Queue) DeleteMany(ctx context.Context, ids []int64) (int64, error) {
 	return total, err
 }
 
-// execChunks runs query(len(chunk)) once per chunk of ids, binding the
-// leading arguments before the ids, and adds up the rows affected.
-func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, query func(n int) string, leading ...any) (int64, error) {
+// execChunks runs stmt(len(chunk)), a statement of the catalogue, once per
+// chunk of ids, binding the leading arguments before the ids, and adds up
+// the rows affected.
+func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n int) string, leading ...any) (int64, error) {
 	var total int64
 	for _, chunk := range chunks {
+		query := stmt(len(chunk))
 		args := append(append([]any(nil), leading...), int64sToArgs(chunk)...)
-		res, err := tx.ExecContext(ctx, query(len(chunk)), args...)
+		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
 			return 0, err
 		}
