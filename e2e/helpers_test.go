@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -209,40 +210,20 @@ func (s *suite) reset(t *testing.T) {
 
 // jobRow is a jobs row with the payload keys the tests look at.
 type jobRow struct {
-	ID          int64
-	Queue       string
-	Attempts    int64
-	ReservedAt  sql.NullInt64
-	AvailableAt int64
-	CreatedAt   int64
-	Payload     string
-	UUID        string
-	Class       string // displayName
+	testdb.JobRow
+	UUID  string
+	Class string // displayName
 }
 
 func (s *suite) jobs(t *testing.T) []jobRow {
 	t.Helper()
-	rows, err := s.q.DB().QueryContext(s.ctx(t),
-		"select id, queue, attempts, reserved_at, available_at, created_at, payload from jobs order by id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var out []jobRow
-	for rows.Next() {
-		var j jobRow
-		if err := rows.Scan(&j.ID, &j.Queue, &j.Attempts, &j.ReservedAt, &j.AvailableAt, &j.CreatedAt, &j.Payload); err != nil {
-			t.Fatal(err)
-		}
-		p, err := payload.Parse([]byte(j.Payload))
+	for _, r := range testdb.JobRows(t, s.q) {
+		p, err := payload.Parse([]byte(r.Payload))
 		if err != nil {
-			t.Fatalf("jobs row %d: %v", j.ID, err)
+			t.Fatalf("jobs row %d: %v", r.ID, err)
 		}
-		j.UUID, j.Class = p.UUID, p.DisplayName
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		out = append(out, jobRow{JobRow: r, UUID: p.UUID, Class: p.DisplayName})
 	}
 	return out
 }
@@ -299,30 +280,9 @@ func runsByUUID(runs []runRow) map[string][]runRow {
 	return m
 }
 
-type failedRow struct {
-	UUID, Connection, Queue, Payload, Exception string
-}
+type failedRow = testdb.FailedRow
 
-func (s *suite) failed(t *testing.T) []failedRow {
-	t.Helper()
-	rows, err := s.q.DB().QueryContext(s.ctx(t), "select uuid, connection, queue, payload, exception from failed_jobs order by id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []failedRow
-	for rows.Next() {
-		var f failedRow
-		if err := rows.Scan(&f.UUID, &f.Connection, &f.Queue, &f.Payload, &f.Exception); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func (s *suite) failed(t *testing.T) []failedRow { return testdb.FailedRows(t, s.q) }
 
 func failedByUUID(rows []failedRow) map[string]failedRow {
 	m := map[string]failedRow{}

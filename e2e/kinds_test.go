@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -110,7 +111,7 @@ func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 			t.Errorf("failed job %s: connection %q queue %q exception %.80q", p.DisplayName, f.Connection, f.Queue, f.Exception)
 		}
 		if p.DisplayName == `App\Jobs\BatchMemberJob` {
-			if batchIDOf(t, jobRow{Payload: f.Payload}) == plainBatch {
+			if batchIDOf(t, jobRow{JobRow: testdb.JobRow{Payload: f.Payload}}) == plainBatch {
 				t.Errorf("a member of the batch Go ran failed")
 			}
 			continue

@@ -3,7 +3,6 @@ package worker
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"strings"
@@ -92,59 +91,13 @@ func pushRaw(t *testing.T, q *laravel.Queue, queue string, raw []byte) int64 {
 	return id
 }
 
-// jobRow is a jobs row as a user inspecting the table sees it.
-type jobRow struct {
-	ID          int64
-	Queue       string
-	Attempts    int64
-	ReservedAt  sql.NullInt64
-	AvailableAt int64
-	CreatedAt   int64
-	Payload     string
-}
+type (
+	jobRow    = testdb.JobRow
+	failedRow = testdb.FailedRow
+)
 
-func jobRows(t *testing.T, q *laravel.Queue) []jobRow {
-	t.Helper()
-	rows, err := q.DB().Query(fmt.Sprintf("select id, queue, attempts, reserved_at, available_at, created_at, payload from %s order by id", q.Config().JobsTable))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []jobRow
-	for rows.Next() {
-		var r jobRow
-		if err := rows.Scan(&r.ID, &r.Queue, &r.Attempts, &r.ReservedAt, &r.AvailableAt, &r.CreatedAt, &r.Payload); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// failedRow is a failed_jobs row.
-type failedRow struct {
-	UUID, Connection, Queue, Payload, Exception, FailedAt string
-}
-
-func failedRows(t *testing.T, q *laravel.Queue) []failedRow {
-	t.Helper()
-	rows, err := q.DB().Query(fmt.Sprintf("select uuid, connection, queue, payload, exception, failed_at from %s order by id", q.Config().FailedTable))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []failedRow
-	for rows.Next() {
-		var r failedRow
-		var failedAt any
-		if err := rows.Scan(&r.UUID, &r.Connection, &r.Queue, &r.Payload, &r.Exception, &failedAt); err != nil {
-			t.Fatal(err)
-		}
-		r.FailedAt = fmt.Sprint(failedAt)
-		out = append(out, r)
-	}
-	return out
-}
+func jobRows(t *testing.T, q *laravel.Queue) []jobRow       { return testdb.JobRows(t, q) }
+func failedRows(t *testing.T, q *laravel.Queue) []failedRow { return testdb.FailedRows(t, q) }
 
 // exec runs a statement on the queue's database, with '?' placeholders
 // rebound for the engine.
@@ -209,5 +162,3 @@ func mustContain(t *testing.T, what, s string, parts ...string) {
 		}
 	}
 }
-
-var _ = testdb.Engines
