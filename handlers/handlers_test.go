@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/payload"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -215,5 +216,40 @@ func TestBuiltinRejectsUnknownHandlers(t *testing.T) {
 		if _, err := Builtin(spec, zerolog.Nop()); err == nil {
 			t.Errorf("%q must be rejected", spec)
 		}
+	}
+}
+
+func TestMetricsMiddlewareCountsRunsByClassAndResult(t *testing.T) {
+	promReg := prometheus.NewRegistry()
+	reg := NewRegistry()
+	reg.Use(Metrics(promReg))
+	calls := 0
+	reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *Job) error {
+		calls++
+		if calls == 2 {
+			return errors.New("second run fails")
+		}
+		return nil
+	})
+	h, _ := reg.Lookup(`App\Jobs\NoopJob`)
+	for i := 0; i < 3; i++ {
+		_ = h.Handle(context.Background(), fixtureJob(t, "noop.json"))
+	}
+	families, err := promReg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]uint64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			counts[labels["class"]+"/"+labels["result"]] = m.GetHistogram().GetSampleCount()
+		}
+	}
+	if counts[`App\Jobs\NoopJob/ok`] != 2 || counts[`App\Jobs\NoopJob/error`] != 1 {
+		t.Fatalf("histogram counts %v", counts)
 	}
 }

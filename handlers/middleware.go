@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -47,6 +48,31 @@ func Logging(log zerolog.Logger) Middleware {
 				ev = log.Warn().Err(err)
 			}
 			ev.Str("uuid", job.UUID).Str("class", job.DisplayName).Dur("duration", time.Since(start)).Msg("handled")
+			return err
+		})
+	}
+}
+
+// Metrics records each handler run in a Prometheus histogram,
+// laraworker_handler_duration_seconds{class, result} (result "ok" or
+// "error"): the handler's own time, where the worker's
+// laraworker_job_duration_seconds also counts the database writes.
+func Metrics(reg prometheus.Registerer) Middleware {
+	hist := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "laraworker_handler_duration_seconds",
+		Help:    "Time spent in job handlers, by class and result.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	}, []string{"class", "result"})
+	reg.MustRegister(hist)
+	return func(next Handler) Handler {
+		return HandlerFunc(func(ctx context.Context, job *Job) error {
+			start := time.Now()
+			err := next.Handle(ctx, job)
+			result := "ok"
+			if err != nil {
+				result = "error"
+			}
+			hist.WithLabelValues(job.DisplayName, result).Observe(time.Since(start).Seconds())
 			return err
 		})
 	}
