@@ -13,7 +13,6 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
-	"github.com/laraworker/laraworker/payload"
 )
 
 // faultProxy sits between the worker and the database server. Cut drops
@@ -112,14 +111,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			defer q.Close()
 
 			const n = 400
-			items := make([]laravel.PushItem, n)
-			for i := range items {
-				raw, _ := payload.BuildObjectPayload(payload.Object(classA, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
-				items[i] = laravel.PushItem{Payload: raw}
-			}
-			if err := admin.PushMany(context.Background(), items); err != nil {
-				t.Fatal(err)
-			}
+			pushNumbered(t, admin, classA, n)
 			runs := newCounter()
 			reg := handlers.NewRegistry()
 			reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {

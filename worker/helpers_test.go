@@ -82,6 +82,22 @@ func push(t *testing.T, q *laravel.Queue, queue, class string, props ...payload.
 	return p.UUID
 }
 
+// pushNumbered bulk-pushes n jobs of class, each with a property i = 0..n-1.
+func pushNumbered(t *testing.T, q *laravel.Queue, class string, n int) {
+	t.Helper()
+	items := make([]laravel.PushItem, n)
+	for i := range items {
+		raw, err := payload.BuildObjectPayload(payload.Object(class, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items[i] = laravel.PushItem{Payload: raw}
+	}
+	if err := q.PushMany(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func pushRaw(t *testing.T, q *laravel.Queue, queue string, raw []byte) int64 {
 	t.Helper()
 	id, err := q.Push(context.Background(), laravel.PushItem{Queue: queue, Payload: raw})

@@ -324,14 +324,7 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 			return nil
 		})
 		const n = 300
-		items := make([]laravel.PushItem, n)
-		for i := range items {
-			raw, _ := payload.BuildObjectPayload(payload.Object(classA, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
-			items[i] = laravel.PushItem{Payload: raw}
-		}
-		if err := q.PushMany(context.Background(), items); err != nil {
-			t.Fatal(err)
-		}
+		pushNumbered(t, q, classA, n)
 		done := make(chan struct{})
 		for i := 0; i < 3; i++ {
 			opts := testOptions()
