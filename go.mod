@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/zerolog v1.35.1
 	github.com/urfave/cli/v2 v2.27.7
+	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -44,7 +43,8 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: d.Unrouted, Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
-			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9090)"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
+			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
 			&cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"}, Usage: "the app's Laravel version (e.g. 8.83): failed_jobs gets that version's exception texts (default: 10.10+ texts)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 		),
@@ -79,6 +79,11 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	enc, err := encrypterFor(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
+	}
+	if addr := c.String("pprof-addr"); addr != "" {
+		if err := servePprof(ctx, addr, log); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
 	}
 	var metrics *worker.Metrics
 	if addr := c.String("metrics-addr"); addr != "" {
@@ -187,16 +192,11 @@ func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, log zerolo
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("metrics-addr", addr)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
+	serveUntilDone(ctx, ln, mux)
 	go pollDepth(ctx, q, m, log)
 	return m, nil
 }

@@ -122,6 +122,15 @@ func (r *Registry) Has(displayName string) bool {
 	return ok
 }
 
+// Route returns the class name as it was registered (PHP class names are
+// case-insensitive; the registration's spelling is the canonical one).
+func (r *Registry) Route(displayName string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.handlers[strings.ToLower(displayName)]
+	return rt.name, ok
+}
+
 // Names lists the registered classes, sorted: the worker reserves only
 // these.
 func (r *Registry) Names() []string {

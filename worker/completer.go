@@ -114,7 +114,7 @@ func (c *completer) fail(row laravel.Job, p *payload.Payload, exception string) 
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
 func (c *completer) unreserve(row laravel.Job) {
-	c.w.skip.add(row.ID)
+	c.w.skip.add(row.ID, c.w.now())
 	c.persist("unreserve", func(ctx context.Context) error {
 		_, err := c.w.q.Unreserve(ctx, row)
 		return err

@@ -52,27 +52,53 @@ func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
 }
 
 // skipSet remembers jobs this worker gave back to PHP, so its claims
-// exclude them instead of reserving them again in a loop.
+// exclude them instead of reserving them again in a loop. Entries expire
+// after skipFor (the row is usually gone by then; if not, it is claimed
+// and given back once more) and at most maxSkipped are kept, so the set
+// stays small whatever the worker's uptime.
 type skipSet struct {
-	mu  sync.Mutex
-	ids []int64
+	mu      sync.Mutex
+	entries []skipped
 }
 
-const maxSkipped = 1000
+type skipped struct {
+	id    int64
+	since time.Time
+}
 
-func (s *skipSet) add(id int64) {
+const (
+	maxSkipped = 1000
+	skipFor    = 5 * time.Minute
+)
+
+func (s *skipSet) add(id int64, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ids = append(s.ids, id)
-	if len(s.ids) > maxSkipped {
-		s.ids = s.ids[len(s.ids)-maxSkipped:]
+	s.entries = append(s.entries, skipped{id, now})
+	if len(s.entries) > maxSkipped {
+		s.entries = append(s.entries[:0], s.entries[len(s.entries)-maxSkipped:]...)
 	}
 }
 
-func (s *skipSet) list() []int64 {
+// list returns the ids still excluded at now, dropping expired ones.
+func (s *skipSet) list(now time.Time) []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]int64(nil), s.ids...)
+	keep := s.entries[:0]
+	for _, e := range s.entries {
+		if now.Sub(e.since) < skipFor {
+			keep = append(keep, e)
+		}
+	}
+	s.entries = keep
+	if len(keep) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(keep))
+	for i, e := range keep {
+		ids[i] = e.id
+	}
+	return ids
 }
 
 // rssMB is the process's resident set size in MB (Linux), 0 if unknown.

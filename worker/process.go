@@ -161,10 +161,7 @@ func (w *Worker) unrouted(p *payload.Payload) outcome {
 func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job, batchID string) outcome {
 	p := job.Payload
 	timeout := w.opts.timeout(p)
-	runCtx, cancel := context.WithCancel(ctx)
-	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, timeout)
-	}
+	runCtx, cancel := jobContext(ctx, timeout)
 	defer cancel()
 	err, abandoned := w.call(runCtx, h, job)
 	where := handlerFrame(w.reg.Origin(job.DisplayName))
@@ -194,6 +191,17 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
 	}
 	return w.onException(job, err, where, batchID)
+}
+
+// jobContext is the context one run gets: ctx with the job's timeout, if
+// any. Exactly one child of ctx is made, and its cancel is the one
+// returned: a child whose cancel is lost stays registered in the
+// long-lived ctx for the life of the worker (about 125 bytes a job).
+func jobContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // call runs the handler; if it ignores a cancelled context for longer than
@@ -282,14 +290,20 @@ func (w *Worker) settle(ctx context.Context, r *running, p *payload.Payload, out
 	case verdictUnreserve:
 		w.completer.unreserve(r.row)
 	}
-	w.metrics.jobDone(r.row.Queue, className(p), out.reason, time.Since(r.started))
+	w.metrics.jobDone(r.row.Queue, w.metricsClass(p), out.reason, time.Since(r.started))
 }
 
-func className(p *payload.Payload) string {
-	if p == nil {
-		return ""
+// metricsClass is the class label of the job metrics: the registered
+// spelling for classes with a handler, "other" for the rest. Every label
+// value lives as long as the process, so it must not come from payloads,
+// which anyone who can write the jobs table controls.
+func (w *Worker) metricsClass(p *payload.Payload) string {
+	if p != nil {
+		if name, ok := w.reg.Route(p.DisplayName); ok {
+			return name
+		}
 	}
-	return p.Name()
+	return "other"
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done

@@ -94,7 +94,7 @@ func (c *memoryCounter) Increment(_ context.Context, uuid string) (int64, error)
 	}
 	e.n++
 	c.m[uuid] = e
-	if len(c.m) > 100000 {
+	if len(c.m) > maxMemoryCounters {
 		c.sweep(now)
 	}
 	return e.n, nil
@@ -144,11 +144,23 @@ func phpFalsy(v []byte) bool {
 	return false
 }
 
+// maxMemoryCounters bounds the in-process counters. Past it, expired
+// entries go first, then arbitrary ones: a forgotten counter restarts at
+// zero (the job may get a few more exceptions than maxExceptions says),
+// which beats a worker whose memory grows with every failing job.
+const maxMemoryCounters = 100000
+
 func (c *memoryCounter) sweep(now time.Time) {
 	for k, e := range c.m {
 		if e.expires.Before(now) {
 			delete(c.m, k)
 		}
+	}
+	for k := range c.m {
+		if len(c.m) <= maxMemoryCounters/2 {
+			break
+		}
+		delete(c.m, k)
 	}
 }
 

@@ -96,9 +96,30 @@ type batchInfo struct {
 	allowFailures bool
 }
 
+// batchCache remembers the options of batches seen, so each batch is
+// parsed once. It is bounded: a worker meets an unbounded number of
+// batches over its life, and forgetting one only costs a re-parse.
 type batchCache struct {
 	mu sync.Mutex
 	m  map[string]batchInfo
+}
+
+const maxCachedBatches = 1024
+
+func (c *batchCache) get(id string) (batchInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, ok := c.m[id]
+	return info, ok
+}
+
+func (c *batchCache) put(id string, info batchInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedBatches {
+		c.m = make(map[string]batchInfo)
+	}
+	c.m[id] = info
 }
 
 // checkBatch leaves jobs of batches with PHP callbacks to PHP workers
@@ -124,13 +145,11 @@ func (w *Worker) checkBatch(ctx context.Context, batchID string, job *handlers.J
 }
 
 func (w *Worker) batchInfo(b laravel.Batch) batchInfo {
-	w.batches.mu.Lock()
-	defer w.batches.mu.Unlock()
-	if info, ok := w.batches.m[b.ID]; ok {
+	if info, ok := w.batches.get(b.ID); ok {
 		return info
 	}
 	info := parseBatchOptions(b.Options)
-	w.batches.m[b.ID] = info
+	w.batches.put(b.ID, info)
 	return info
 }
 

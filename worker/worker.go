@@ -80,7 +80,6 @@ func New(q *laravel.Queue, reg *handlers.Registry, enc *payload.Encrypter, opts 
 		q: q, reg: reg, enc: enc, opts: opts, log: log, metrics: metrics, now: time.Now,
 		exceptions: opts.MaxExceptionsCache,
 		running:    runningSet{m: map[int64]*running{}},
-		batches:    batchCache{m: map[string]batchInfo{}},
 		wake:       make(chan struct{}, 1),
 	}
 	w.legacyTexts = opts.LaravelVersion != "" && laravel.VersionCompare(opts.LaravelVersion, "10.10") < 0
@@ -285,7 +284,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]laravel.Job, error) {
 // and away from rows given back to PHP; ok is false when nothing may be
 // claimed at all.
 func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
-	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list()}
+	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
 	if w.opts.Unrouted == UnroutedSkip {
 		opts.DisplayNames = w.reg.Names()
 		return opts, len(opts.DisplayNames) > 0
