@@ -7,7 +7,9 @@
 // database of LARAWORKER_E2E_DB, a comma separated list of mysql
 // (MariaDB/MySQL at 127.0.0.1:3306, root, database laraworker_e2e), sqlite
 // (a file in a temp dir) and pgsql (127.0.0.1:5432, postgres, database
-// laraworker_e2e); the default is "mysql,sqlite". LARAWORKER_E2E_BIN runs a
+// laraworker_e2e); the default is "mysql,sqlite". LARAWORKER_TEST_DB_SUFFIX
+// is appended to the database names, so two checkouts can run the suite
+// at once. LARAWORKER_E2E_BIN runs a
 // given laraworker binary instead of building one.
 package e2e
 
@@ -205,9 +207,10 @@ func copyFile(from, to string, perm fs.FileMode) error {
 // writes names exactly the e2e database.
 func (s *suite) runSetup() error {
 	driver := s.driver
+	db := "laraworker_e2e" + os.Getenv("LARAWORKER_TEST_DB_SUFFIX")
 	vars := map[string][]string{
-		"mysql":  {"DB_HOST=127.0.0.1", "DB_PORT=3306", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=root", "DB_PASSWORD="},
-		"pgsql":  {"DB_HOST=127.0.0.1", "DB_PORT=5432", "DB_DATABASE=laraworker_e2e", "DB_USERNAME=postgres", "DB_PASSWORD="},
+		"mysql":  {"DB_HOST=127.0.0.1", "DB_PORT=3306", "DB_DATABASE=" + db, "DB_USERNAME=root", "DB_PASSWORD="},
+		"pgsql":  {"DB_HOST=127.0.0.1", "DB_PORT=5432", "DB_DATABASE=" + db, "DB_USERNAME=postgres", "DB_PASSWORD="},
 		"sqlite": {"DB_DATABASE=" + filepath.Join(s.dir, "e2e.sqlite")},
 	}[driver]
 	if vars == nil {

@@ -19,8 +19,9 @@ import (
 	"github.com/laraworker/laraworker/payload"
 )
 
-// appDB is the MariaDB database of the copied Laravel app.
-const appDB = "laraworker_rel"
+// appDB is the MariaDB database of the copied Laravel app;
+// LARAWORKER_TEST_DB_SUFFIX lets two checkouts run the suite at once.
+var appDB = "laraworker_rel" + os.Getenv("LARAWORKER_TEST_DB_SUFFIX")
 
 // app is the copied Laravel app on laraworker_rel, set up on first use.
 var app struct {
