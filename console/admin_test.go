@@ -164,7 +164,7 @@ func (tg *target) mustRun(t *testing.T, args ...string) string {
 }
 
 // jobs reads the whole jobs table, oldest first.
-func (tg *target) jobs(t *testing.T) []laravel.Job {
+func (tg *target) jobs(t *testing.T) []laravel.JobRow {
 	t.Helper()
 	d := tg.q.Dialect()
 	rows, err := tg.q.DB().QueryContext(tg.ctx, "select id, queue, payload, attempts, reserved_at, available_at, created_at from "+
@@ -173,9 +173,9 @@ func (tg *target) jobs(t *testing.T) []laravel.Job {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []laravel.Job
+	var out []laravel.JobRow
 	for rows.Next() {
-		var j laravel.Job
+		var j laravel.JobRow
 		var reserved sql.NullInt64
 		if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt); err != nil {
 			t.Fatal(err)
@@ -191,7 +191,7 @@ func (tg *target) jobs(t *testing.T) []laravel.Job {
 	return out
 }
 
-func (tg *target) jobByID(t *testing.T, id int64) laravel.Job {
+func (tg *target) jobByID(t *testing.T, id int64) laravel.JobRow {
 	t.Helper()
 	for _, j := range tg.jobs(t) {
 		if j.ID == id {
@@ -199,11 +199,11 @@ func (tg *target) jobByID(t *testing.T, id int64) laravel.Job {
 		}
 	}
 	t.Fatalf("no jobs row %d", id)
-	return laravel.Job{}
+	return laravel.JobRow{}
 }
 
 // pushed pushes through the CLI and returns the new row.
-func (tg *target) pushed(t *testing.T, args ...string) laravel.Job {
+func (tg *target) pushed(t *testing.T, args ...string) laravel.JobRow {
 	t.Helper()
 	var res struct {
 		ID   int64  `json:"id"`
@@ -218,7 +218,7 @@ func (tg *target) pushed(t *testing.T, args ...string) laravel.Job {
 
 // failJob moves a pushed job to failed_jobs as a worker would, with q's
 // clock, and returns its uuid.
-func failJob(t *testing.T, ctx context.Context, q *laravel.Queue, j laravel.Job) string {
+func failJob(t *testing.T, ctx context.Context, q *laravel.Queue, j laravel.JobRow) string {
 	t.Helper()
 	uuid, err := q.Fail(ctx, j, "RuntimeException: boom in /app/Jobs/X.php:12")
 	if err != nil {

@@ -36,7 +36,7 @@ func (o ClaimOptions) patterns() []any {
 // fail it, as Laravel 12.54+ does. Database errors are returned as they
 // are, never as ClaimError.
 type ClaimError struct {
-	Job Job
+	Job JobRow
 	Err error
 }
 
@@ -54,7 +54,7 @@ func (e *ClaimError) Unwrap() error { return e.Err }
 //
 // Job.Queue of the result is the queue name claimed with (Laravel's
 // DatabaseJob uses that name for release and failed_jobs).
-func (q *Queue) Claim(ctx context.Context, queues []string, opts ClaimOptions) (*Job, error) {
+func (q *Queue) Claim(ctx context.Context, queues []string, opts ClaimOptions) (*JobRow, error) {
 	for _, name := range q.queueNames(queues) {
 		jobs, err := q.claim(ctx, name, 1, opts)
 		if err != nil || len(jobs) > 0 {
@@ -71,7 +71,7 @@ func (q *Queue) Claim(ctx context.Context, queues []string, opts ClaimOptions) (
 // that has any, in one transaction: one locked select with `limit n` and
 // one `update ... attempts = attempts + 1 where id in (...)`. Returned jobs
 // carry their new attempts and reserved_at, in id order.
-func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]Job, error) {
+func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]JobRow, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("laravel: batch size must be >= 1")
 	}
@@ -121,10 +121,10 @@ func (q *Queue) queueNames(queues []string) []string {
 	return out
 }
 
-func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]Job, error) {
+func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]JobRow, error) {
 	patterns := opts.patterns()
 	query := q.st.claimSelectExcluding(limit, len(patterns), len(opts.ExcludeIDs))
-	var claimed []Job
+	var claimed []JobRow
 	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
 		claimed = nil
 		now := q.unixNow()
@@ -165,7 +165,7 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOp
 }
 
 // culprit is the row whose attempts overflowed: the one with the most.
-func culprit(jobs []Job) Job {
+func culprit(jobs []JobRow) JobRow {
 	worst := jobs[0]
 	for _, j := range jobs[1:] {
 		if j.Attempts > worst.Attempts {
@@ -177,7 +177,7 @@ func culprit(jobs []Job) Job {
 
 // reserveOne is markJobAsReserved: touch() and increment() on the fetched
 // record, written back as values.
-func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *Job, now int64) error {
+func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *JobRow, now int64) error {
 	attempts := j.Attempts + 1
 	if _, err := tx.ExecContext(ctx, q.st.markReserved(), now, attempts, j.ID); err != nil {
 		return err
@@ -187,7 +187,7 @@ func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *Job, now int64) e
 	return nil
 }
 
-func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []Job, now int64) error {
+func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []JobRow, now int64) error {
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID

@@ -215,7 +215,7 @@ func TestConcurrentClaimers(t *testing.T) {
 				go func(w int, wq *Queue) {
 					defer wg.Done()
 					for {
-						var jobs []Job
+						var jobs []JobRow
 						if w%2 == 0 {
 							j, err := wq.Claim(e.ctx, []string{"default"}, ClaimOptions{})
 							if err != nil {
@@ -223,7 +223,7 @@ func TestConcurrentClaimers(t *testing.T) {
 								return
 							}
 							if j != nil {
-								jobs = []Job{*j}
+								jobs = []JobRow{*j}
 							}
 						} else {
 							var err error

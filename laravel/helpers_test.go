@@ -203,7 +203,7 @@ func (e *testEnv) insertRow(t *testing.T, r row) int64 {
 }
 
 // allJobs returns every jobs row by id.
-func (e *testEnv) allJobs(t *testing.T) []Job {
+func (e *testEnv) allJobs(t *testing.T) []JobRow {
 	t.Helper()
 	jobs, err := queryJobs(e.ctx, e.q.db, e.q.d.Rebind(fmt.Sprintf("select * from %s order by %s", e.q.d.Quote(e.cfg.JobsTable), e.q.d.Quote("id"))))
 	if err != nil {
@@ -212,7 +212,7 @@ func (e *testEnv) allJobs(t *testing.T) []Job {
 	return jobs
 }
 
-func (e *testEnv) jobByID(t *testing.T, id int64) *Job {
+func (e *testEnv) jobByID(t *testing.T, id int64) *JobRow {
 	t.Helper()
 	for _, j := range e.allJobs(t) {
 		if j.ID == id {

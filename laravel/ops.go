@@ -89,7 +89,7 @@ func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n i
 // reserved_at null, available_at = now + delay, created_at = now, on
 // job.Queue. The insert happens even when the row is already gone, as in
 // Laravel. It returns the new row's id.
-func (q *Queue) Release(ctx context.Context, job Job, delay time.Duration) (int64, error) {
+func (q *Queue) Release(ctx context.Context, job JobRow, delay time.Duration) (int64, error) {
 	var newID int64
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		if _, err := tx.ExecContext(ctx, q.st.deleteJob(), job.ID); err != nil {
@@ -210,7 +210,7 @@ var ErrNoUUID = errors.New("laravel: payload has no uuid")
 // new row gets the uuid "<uuid>-<n>" (n = 2, 3, ...) instead of failing:
 // the job is still deleted and both failure records survive. Laravel would
 // error here and lose the record. The returned string is the uuid stored.
-func (q *Queue) Fail(ctx context.Context, job Job, exception string) (string, error) {
+func (q *Queue) Fail(ctx context.Context, job JobRow, exception string) (string, error) {
 	uuid, _, err := payloadMeta(job.Payload)
 	if err != nil {
 		return "", err
@@ -224,7 +224,7 @@ func (q *Queue) Fail(ctx context.Context, job Job, exception string) (string, er
 // FailAs is Fail with the failed_jobs uuid given by the caller, for rows
 // whose payload has none or cannot be parsed: they must still be recorded,
 // not lost.
-func (q *Queue) FailAs(ctx context.Context, job Job, uuid, exception string) (string, error) {
+func (q *Queue) FailAs(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
 	if uuid == "" {
 		return "", ErrNoUUID
 	}
@@ -245,7 +245,7 @@ func (q *Queue) FailAs(ctx context.Context, job Job, uuid, exception string) (st
 	return stored, nil
 }
 
-func (q *Queue) failOnce(ctx context.Context, job Job, uuid, exception string) (string, error) {
+func (q *Queue) failOnce(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
 	var stored string
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		if _, err := tx.ExecContext(ctx, q.st.deleteJob(), job.ID); err != nil {
@@ -267,7 +267,7 @@ func (q *Queue) failOnce(ctx context.Context, job Job, uuid, exception string) (
 // minus one and reserved_at null, so the claim leaves no trace (Go must
 // leave some jobs to PHP workers). It changes nothing if the row is gone or
 // was reserved again since. It reports whether the row was restored.
-func (q *Queue) Unreserve(ctx context.Context, job Job) (bool, error) {
+func (q *Queue) Unreserve(ctx context.Context, job JobRow) (bool, error) {
 	if job.ReservedAt == nil {
 		return false, errors.New("laravel: Unreserve needs a job returned by a claim")
 	}

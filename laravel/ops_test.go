@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func claimOne(t *testing.T, e *testEnv, queue string) *Job {
+func claimOne(t *testing.T, e *testEnv, queue string) *JobRow {
 	t.Helper()
 	j, err := e.q.Claim(e.ctx, []string{queue}, ClaimOptions{})
 	if err != nil || j == nil {

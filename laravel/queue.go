@@ -32,8 +32,8 @@ type Queue struct {
 	testHookAfterSelect func(ctx context.Context, tx *sql.Tx, attempt int) error
 }
 
-// Job is one row of the jobs table.
-type Job struct {
+// JobRow is one row of the jobs table.
+type JobRow struct {
 	ID          int64
 	Queue       string // the row's queue column
 	Payload     []byte // raw bytes, never re-encoded
@@ -114,7 +114,7 @@ type queryer interface {
 
 // queryJobs runs a select * on the jobs table and scans rows by column
 // name, so extra or reordered columns in a user's table do not matter.
-func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]Job, error) {
+func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]JobRow, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]Jo
 	if err != nil {
 		return nil, err
 	}
-	var jobs []Job
+	var jobs []JobRow
 	// Scan replaces every value each row, so one set of holders serves all.
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -144,8 +144,8 @@ func queryJobs(ctx context.Context, db queryer, query string, args ...any) ([]Jo
 	return jobs, rows.Err()
 }
 
-func jobFromColumns(cols []string, vals []any) (Job, error) {
-	var j Job
+func jobFromColumns(cols []string, vals []any) (JobRow, error) {
+	var j JobRow
 	for i, c := range cols {
 		v := vals[i]
 		var err error
@@ -172,7 +172,7 @@ func jobFromColumns(cols []string, vals []any) (Job, error) {
 			j.CreatedAt, err = toInt64(v)
 		}
 		if err != nil {
-			return Job{}, fmt.Errorf("laravel: jobs.%s: %w", c, err)
+			return JobRow{}, fmt.Errorf("laravel: jobs.%s: %w", c, err)
 		}
 	}
 	return j, nil

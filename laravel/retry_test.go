@@ -165,7 +165,7 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 				return err
 			}
 			type result struct {
-				j   *Job
+				j   *JobRow
 				err error
 			}
 			done := make(chan result, 1)

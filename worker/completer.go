@@ -76,7 +76,7 @@ func (c *completer) flush(ids []int64) {
 }
 
 // delete removes a finished job.
-func (c *completer) delete(row laravel.Job) {
+func (c *completer) delete(row laravel.JobRow) {
 	if c.w.opts.LaravelExact {
 		c.persist("delete", func(ctx context.Context) error {
 			_, err := c.w.q.DeleteReserved(ctx, row.ID)
@@ -88,7 +88,7 @@ func (c *completer) delete(row laravel.Job) {
 }
 
 // release puts a job back with a delay (delete + insert, one transaction).
-func (c *completer) release(row laravel.Job, delay time.Duration) {
+func (c *completer) release(row laravel.JobRow, delay time.Duration) {
 	c.persist("release", func(ctx context.Context) error {
 		_, err := c.w.q.Release(ctx, row, delay)
 		return err
@@ -97,7 +97,7 @@ func (c *completer) release(row laravel.Job, delay time.Duration) {
 
 // fail moves a job to failed_jobs in one transaction. A payload without a
 // uuid (or one that is not JSON) gets a fresh uuid so it is still recorded.
-func (c *completer) fail(row laravel.Job, p *payload.Payload, exception string) {
+func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception string) {
 	uuid := ""
 	if p != nil {
 		uuid = p.UUID
@@ -113,7 +113,7 @@ func (c *completer) fail(row laravel.Job, p *payload.Payload, exception string) 
 
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
-func (c *completer) unreserve(row laravel.Job) {
+func (c *completer) unreserve(row laravel.JobRow) {
 	c.w.skip.add(row.ID, c.w.now())
 	c.persist("unreserve", func(ctx context.Context) error {
 		_, err := c.w.q.Unreserve(ctx, row)

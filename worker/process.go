@@ -38,7 +38,7 @@ type outcome struct {
 
 // running is a job in flight.
 type running struct {
-	row     laravel.Job
+	row     laravel.JobRow
 	started time.Time
 	// settled is set by whoever writes the outcome first: the job itself,
 	// or shutdown releasing it after its handler was abandoned.
@@ -50,7 +50,7 @@ type runningSet struct {
 	m  map[int64]*running
 }
 
-func (s *runningSet) add(row laravel.Job, now time.Time) *running {
+func (s *runningSet) add(row laravel.JobRow, now time.Time) *running {
 	r := &running{row: row, started: now}
 	s.mu.Lock()
 	s.m[row.ID] = r
@@ -116,7 +116,7 @@ func invalidPayload(err error) error {
 }
 
 // decide applies Laravel's rules around one run of the handler.
-func (w *Worker) decide(ctx context.Context, row laravel.Job, p *payload.Payload) outcome {
+func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payload) outcome {
 	now := w.now()
 	name := p.Name()
 	attempts := int64(row.Attempts)
@@ -344,7 +344,7 @@ func errWithFrame(out outcome) error {
 
 // failRow writes a failed_jobs row and deletes the job in one transaction,
 // retrying until the database takes it.
-func (w *Worker) failRow(ctx context.Context, row laravel.Job, p *payload.Payload, err error) {
+func (w *Worker) failRow(ctx context.Context, row laravel.JobRow, p *payload.Payload, err error) {
 	where := frame{File: "laraworker", Func: "worker"}
 	var fe framedError
 	if errors.As(err, &fe) && fe.where.File != "" {
@@ -381,7 +381,7 @@ func (w *Worker) releaseAbandoned() {
 	}
 }
 
-func (w *Worker) logOutcome(row laravel.Job, p *payload.Payload, out outcome, d time.Duration) {
+func (w *Worker) logOutcome(row laravel.JobRow, p *payload.Payload, out outcome, d time.Duration) {
 	ev := w.log.Info()
 	if out.verdict == verdictFail {
 		ev = w.log.Warn()

@@ -12,7 +12,7 @@ import (
 
 // succeed is CallQueuedHandler's success path, in its order: push the next
 // link of a chain, record the batch success, then delete the row.
-func (w *Worker) succeed(ctx context.Context, row laravel.Job, out outcome) {
+func (w *Worker) succeed(ctx context.Context, row laravel.JobRow, out outcome) {
 	if out.job != nil {
 		w.dispatchNextInChain(out.job)
 		if out.batchID != "" {

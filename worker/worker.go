@@ -262,7 +262,7 @@ func (w *Worker) restartRequested() bool {
 // claim reserves up to n jobs: one per transaction in --laravel-exact mode,
 // else a batch. Only classes with a handler are reserved unless
 // --unrouted=fail.
-func (w *Worker) claim(ctx context.Context, n int) ([]laravel.Job, error) {
+func (w *Worker) claim(ctx context.Context, n int) ([]laravel.JobRow, error) {
 	opts, ok := w.claimOptions()
 	if !ok {
 		return nil, nil
@@ -274,7 +274,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]laravel.Job, error) {
 		if job == nil {
 			return nil, w.claimError(ctx, err)
 		}
-		return []laravel.Job{*job}, err
+		return []laravel.JobRow{*job}, err
 	}
 	jobs, err := w.q.ClaimBatch(ctx, w.opts.Queues, n, opts)
 	return jobs, w.claimError(ctx, err)
