@@ -220,11 +220,14 @@ func (tg *target) pushed(t *testing.T, args ...string) laravel.JobRow {
 // clock, and returns its uuid.
 func failJob(t *testing.T, ctx context.Context, q *laravel.Queue, j laravel.JobRow) string {
 	t.Helper()
-	uuid, err := q.Fail(ctx, j, "RuntimeException: boom in /app/Jobs/X.php:12")
+	p, err := payload.Parse(j.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return uuid
+	if err := q.Fail(ctx, j, p.UUID, "RuntimeException: boom in /app/Jobs/X.php:12"); err != nil {
+		t.Fatal(err)
+	}
+	return p.UUID
 }
 
 func (tg *target) failedUUIDs(t *testing.T) []string {
@@ -504,7 +507,7 @@ func TestClearAndSize(t *testing.T) {
 		tg.pushed(t, `App\Jobs\A`, "--delay", "600")
 		tg.pushed(t, `App\Jobs\B`, "--queue", "x")
 		tg.pushed(t, `App\Jobs\B`, "--queue", "x")
-		if j, err := tg.q.Claim(tg.ctx, []string{"default"}, laravel.ClaimOptions{}); err != nil || j == nil {
+		if j, err := tg.q.Claim(tg.ctx, []string{"default"}, 1, laravel.ClaimOptions{}); err != nil || len(j) != 1 {
 			t.Fatalf("claim: %v %v", j, err)
 		}
 

@@ -63,16 +63,14 @@ func runDemo(c *cli.Context) error {
 
 	reg := handlers.NewRegistry()
 	registerDemoHandlers(reg)
-	opts := worker.DefaultOptions()
-	opts.StopWhenEmpty = true
-	opts.Sleep = 50 * time.Millisecond
-	opts.Concurrency = 4
-	w, err := worker.New(q, reg, nil, opts, newLogger(c), nil)
+	w, err := worker.New(q, reg, worker.Config{
+		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: newLogger(c),
+	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	reason := w.Run(ctx)
-	fmt.Fprintf(out, "\nWorker stopped (%s) after %d job runs.\n", reason, w.Processed())
+	fmt.Fprintf(out, "\nWorker stopped (%s) after %d job runs.\n", reason, w.Claimed())
 	return printDemoSummary(ctx, c, q)
 }
 

@@ -21,27 +21,26 @@ import (
 )
 
 func workCommand(reg *handlers.Registry) *cli.Command {
-	d := worker.DefaultOptions()
 	return &cli.Command{
 		Name:  "work",
 		Usage: "run jobs that have Go handlers, like `php artisan queue:work`",
 		Flags: append(connectionFlags(),
 			&cli.StringFlag{Name: "queue", Usage: "queues in priority order, comma separated (default: the connection's default queue)"},
-			&cli.StringFlag{Name: "name", Value: d.Name, Usage: "worker name, shown in logs"},
-			&cli.Float64Flag{Name: "sleep", Value: d.Sleep.Seconds(), Usage: "seconds to sleep when no job is available"},
+			&cli.StringFlag{Name: "name", Value: "default", Usage: "worker name, shown in logs"},
+			&cli.Float64Flag{Name: "sleep", Value: worker.DefaultSleep.Seconds(), Usage: "seconds to sleep when no job is available"},
 			&cli.Float64Flag{Name: "rest", Value: 0, Usage: "seconds to rest after each claim that found jobs"},
 			&cli.BoolFlag{Name: "once", Usage: "run a single job, then stop"},
 			&cli.BoolFlag{Name: "stop-when-empty", Usage: "stop when the queues are empty"},
 			&cli.IntFlag{Name: "max-jobs", Usage: "stop after this many jobs (0: no limit)"},
 			&cli.IntFlag{Name: "max-time", Usage: "stop after this many seconds (0: no limit)"},
-			&cli.IntFlag{Name: "memory", Value: d.MemoryMB, Usage: "stop with status 12 when RSS reaches this many MB (0: never)"},
-			&cli.IntFlag{Name: "timeout", Value: int(d.Timeout.Seconds()), Usage: "seconds a job may run when its payload sets no timeout (0: none)"},
-			&cli.IntFlag{Name: "tries", Value: d.Tries, Usage: "attempts when the payload sets no maxTries (0: unlimited)"},
-			&cli.StringFlag{Name: "backoff", Value: d.Backoff, Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
-			&cli.IntFlag{Name: "concurrency", Value: d.Concurrency, Usage: "jobs run at once"},
-			&cli.DurationFlag{Name: "grace", Value: d.Grace, Usage: "after a stop signal, how long running jobs may finish before they are cancelled and released"},
+			&cli.IntFlag{Name: "memory", Value: worker.DefaultMemoryMB, Usage: "stop with status 12 when RSS reaches this many MB (0: never)"},
+			&cli.IntFlag{Name: "timeout", Value: int(worker.DefaultTimeout.Seconds()), Usage: "seconds a job may run when its payload sets no timeout (0: none)"},
+			&cli.IntFlag{Name: "tries", Value: worker.DefaultTries, Usage: "attempts when the payload sets no maxTries (0: unlimited)"},
+			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
+			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
+			&cli.DurationFlag{Name: "grace", Value: worker.DefaultGrace, Usage: "after a stop signal, how long running jobs may finish before they are cancelled and released"},
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
-			&cli.StringFlag{Name: "unrouted", Value: d.Unrouted, Usage: "jobs without a handler: skip (never reserve them) or fail"},
+			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
@@ -57,7 +56,14 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err := addRoutes(reg, c.StringSlice("route"), log); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	if len(reg.Names()) == 0 && c.String("unrouted") != worker.UnroutedFail {
+	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	if c.Int("concurrency") < 1 {
+		return cli.Exit("work: --concurrency must be at least 1", 1)
+	}
+	if len(reg.Names()) == 0 && unrouted != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
 	}
 	cfg, err := loadConfig(c, connectionOverrides(c))
@@ -66,7 +72,11 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	q, err := laravel.Open(ctx, cfg)
+	var openOpts []laravel.Option
+	if c.Bool("laravel-exact") {
+		openOpts = append(openOpts, laravel.WithExactStatements())
+	}
+	q, err := laravel.Open(ctx, cfg, openOpts...)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -91,7 +101,12 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	w, err := worker.New(q, reg, enc, workOptions(c), log, metrics)
+	wcfg := workConfig(c, unrouted)
+	if len(wcfg.Queues) == 0 {
+		wcfg.Queues = []string{cfg.DefaultQueue}
+	}
+	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = log, enc, metrics
+	w, err := worker.New(q, reg, wcfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -99,33 +114,46 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	log.Info().Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
 		Int("concurrency", c.Int("concurrency")).Msg("worker started")
 	reason := w.Run(ctx)
-	log.Info().Str("reason", string(reason)).Int64("jobs", w.Processed()).Msg("worker stopped")
+	st := w.Stats()
+	log.Info().Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
+		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).Msg("worker stopped")
 	if code := reason.ExitCode(); code != 0 {
 		return cli.Exit("", code)
 	}
 	return nil
 }
 
-func workOptions(c *cli.Context) worker.Options {
-	o := worker.DefaultOptions()
-	o.Queues = worker.ParseQueues(c.String("queue"))
-	o.Name = c.String("name")
-	o.Sleep = seconds(c.Float64("sleep"))
-	o.Rest = seconds(c.Float64("rest"))
-	o.Once = c.Bool("once")
-	o.StopWhenEmpty = c.Bool("stop-when-empty")
-	o.MaxJobs = c.Int("max-jobs")
-	o.MaxTime = time.Duration(c.Int("max-time")) * time.Second
-	o.MemoryMB = c.Int("memory")
-	o.Timeout = time.Duration(c.Int("timeout")) * time.Second
-	o.Tries = c.Int("tries")
-	o.Backoff = c.String("backoff")
-	o.Concurrency = c.Int("concurrency")
-	o.Grace = c.Duration("grace")
-	o.LaravelExact = c.Bool("laravel-exact")
-	o.Unrouted = c.String("unrouted")
-	o.LaravelVersion = c.String("laravel-version")
-	return o
+// workConfig maps artisan's flags onto worker.Config: where a flag's 0
+// means "none" (--sleep, --timeout, --tries, --memory), the Config takes a
+// negative value, because its 0 means "the default".
+func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
+	return worker.Config{
+		Queues:         worker.ParseQueues(c.String("queue")),
+		Name:           c.String("name"),
+		Sleep:          orNone(seconds(c.Float64("sleep"))),
+		Rest:           seconds(c.Float64("rest")),
+		Once:           c.Bool("once"),
+		StopWhenEmpty:  c.Bool("stop-when-empty"),
+		MaxJobs:        c.Int("max-jobs"),
+		MaxTime:        time.Duration(c.Int("max-time")) * time.Second,
+		MemoryMB:       orNone(c.Int("memory")),
+		Timeout:        orNone(time.Duration(c.Int("timeout")) * time.Second),
+		Tries:          orNone(c.Int("tries")),
+		Backoff:        c.String("backoff"),
+		Concurrency:    c.Int("concurrency"),
+		Grace:          orNone(c.Duration("grace")),
+		LaravelExact:   c.Bool("laravel-exact"),
+		Unrouted:       unrouted,
+		LaravelVersion: c.String("laravel-version"),
+	}
+}
+
+// orNone turns a flag's 0 ("none") into worker.Config's negative "none".
+func orNone[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

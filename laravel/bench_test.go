@@ -56,7 +56,7 @@ func BenchmarkClaim(b *testing.B) {
 					b.ResetTimer()
 					start := time.Now()
 					for claimed := 0; claimed < b.N; {
-						jobs, err := q.ClaimBatch(context.Background(), nil, min(n, b.N-claimed), opts)
+						jobs, err := q.Claim(context.Background(), nil, min(n, b.N-claimed), opts)
 						if err != nil || len(jobs) == 0 {
 							b.Fatalf("claimed %d of %d: %v", claimed, b.N, err)
 						}
@@ -80,7 +80,7 @@ func BenchmarkDelete(b *testing.B) {
 			for _, mode := range []string{"reserved", "many16", "many128"} {
 				b.Run(mode, func(b *testing.B) {
 					benchFill(b, q, b.N)
-					jobs, err := q.ClaimBatch(context.Background(), nil, b.N, ClaimOptions{})
+					jobs, err := q.Claim(context.Background(), nil, b.N, ClaimOptions{})
 					if err != nil || len(jobs) != b.N {
 						b.Fatalf("claimed %d of %d: %v", len(jobs), b.N, err)
 					}
@@ -95,9 +95,9 @@ func BenchmarkDelete(b *testing.B) {
 					for i := 0; i < len(ids); i += size {
 						chunk := ids[i:min(i+size, len(ids))]
 						if mode == "reserved" {
-							_, err = q.DeleteReserved(context.Background(), chunk[0])
+							_, err = q.deleteReserved(context.Background(), chunk[0])
 						} else {
-							_, err = q.DeleteMany(context.Background(), chunk)
+							_, err = q.deleteMany(context.Background(), chunk)
 						}
 						if err != nil {
 							b.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/testdsn"
 )
 
 // createCacheTable makes the table `php artisan cache:table` creates.
@@ -27,7 +29,7 @@ func TestDatabaseCacheBehavesLikeLaravels(t *testing.T) {
 	for _, engine := range allEngines {
 		t.Run(engine, func(t *testing.T) {
 			cfg := engineConfig(t, engine, t.TempDir())
-			cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+randSuffix(t), "laravel_cache"
+			cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+testdsn.Suffix(t), "laravel_cache"
 			e := openEnv(t, engine, cfg)
 			createCacheTable(t, e.q)
 			c := e.q.Cache()

@@ -46,34 +46,21 @@ func (e *ClaimError) Error() string {
 
 func (e *ClaimError) Unwrap() error { return e.Err }
 
-// Claim reserves the next available job, trying queues in strict priority
-// order (the first queue that yields a job wins), like `queue:work
-// --queue=high,default`. Each queue is one short transaction running
-// Laravel's exact select-with-lock and `update ... set reserved_at = ?,
-// attempts = ?`. It returns (nil, nil) when every queue is empty.
+// Claim reserves up to n jobs of the first queue (in priority order) that
+// has any, in one transaction, like `queue:work --queue=high,default`
+// (the first queue that yields a job wins). With n == 1 it runs Laravel's
+// exact statements: the select with its lock, then `update ... set
+// reserved_at = ?, attempts = ?` with attempts computed from the fetched
+// row. With n > 1, one locked select with `limit n` and one `update ...
+// attempts = attempts + 1 where id in (...)`. Returned jobs carry their
+// new attempts and reserved_at, in id order; none (and no error) when
+// every queue is empty.
 //
-// Job.Queue of the result is the queue name claimed with (Laravel's
+// JobRow.Queue of the result is the queue name claimed with (Laravel's
 // DatabaseJob uses that name for release and failed_jobs).
-func (q *Queue) Claim(ctx context.Context, queues []string, opts ClaimOptions) (*JobRow, error) {
-	for _, name := range q.queueNames(queues) {
-		jobs, err := q.claim(ctx, name, 1, opts)
-		if err != nil || len(jobs) > 0 {
-			if len(jobs) > 0 {
-				return &jobs[0], err
-			}
-			return nil, err
-		}
-	}
-	return nil, nil
-}
-
-// ClaimBatch reserves up to n jobs of the first queue (in priority order)
-// that has any, in one transaction: one locked select with `limit n` and
-// one `update ... attempts = attempts + 1 where id in (...)`. Returned jobs
-// carry their new attempts and reserved_at, in id order.
-func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]JobRow, error) {
+func (q *Queue) Claim(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]JobRow, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("laravel: batch size must be >= 1")
+		return nil, fmt.Errorf("laravel: claim size must be >= 1")
 	}
 	for _, name := range q.queueNames(queues) {
 		jobs, err := q.claim(ctx, name, n, opts)

@@ -19,7 +19,7 @@ func TestClaimChoosesLaravelsRow(t *testing.T) {
 		expired := e.insertRow(t, row{queue: "default", attempts: 3, reservedAt: i64(now - ra), availableAt: now + 1000, createdAt: now - 1000})
 		readyNow := e.insertRow(t, row{queue: "default", attempts: 0, availableAt: now, createdAt: now - 1})
 
-		j, err := e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+		j, err := e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 		if err != nil || j == nil {
 			t.Fatalf("claim: %v %v", j, err)
 		}
@@ -31,11 +31,11 @@ func TestClaimChoosesLaravelsRow(t *testing.T) {
 			t.Fatalf("expired row after claim: %+v", db)
 		}
 
-		j, err = e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+		j, err = e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 		if err != nil || j == nil || j.ID != readyNow || j.Attempts != 1 {
 			t.Fatalf("second claim: %+v %v, want row %d attempts 1", j, err, readyNow)
 		}
-		j, err = e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+		j, err = e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 		if err != nil || j != nil {
 			t.Fatalf("third claim should find nothing, got %+v %v", j, err)
 		}
@@ -52,17 +52,17 @@ func TestClaimChoosesLaravelsRow(t *testing.T) {
 		// One second later the delayed job is due and the fresh reservation
 		// expires; the lower id wins.
 		e.clock.Set(e.clock.Now().Add(1e9))
-		j, err = e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+		j, err = e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 		if err != nil || j == nil || j.ID != reservedFresh || j.Attempts != 2 {
 			t.Fatalf("claim after 1s: %+v %v, want %d", j, err, reservedFresh)
 		}
-		j, err = e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+		j, err = e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 		if err != nil || j == nil || j.ID != delayed {
 			t.Fatalf("claim after 1s (2): %+v %v, want %d", j, err, delayed)
 		}
 		// An empty queue list means the default queue.
 		e.insertRow(t, row{queue: "default", availableAt: now})
-		if j, err := e.q.Claim(e.ctx, nil, ClaimOptions{}); err != nil || j == nil {
+		if j, err := e.q.claimOne(e.ctx, nil, ClaimOptions{}); err != nil || j == nil {
 			t.Fatalf("claim on default queue: %v %v", j, err)
 		}
 	})
@@ -76,7 +76,7 @@ func TestClaimBatch(t *testing.T) {
 			ids = append(ids, e.insertRow(t, row{queue: "default", attempts: i, availableAt: now - 1, createdAt: now - 1}))
 		}
 		e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
-		jobs, err := e.q.ClaimBatch(e.ctx, []string{"default"}, 3, ClaimOptions{})
+		jobs, err := e.q.Claim(e.ctx, []string{"default"}, 3, ClaimOptions{})
 		if err != nil || len(jobs) != 3 {
 			t.Fatalf("batch: %d jobs, %v", len(jobs), err)
 		}
@@ -89,11 +89,11 @@ func TestClaimBatch(t *testing.T) {
 				t.Fatalf("db row %d: %+v", i, db)
 			}
 		}
-		jobs, err = e.q.ClaimBatch(e.ctx, []string{"default"}, 3, ClaimOptions{})
+		jobs, err = e.q.Claim(e.ctx, []string{"default"}, 3, ClaimOptions{})
 		if err != nil || len(jobs) != 2 || jobs[0].ID != ids[3] || jobs[1].Attempts != 5 {
 			t.Fatalf("second batch: %+v %v", jobs, err)
 		}
-		jobs, err = e.q.ClaimBatch(e.ctx, []string{"default"}, 3, ClaimOptions{})
+		jobs, err = e.q.Claim(e.ctx, []string{"default"}, 3, ClaimOptions{})
 		if err != nil || len(jobs) != 0 {
 			t.Fatalf("third batch: %+v %v", jobs, err)
 		}
@@ -124,7 +124,7 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		claimAll := func(filter ...string) []int64 {
 			var got []int64
 			for {
-				j, err := e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{DisplayNames: filter})
+				j, err := e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{DisplayNames: filter})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -147,7 +147,7 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		expect(claimAll(`Mail to a/b 100%`, `App\Jobs\FooBar`), ids[`App\Jobs\FooBar`], ids[`Mail to a/b 100%`])
 		expect(claimAll(`App\Jobs\Missing`))
 		// Batch claims honour the filter too.
-		jobs, err := e.q.ClaimBatch(e.ctx, []string{"default"}, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\UnderXScore`, `App\Jobs\NoHandler`}})
+		jobs, err := e.q.Claim(e.ctx, []string{"default"}, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\UnderXScore`, `App\Jobs\NoHandler`}})
 		if err != nil || len(jobs) != 2 || jobs[0].ID != ids[`App\Jobs\UnderXScore`] || jobs[1].ID != ids[`App\Jobs\NoHandler`] {
 			t.Fatalf("batch filter: %+v %v", jobs, err)
 		}
@@ -168,15 +168,15 @@ func TestClaimQueuePriority(t *testing.T) {
 			queue string
 		}{{high1, "high"}, {high2, "high"}, {low1, "default"}}
 		for i, w := range want {
-			j, err := e.q.Claim(e.ctx, []string{"high", "default"}, ClaimOptions{})
+			j, err := e.q.claimOne(e.ctx, []string{"high", "default"}, ClaimOptions{})
 			if err != nil || j == nil || j.ID != w.id || j.Queue != w.queue {
 				t.Fatalf("claim %d: %+v %v, want id %d on %s", i, j, err, w.id, w.queue)
 			}
 		}
-		if j, err := e.q.Claim(e.ctx, []string{"high", "default"}, ClaimOptions{}); j != nil || err != nil {
+		if j, err := e.q.claimOne(e.ctx, []string{"high", "default"}, ClaimOptions{}); j != nil || err != nil {
 			t.Fatalf("names are not trimmed: %+v %v", j, err)
 		}
-		jobs, err := e.q.ClaimBatch(e.ctx, []string{"high", " default"}, 5, ClaimOptions{})
+		jobs, err := e.q.Claim(e.ctx, []string{"high", " default"}, 5, ClaimOptions{})
 		if err != nil || len(jobs) != 1 || jobs[0].ID != spaced {
 			t.Fatalf("batch priority: %+v %v", jobs, err)
 		}
@@ -217,7 +217,7 @@ func TestConcurrentClaimers(t *testing.T) {
 					for {
 						var jobs []JobRow
 						if w%2 == 0 {
-							j, err := wq.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+							j, err := wq.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 							if err != nil {
 								errs <- err
 								return
@@ -227,7 +227,7 @@ func TestConcurrentClaimers(t *testing.T) {
 							}
 						} else {
 							var err error
-							if jobs, err = wq.ClaimBatch(e.ctx, []string{"default"}, 7, ClaimOptions{}); err != nil {
+							if jobs, err = wq.Claim(e.ctx, []string{"default"}, 7, ClaimOptions{}); err != nil {
 								errs <- err
 								return
 							}

@@ -6,15 +6,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
+	"github.com/laraworker/laraworker/internal/testdsn"
 )
 
 // fakeClock is an injectable, settable clock.
@@ -36,68 +34,28 @@ type testEnv struct {
 	ctx    context.Context
 }
 
-func randSuffix(t testing.TB) string {
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-const (
-	defaultMySQLDSN = "root@tcp(127.0.0.1:3306)/test"
-	defaultPgDSN    = "postgres://postgres@127.0.0.1:5432/test"
-)
-
 // engineConfig returns a Config for engine with unique table names. For
 // sqlite, dir holds the database file.
 func engineConfig(t testing.TB, engine, dir string) Config {
 	t.Helper()
-	sfx := randSuffix(t)
+	sfx := testdsn.Suffix(t)
 	cfg := Config{
 		Driver: engine, AppTimezone: "UTC", AppCipher: "AES-256-CBC", ConnectionName: "database",
 		JobsTable: "jobs_" + sfx, FailedTable: "failed_jobs_" + sfx, BatchesTable: "job_batches_" + sfx,
 		DefaultQueue: "default", RetryAfter: 90,
 	}
+	var srv testdsn.Server
 	switch engine {
 	case EngineMySQL:
-		dsn := os.Getenv("LARAWORKER_TEST_MYSQL_DSN")
-		if dsn == "" {
-			dsn = defaultMySQLDSN
-		}
-		mc, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			t.Fatalf("LARAWORKER_TEST_MYSQL_DSN: %v", err)
-		}
-		host, port, _ := splitHostPort(mc.Addr, 3306)
-		cfg.Host, cfg.Port, cfg.Database, cfg.Username, cfg.Password = host, port, mc.DBName, mc.User, Secret(mc.Passwd)
-		if mc.Net == "unix" {
-			cfg.Socket = mc.Addr
-		}
+		srv = testdsn.MySQL(t)
 	case EnginePgSQL:
-		dsn := os.Getenv("LARAWORKER_TEST_PG_DSN")
-		if dsn == "" {
-			dsn = defaultPgDSN
-		}
-		pc, err := pgx.ParseConfig(dsn)
-		if err != nil {
-			t.Fatalf("LARAWORKER_TEST_PG_DSN: %v", err)
-		}
-		cfg.Host, cfg.Port, cfg.Database, cfg.Username, cfg.Password = pc.Host, int(pc.Port), pc.Database, pc.User, Secret(pc.Password)
+		srv = testdsn.PostgreSQL(t)
 	case EngineSQLite:
 		cfg.Database = filepath.Join(dir, "database.sqlite")
+		return cfg
 	}
+	cfg.Host, cfg.Port, cfg.Socket, cfg.Database, cfg.Username, cfg.Password = srv.Host, srv.Port, srv.Socket, srv.Database, srv.User, Secret(srv.Password)
 	return cfg
-}
-
-func splitHostPort(addr string, def int) (string, int, error) {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			p, err := strconv.Atoi(addr[i+1:])
-			return addr[:i], p, err
-		}
-	}
-	return addr, def, nil
 }
 
 var allEngines = []string{EngineMySQL, EnginePgSQL, EngineSQLite}
@@ -117,7 +75,7 @@ func openEnv(t *testing.T, engine string, cfg Config, opts ...Option) *testEnv {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	q, err := Open(ctx, cfg, append([]Option{WithClock(clock.Now)}, opts...)...)
 	if err != nil {
-		if engine != EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
+		if engine != EngineSQLite && !testdsn.Required() {
 			t.Skipf("%s not reachable: %v", engine, err)
 		}
 		t.Fatal(err)
@@ -243,4 +201,29 @@ func fmtPtr(p *int64) string {
 		return "null"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// failPayloadUUID fails job under its payload's uuid, returning the uuid
+// stored (ErrNoUUID when the payload has none).
+func (q *Queue) failPayloadUUID(ctx context.Context, job JobRow, exception string) (string, error) {
+	uuid, _, err := payloadMeta(job.Payload)
+	if err != nil {
+		return "", err
+	}
+	return q.fail(ctx, job, uuid, exception)
+}
+
+// deleteOne deletes one job with the grouped statement.
+func (q *Queue) deleteOne(ctx context.Context, id int64) (bool, error) {
+	n, err := q.deleteMany(ctx, []int64{id})
+	return n > 0, err
+}
+
+// claimOne claims a single job (nil when the queues are empty).
+func (q *Queue) claimOne(ctx context.Context, queues []string, opts ClaimOptions) (*JobRow, error) {
+	jobs, err := q.Claim(ctx, queues, 1, opts)
+	if len(jobs) == 0 {
+		return nil, err
+	}
+	return &jobs[0], err
 }

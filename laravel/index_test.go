@@ -44,7 +44,7 @@ func TestClaimIndex(t *testing.T) {
 		now := e.clock.Unix()
 		id := e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
 		e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
-		jobs, err := e.q.ClaimBatch(e.ctx, nil, 10, ClaimOptions{})
+		jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{})
 		if err != nil || len(jobs) != 1 || jobs[0].ID != id {
 			t.Fatalf("claim with the index: %+v %v", jobs, err)
 		}

@@ -66,6 +66,11 @@ func WithRetryPolicy(p RetryPolicy) Option {
 // (the config still provides driver, tables and queue settings).
 func WithDB(db *sql.DB) Option { return func(q *Queue) { q.db = db; q.ownDB = false } }
 
+// WithExactStatements makes Delete run Laravel's own deleteReserved
+// transaction for each job (`--laravel-exact`), instead of one grouped
+// delete.
+func WithExactStatements() Option { return func(q *Queue) { q.exact = true } }
+
 // WithSQLiteBusyTimeout sets SQLite's busy_timeout (default 5s).
 func WithSQLiteBusyTimeout(d time.Duration) Option { return func(q *Queue) { q.sqliteBusy = d } }
 

@@ -9,10 +9,31 @@ import (
 	"time"
 )
 
-// DeleteReserved is Laravel's deleteReserved: in one transaction, lock the
+// Delete removes finished jobs. With WithExactStatements each job is
+// deleted in Laravel's own deleteReserved transaction; otherwise all of
+// them go in one `delete ... where id in (...)` (same end state, a
+// fraction of the round trips).
+func (q *Queue) Delete(ctx context.Context, jobs []JobRow) error {
+	if q.exact {
+		for _, j := range jobs {
+			if _, err := q.deleteReserved(ctx, j.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	_, err := q.deleteMany(ctx, ids)
+	return err
+}
+
+// deleteReserved is Laravel's deleteReserved: in one transaction, lock the
 // row (`select ... for update`) and delete it if it still exists. It
 // reports whether a row was deleted.
-func (q *Queue) DeleteReserved(ctx context.Context, id int64) (bool, error) {
+func (q *Queue) deleteReserved(ctx context.Context, id int64) (bool, error) {
 	var deleted bool
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		deleted = false
@@ -31,16 +52,9 @@ func (q *Queue) DeleteReserved(ctx context.Context, id int64) (bool, error) {
 	return deleted, err
 }
 
-// Delete removes one job with a single `delete ... where id = ?` (same end
-// state as DeleteReserved, one round trip less).
-func (q *Queue) Delete(ctx context.Context, id int64) (bool, error) {
-	n, err := q.DeleteMany(ctx, []int64{id})
-	return n > 0, err
-}
-
-// DeleteMany removes jobs by id in one transaction and returns how many
+// deleteMany removes jobs by id in one transaction and returns how many
 // rows went away.
-func (q *Queue) DeleteMany(ctx context.Context, ids []int64) (int64, error) {
+func (q *Queue) deleteMany(ctx context.Context, ids []int64) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -88,8 +102,14 @@ func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n i
 // and inserts a copy (new id) with the same payload bytes and attempts,
 // reserved_at null, available_at = now + delay, created_at = now, on
 // job.Queue. The insert happens even when the row is already gone, as in
-// Laravel. It returns the new row's id.
-func (q *Queue) Release(ctx context.Context, job JobRow, delay time.Duration) (int64, error) {
+// Laravel.
+func (q *Queue) Release(ctx context.Context, job JobRow, delay time.Duration) error {
+	_, err := q.release(ctx, job, delay)
+	return err
+}
+
+// release is Release, returning the new row's id.
+func (q *Queue) release(ctx context.Context, job JobRow, delay time.Duration) (int64, error) {
 	var newID int64
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		if _, err := tx.ExecContext(ctx, q.st.deleteJob(), job.ID); err != nil {
@@ -111,80 +131,19 @@ func delaySeconds(d time.Duration) int64 {
 	return int64(d / time.Second)
 }
 
-func (q *Queue) insertJob(ctx context.Context, tx *sql.Tx, queue string, payload []byte, attempts int, availableAt, now int64) (int64, error) {
-	args := []any{queue, attempts, nil, availableAt, now, payloadArg(payload)}
-	if q.d.ReturningID() != "" {
-		var id int64
-		err := tx.QueryRowContext(ctx, q.st.insertJobs(1), args...).Scan(&id)
-		return id, err
+// Extend sets reserved_at = now for jobs that are still reserved, so a
+// long-running job is not handed to another worker after retry_after.
+func (q *Queue) Extend(ctx context.Context, jobs []JobRow) error {
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
 	}
-	res, err := tx.ExecContext(ctx, q.st.insertJobs(1), args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+	_, err := q.extend(ctx, ids)
+	return err
 }
 
-// payloadArg binds payload bytes as text: binding []byte would store a
-// BLOB in SQLite and fail on PostgreSQL text columns for some drivers.
-func payloadArg(p []byte) any { return string(p) }
-
-// PushItem is one job to push.
-type PushItem struct {
-	Queue   string // empty: the default queue
-	Payload []byte
-	Delay   time.Duration
-}
-
-// Push inserts a raw payload like Queue::pushRaw / later(): attempts 0,
-// reserved_at null, available_at now + delay, created_at now. It returns
-// the new id.
-func (q *Queue) Push(ctx context.Context, item PushItem) (int64, error) {
-	var id int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		now := q.unixNow()
-		var err error
-		id, err = q.insertJob(ctx, tx, q.queueNames([]string{item.Queue})[0], item.Payload, 0, now+delaySeconds(item.Delay), now)
-		return err
-	})
-	return id, err
-}
-
-// PushMany inserts all items in one transaction with multi-row inserts
-// (Laravel's bulk() does one insert too).
-func (q *Queue) PushMany(ctx context.Context, items []PushItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	const perStatement = 100 // 6 binds per row stays far below every limit
-	return q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		now := q.unixNow()
-		for start := 0; start < len(items); start += perStatement {
-			end := min(start+perStatement, len(items))
-			args := make([]any, 0, (end-start)*len(jobInsertColumns))
-			for _, it := range items[start:end] {
-				args = append(args, q.queueNames([]string{it.Queue})[0], 0, nil, now+delaySeconds(it.Delay), now, payloadArg(it.Payload))
-			}
-			query := q.st.insertJobs(end - start)
-			if end-start == 1 && q.d.ReturningID() != "" {
-				var id int64
-				if err := tx.QueryRowContext(ctx, query, args...).Scan(&id); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// ExtendReservation sets reserved_at = now for jobs that are still
-// reserved, so a long-running job is not handed to another worker after
-// retry_after. Returns the number of rows touched.
-func (q *Queue) ExtendReservation(ctx context.Context, ids ...int64) (int64, error) {
+// extend is Extend by ids, returning the number of rows touched.
+func (q *Queue) extend(ctx context.Context, ids []int64) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -200,31 +159,26 @@ func (q *Queue) ExtendReservation(ctx context.Context, ids ...int64) (int64, err
 // job provider requires (Laravel raises an ErrorException).
 var ErrNoUUID = errors.New("laravel: payload has no uuid")
 
-// Fail records a failed job and deletes it, in ONE transaction (Laravel
-// does the delete and the failed_jobs insert separately). exception is
-// the text for failed_jobs.exception; invalid UTF-8 is replaced by '?' as
-// Laravel 9.2+ does. failed_at is now in APP_TIMEZONE as 'Y-m-d H:i:s'.
+// Fail records a failed job under uuid and deletes it, in ONE
+// transaction (Laravel does the delete and the failed_jobs insert
+// separately). uuid is the payload's, or a fresh one for a payload that
+// has none or cannot be parsed: such a row must still be recorded, not
+// lost. exception is the text for failed_jobs.exception; invalid UTF-8 is
+// replaced by '?' as Laravel 9.2+ does. failed_at is now in APP_TIMEZONE
+// as 'Y-m-d H:i:s'.
 //
-// If failed_jobs already holds the payload's uuid (e.g. a job retried with
+// If failed_jobs already holds the uuid (e.g. a job retried with
 // queue:retry failed again before the command forgot the old row), the
 // new row gets the uuid "<uuid>-<n>" (n = 2, 3, ...) instead of failing:
 // the job is still deleted and both failure records survive. Laravel would
-// error here and lose the record. The returned string is the uuid stored.
-func (q *Queue) Fail(ctx context.Context, job JobRow, exception string) (string, error) {
-	uuid, _, err := payloadMeta(job.Payload)
-	if err != nil {
-		return "", err
-	}
-	if uuid == "" {
-		return "", ErrNoUUID
-	}
-	return q.FailAs(ctx, job, uuid, exception)
+// error here and lose the record.
+func (q *Queue) Fail(ctx context.Context, job JobRow, uuid, exception string) error {
+	_, err := q.fail(ctx, job, uuid, exception)
+	return err
 }
 
-// FailAs is Fail with the failed_jobs uuid given by the caller, for rows
-// whose payload has none or cannot be parsed: they must still be recorded,
-// not lost.
-func (q *Queue) FailAs(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
+// fail is Fail, returning the uuid stored.
+func (q *Queue) fail(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
 	if uuid == "" {
 		return "", ErrNoUUID
 	}
@@ -266,8 +220,14 @@ func (q *Queue) failOnce(ctx context.Context, job JobRow, uuid, exception string
 // Unreserve gives a claimed job back as it was before the claim: attempts
 // minus one and reserved_at null, so the claim leaves no trace (Go must
 // leave some jobs to PHP workers). It changes nothing if the row is gone or
-// was reserved again since. It reports whether the row was restored.
-func (q *Queue) Unreserve(ctx context.Context, job JobRow) (bool, error) {
+// was reserved again since.
+func (q *Queue) Unreserve(ctx context.Context, job JobRow) error {
+	_, err := q.unreserve(ctx, job)
+	return err
+}
+
+// unreserve is Unreserve, reporting whether the row was restored.
+func (q *Queue) unreserve(ctx context.Context, job JobRow) (bool, error) {
 	if job.ReservedAt == nil {
 		return false, errors.New("laravel: Unreserve needs a job returned by a claim")
 	}

@@ -11,7 +11,7 @@ import (
 
 func claimOne(t *testing.T, e *testEnv, queue string) *JobRow {
 	t.Helper()
-	j, err := e.q.Claim(e.ctx, []string{queue}, ClaimOptions{})
+	j, err := e.q.claimOne(e.ctx, []string{queue}, ClaimOptions{})
 	if err != nil || j == nil {
 		t.Fatalf("claim: %v %v", j, err)
 	}
@@ -26,7 +26,7 @@ func TestReleaseCopiesRow(t *testing.T) {
 		id := e.insertRow(t, row{queue: "mail", payload: payload, attempts: 2, availableAt: now - 100, createdAt: now - 100})
 		j := claimOne(t, e, "mail")
 		e.clock.Set(e.clock.Now().Add(7 * time.Second))
-		newID, err := e.q.Release(e.ctx, *j, 30*time.Second)
+		newID, err := e.q.release(e.ctx, *j, 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,10 +41,10 @@ func TestReleaseCopiesRow(t *testing.T) {
 		// The insert happens even when the row is already gone.
 		e.clock.Set(e.clock.Now().Add(30 * time.Second))
 		j2 := claimOne(t, e, "mail")
-		if _, err := e.q.Delete(e.ctx, j2.ID); err != nil {
+		if _, err := e.q.deleteOne(e.ctx, j2.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.q.Release(e.ctx, *j2, 0); err != nil {
+		if _, err := e.q.release(e.ctx, *j2, 0); err != nil {
 			t.Fatal(err)
 		}
 		if all := e.allJobs(t); len(all) != 1 || all[0].Attempts != 4 || all[0].AvailableAt != now+37 {
@@ -60,16 +60,16 @@ func TestDeleteVariants(t *testing.T) {
 		for i := 0; i < 6; i++ {
 			ids = append(ids, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
 		}
-		if ok, err := e.q.DeleteReserved(e.ctx, ids[0]); !ok || err != nil {
+		if ok, err := e.q.deleteReserved(e.ctx, ids[0]); !ok || err != nil {
 			t.Fatalf("DeleteReserved: %v %v", ok, err)
 		}
-		if ok, err := e.q.DeleteReserved(e.ctx, ids[0]); ok || err != nil {
+		if ok, err := e.q.deleteReserved(e.ctx, ids[0]); ok || err != nil {
 			t.Fatalf("DeleteReserved of a missing row: %v %v", ok, err)
 		}
-		if ok, err := e.q.Delete(e.ctx, ids[1]); !ok || err != nil {
+		if ok, err := e.q.deleteOne(e.ctx, ids[1]); !ok || err != nil {
 			t.Fatalf("Delete: %v %v", ok, err)
 		}
-		if n, err := e.q.DeleteMany(e.ctx, []int64{ids[2], ids[3], 999999}); n != 2 || err != nil {
+		if n, err := e.q.deleteMany(e.ctx, []int64{ids[2], ids[3], 999999}); n != 2 || err != nil {
 			t.Fatalf("DeleteMany: %d %v", n, err)
 		}
 		if all := e.allJobs(t); len(all) != 2 || all[0].ID != ids[4] {
@@ -91,7 +91,7 @@ func TestFail(t *testing.T) {
 			e.insertRow(t, row{queue: "high", payload: payload, availableAt: now, createdAt: now})
 			j := claimOne(t, e, "high")
 			exc := "RuntimeException: bad \xff\xfe byte \xe2\x82 in /app/x.php:3\nStack trace:\n#0 {main}"
-			stored, err := e.q.Fail(e.ctx, *j, exc)
+			stored, err := e.q.failPayloadUUID(e.ctx, *j, exc)
 			if err != nil || stored != uuid {
 				t.Fatalf("fail: %q %v", stored, err)
 			}
@@ -109,20 +109,20 @@ func TestFail(t *testing.T) {
 			// Same uuid again (e.g. retried and failed before forget).
 			e.insertRow(t, row{queue: "high", payload: payload, availableAt: now, createdAt: now})
 			j = claimOne(t, e, "high")
-			if stored, err := e.q.Fail(e.ctx, *j, "again"); err != nil || stored != uuid+"-2" {
+			if stored, err := e.q.failPayloadUUID(e.ctx, *j, "again"); err != nil || stored != uuid+"-2" {
 				t.Fatalf("second fail: %q %v", stored, err)
 			}
 			// No uuid: refused, job untouched.
 			e.insertRow(t, row{queue: "high", payload: []byte(`{"displayName":"X","job":"X"}`), availableAt: now, createdAt: now})
 			j = claimOne(t, e, "high")
-			if _, err := e.q.Fail(e.ctx, *j, "x"); !errors.Is(err, ErrNoUUID) {
+			if _, err := e.q.failPayloadUUID(e.ctx, *j, "x"); !errors.Is(err, ErrNoUUID) {
 				t.Fatalf("fail without uuid: %v", err)
 			}
 			// An insert that errors rolls the delete back.
 			e.exec(t, "drop table "+e.quoted(cfg.FailedTable))
 			e.insertRow(t, row{queue: "low", availableAt: now, createdAt: now})
 			j = claimOne(t, e, "low")
-			if _, err := e.q.Fail(e.ctx, *j, "x"); err == nil {
+			if _, err := e.q.failPayloadUUID(e.ctx, *j, "x"); err == nil {
 				t.Fatal("fail into a missing table succeeded")
 			}
 			if r := e.jobByID(t, j.ID); r == nil || r.Attempts != 1 || r.ReservedAt == nil {
@@ -153,7 +153,7 @@ func TestPushExtendSizeClear(t *testing.T) {
 		}
 		j := claimOne(t, e, "a")
 		e.clock.Set(e.clock.Now().Add(50 * time.Second))
-		if n, err := e.q.ExtendReservation(e.ctx, j.ID, id); n != 1 || err != nil {
+		if n, err := e.q.extend(e.ctx, []int64{j.ID, id}); n != 1 || err != nil {
 			t.Fatalf("extend: %d %v", n, err)
 		}
 		if r := e.jobByID(t, j.ID); !ptrEq(r.ReservedAt, i64(now+50)) {
@@ -186,7 +186,7 @@ func TestFailedJobAdmin(t *testing.T) {
 			u := newUUID(t)
 			uuids = append(uuids, u)
 			e.insertRow(t, row{queue: q, payload: testPayload(u, fmt.Sprintf(`App\Jobs\J%d`, i)), availableAt: now, createdAt: now})
-			if _, err := e.q.Fail(e.ctx, *claimOne(t, e, q), "E"); err != nil {
+			if _, err := e.q.failPayloadUUID(e.ctx, *claimOne(t, e, q), "E"); err != nil {
 				t.Fatal(err)
 			}
 		}

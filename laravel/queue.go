@@ -22,6 +22,9 @@ type Queue struct {
 	loc           *time.Location
 	retry         RetryPolicy
 	sqliteBusy    time.Duration
+	// exact runs Laravel's own statements for every delete
+	// (WithExactStatements).
+	exact bool
 	// sessionReadCommitted: Open's own MySQL pool sets the isolation level
 	// per connection (readCommittedConnector).
 	sessionReadCommitted bool
@@ -42,6 +45,13 @@ type JobRow struct {
 	AvailableAt int64
 	CreatedAt   int64
 }
+
+// RetryAfter is the connection's retry_after: how long a reservation
+// holds before any worker may take the job again.
+func (q *Queue) RetryAfter() time.Duration { return time.Duration(q.cfg.RetryAfter) * time.Second }
+
+// Connection is the queue connection's name (failed_jobs.connection).
+func (q *Queue) Connection() string { return q.cfg.ConnectionName }
 
 // DB exposes the underlying pool.
 func (q *Queue) DB() *sql.DB { return q.db }

@@ -100,7 +100,7 @@ func TestClaimRetriesAfterLockWait(t *testing.T) {
 			var attempts atomic.Int32
 			e.q.testHookAfterSelect = func(context.Context, *sql.Tx, int) error { attempts.Add(1); return nil }
 			start := time.Now()
-			j, err := e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+			j, err := e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 			elapsed := time.Since(start)
 			if err != nil || j == nil || j.ID != id {
 				t.Fatalf("claim: %+v %v", j, err)
@@ -170,7 +170,7 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				j, err := e.q.Claim(e.ctx, []string{"default"}, ClaimOptions{})
+				j, err := e.q.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
 				done <- result{j, err}
 			}()
 			<-waiting

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/internal/testdsn"
 )
 
 // laravelDDL returns the statements Laravel's schema builder compiles for
@@ -91,7 +93,7 @@ func describe(t *testing.T, e *testEnv, table string) string {
 // Laravel itself compiles, and compares what the database reports.
 func TestTablesMatchLaravel(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
-		sfx := randSuffix(t)
+		sfx := testdsn.Suffix(t)
 		php := Tables{Jobs: "php_jobs_" + sfx, Failed: "php_failed_jobs_" + sfx, Batches: "php_job_batches_" + sfx}
 		t.Cleanup(func() {
 			for _, tb := range []string{php.Jobs, php.Failed, php.Batches} {

@@ -2,8 +2,9 @@ package laravel
 
 import (
 	"database/sql"
-	"os"
 	"testing"
+
+	"github.com/laraworker/laraworker/internal/testdsn"
 )
 
 // isolation reads the session's isolation level under either variable
@@ -34,11 +35,7 @@ func TestMySQLRunsAtReadCommitted(t *testing.T) {
 	}
 	// A pool the caller opened keeps its own session level, so the queue
 	// asks for READ COMMITTED on each of its transactions instead.
-	dsn := os.Getenv("LARAWORKER_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = defaultMySQLDSN
-	}
-	own, err := sql.Open("mysql", dsn)
+	own, err := sql.Open("mysql", testdsn.MySQLDSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,18 +58,19 @@ func pushNoops(t *testing.T, q *laravel.Queue, n int) {
 	pushCopies(t, q, raw, "default", n)
 }
 
-func faultOptions(concurrency int) worker.Options {
-	o := worker.DefaultOptions()
-	o.Sleep, o.MemoryMB, o.Tries, o.Concurrency = 50*time.Millisecond, 0, 0, concurrency
-	o.Grace, o.Abandon = 5*time.Second, time.Second
-	return o
+func faultOptions(concurrency int) worker.Config {
+	return worker.Config{
+		Sleep: 50 * time.Millisecond, MemoryMB: -1, Tries: -1, Concurrency: concurrency,
+		Grace: 5 * time.Second, Abandon: time.Second,
+	}
 }
 
 // drainDaemon runs a worker until the jobs table is empty (orphaned
 // reservations come back after retry_after) or limit passes.
-func drainDaemon(t *testing.T, q *laravel.Queue, reg *handlers.Registry, opts worker.Options, limit time.Duration, logs *syncBuffer) {
+func drainDaemon(t *testing.T, q *laravel.Queue, reg *handlers.Registry, opts worker.Config, limit time.Duration, logs *syncBuffer) {
 	t.Helper()
-	w, err := worker.New(q, reg, nil, opts, zerolog.New(logs), nil)
+	opts.Logger = zerolog.New(logs)
+	w, err := worker.New(q, reg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

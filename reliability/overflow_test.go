@@ -13,7 +13,6 @@ import (
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
-	"github.com/rs/zerolog"
 )
 
 // TestAttemptsOverflowFailsOnlyThatJob: on MariaDB in strict mode a row
@@ -59,10 +58,9 @@ func TestAttemptsOverflowFailsOnlyThatJob(t *testing.T) {
 				mu.Unlock()
 				return nil
 			})
-			opts := worker.DefaultOptions()
-			opts.Sleep, opts.StopWhenEmpty, opts.MemoryMB, opts.Tries = 10*time.Millisecond, tc.stopWhenEmpty, 0, 0
-			opts.Concurrency, opts.LaravelExact = tc.concurrency, tc.exact
-			w, err := worker.New(q, reg, nil, opts, zerolog.Nop(), nil)
+			opts := worker.Config{Sleep: 10 * time.Millisecond, StopWhenEmpty: tc.stopWhenEmpty, MemoryMB: -1, Tries: -1,
+				Concurrency: tc.concurrency, LaravelExact: tc.exact}
+			w, err := worker.New(q, reg, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

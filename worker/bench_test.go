@@ -9,7 +9,6 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
-	"github.com/rs/zerolog"
 )
 
 // BenchmarkDrain is the worker's whole path per job (claim, payload parse,
@@ -28,8 +27,7 @@ func BenchmarkDrain(b *testing.B) {
 				exact       bool
 			}{{"c1", 1, false}, {"c16", 16, false}, {"c128", 128, false}, {"exact", 1, true}} {
 				b.Run(mode.name, func(b *testing.B) {
-					opts := DefaultOptions()
-					opts.Sleep, opts.StopWhenEmpty, opts.MemoryMB = 0, true, 0
+					opts := Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1}
 					opts.Concurrency, opts.LaravelExact = mode.concurrency, mode.exact
 					benchDrain(b, q, opts)
 				})
@@ -40,7 +38,7 @@ func BenchmarkDrain(b *testing.B) {
 
 const benchClass = `App\Jobs\BenchNoopJob`
 
-func benchDrain(b *testing.B, q *laravel.Queue, opts Options) {
+func benchDrain(b *testing.B, q *laravel.Queue, opts Config) {
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -55,7 +53,7 @@ func benchDrain(b *testing.B, q *laravel.Queue, opts Options) {
 	}
 	reg := handlers.NewRegistry()
 	reg.Handle(benchClass, handlers.Noop())
-	w, err := New(q, reg, nil, opts, zerolog.Nop(), nil)
+	w, err := New(q, reg, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +65,7 @@ func benchDrain(b *testing.B, q *laravel.Queue, opts Options) {
 	w.Run(runCtx)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
-	if got := w.Processed(); got != int64(b.N) {
+	if got := w.Claimed(); got != int64(b.N) {
 		b.Fatalf("processed %d jobs, want %d", got, b.N)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 )
 
 // The per-job state a worker keeps must stay bounded over its life.
@@ -75,9 +74,10 @@ func TestMetricsClassLabelComesFromTheRegistry(t *testing.T) {
 		push(t, q, "", fmt.Sprintf(`Evil\Class%d`, i))
 	}
 	promReg := prometheus.NewRegistry()
-	opts := testOptions()
+	opts := testConfig()
 	opts.Unrouted = UnroutedFail
-	w, err := New(q, reg, nil, opts, zerolog.Nop(), NewMetrics(promReg))
+	opts.Metrics = NewMetrics(promReg)
+	w, err := New(q, reg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

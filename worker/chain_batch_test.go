@@ -50,7 +50,7 @@ func TestChainRunsInOrderAndPushesPHPsNextLink(t *testing.T) {
 			return nil
 		})
 		pushRaw(t, q, "chains", fixture(t, "chain.json"))
-		opts := testOptions()
+		opts := testConfig()
 		opts.Queues = []string{"chains"}
 		opts.Concurrency = 1
 		w, _ := newTestWorker(t, q, reg, opts, nil)
@@ -76,7 +76,7 @@ func TestAFailedLinkStopsTheChain(t *testing.T) {
 			return errors.New("link broke")
 		})
 		pushRaw(t, q, "chains", fixture(t, "chain-catch.json"))
-		opts := testOptions()
+		opts := testConfig()
 		opts.Queues = []string{"chains"}
 		w, _ := newTestWorker(t, q, reg, opts, nil)
 		runWorker(t, w, 30*time.Second)
@@ -120,7 +120,7 @@ func TestBatchCountersMatchLaravels(t *testing.T) {
 		reg.HandleFunc(`App\Jobs\BatchMemberJob`, func(context.Context, *handlers.Job) error { return nil })
 		pushRaw(t, q, "", fixture(t, "batch-member.json"))
 		pushRaw(t, q, "", fixture(t, "batch-member-2.json"))
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		runWorker(t, w, 30*time.Second)
 		b := batchState(t, q, batchID)
 		if b.PendingJobs != 0 || b.FailedJobs != 0 || b.FinishedAt == nil || b.CancelledAt != nil {
@@ -137,7 +137,7 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 		reg.HandleFunc(`App\Jobs\BatchMemberJob`, func(context.Context, *handlers.Job) error { return errors.New("member failed") })
 		p, _ := payload.Parse(fixture(t, "batch-member.json"))
 		pushRaw(t, q, "", fixture(t, "batch-member.json"))
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		runWorker(t, w, 30*time.Second)
 		b := batchState(t, q, batchID)
 		if b.PendingJobs != 2 || b.FailedJobs != 1 || len(b.FailedJobIDs) != 1 || b.FailedJobIDs[0] != p.UUID || b.CancelledAt == nil {
@@ -149,7 +149,7 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 		reg2 := handlers.NewRegistry()
 		reg2.HandleFunc(`App\Jobs\BatchMemberJob`, func(context.Context, *handlers.Job) error { ran = true; return nil })
 		pushRaw(t, q, "", fixture(t, "batch-member-2.json"))
-		w, _ = newTestWorker(t, q, reg2, testOptions(), nil)
+		w, _ = newTestWorker(t, q, reg2, testConfig(), nil)
 		runWorker(t, w, 30*time.Second)
 		if ran || len(jobRows(t, q)) != 0 {
 			t.Fatalf("a cancelled batch's job must be deleted without running (ran %v)", ran)
@@ -174,7 +174,7 @@ func TestBatchesWithPHPCallbacksAreLeftToPHP(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(p.DisplayName, func(context.Context, *handlers.Job) error { ran = true; return nil })
 		pushRaw(t, q, "batches", member)
-		opts := testOptions()
+		opts := testConfig()
 		opts.Queues = []string{"batches"}
 		w, _ := newTestWorker(t, q, reg, opts, nil)
 		runWorker(t, w, 30*time.Second)

@@ -6,17 +6,31 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
-// completer writes outcomes. Successful jobs' deletes are grouped into one
-// `delete ... where id in (...)` per batch window (River's completer);
-// --laravel-exact deletes each job in Laravel's own transaction instead.
-// Every write is retried until the database takes it, so an outcome
-// decided while the database is down is written once it is back.
+// completer writes outcomes to the store. Successful jobs' deletes are
+// grouped into one Delete per batch window (River's completer); in
+// --laravel-exact mode each is written on its own. Every write is retried
+// until the store takes it, so an outcome decided while the database is
+// down is written once it is back.
 type completer struct {
-	w       *Worker
-	deletes chan int64
+	completerDeps
+	deletes chan laravel.JobRow
 	done    chan struct{}
+}
+
+// completerDeps is what a completer is built from: it knows nothing of
+// the worker that feeds it.
+type completerDeps struct {
+	store   Store
+	log     zerolog.Logger
+	metrics *Metrics
+	// stopping reports whether the worker was told to stop: writes then
+	// give up after persistGiveUp.
+	stopping func() bool
+	// group turns successful jobs' deletes into grouped Deletes.
+	group bool
 }
 
 const (
@@ -26,8 +40,8 @@ const (
 	persistGiveUp = 30 * time.Second
 )
 
-func newCompleter(w *Worker) *completer {
-	return &completer{w: w, deletes: make(chan int64, deleteBatchMax), done: make(chan struct{})}
+func newCompleter(deps completerDeps) *completer {
+	return &completer{completerDeps: deps, deletes: make(chan laravel.JobRow, deleteBatchMax), done: make(chan struct{})}
 }
 
 func (c *completer) start() <-chan struct{} {
@@ -40,12 +54,12 @@ func (c *completer) stop() { close(c.deletes) }
 
 func (c *completer) loop() {
 	defer close(c.done)
-	batch := make([]int64, 0, deleteBatchMax)
+	batch := make([]laravel.JobRow, 0, deleteBatchMax)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		select {
-		case id, ok := <-c.deletes:
+		case row, ok := <-c.deletes:
 			if !ok {
 				c.flush(batch)
 				return
@@ -53,7 +67,7 @@ func (c *completer) loop() {
 			if len(batch) == 0 {
 				timer.Reset(deleteBatchWindow)
 			}
-			batch = append(batch, id)
+			batch = append(batch, row)
 			if len(batch) >= deleteBatchMax {
 				c.flush(batch)
 				batch = batch[:0]
@@ -65,38 +79,29 @@ func (c *completer) loop() {
 	}
 }
 
-func (c *completer) flush(ids []int64) {
-	if len(ids) == 0 {
+func (c *completer) flush(rows []laravel.JobRow) {
+	if len(rows) == 0 {
 		return
 	}
-	c.persist("delete", func(ctx context.Context) error {
-		_, err := c.w.q.DeleteMany(ctx, ids)
-		return err
-	})
+	c.persist("delete", func(ctx context.Context) error { return c.store.Delete(ctx, rows) })
 }
 
 // delete removes a finished job.
 func (c *completer) delete(row laravel.JobRow) {
-	if c.w.opts.LaravelExact {
-		c.persist("delete", func(ctx context.Context) error {
-			_, err := c.w.q.DeleteReserved(ctx, row.ID)
-			return err
-		})
+	if !c.group {
+		c.flush([]laravel.JobRow{row})
 		return
 	}
-	c.deletes <- row.ID
+	c.deletes <- row
 }
 
-// release puts a job back with a delay (delete + insert, one transaction).
+// release puts a job back with a delay.
 func (c *completer) release(row laravel.JobRow, delay time.Duration) {
-	c.persist("release", func(ctx context.Context) error {
-		_, err := c.w.q.Release(ctx, row, delay)
-		return err
-	})
+	c.persist("release", func(ctx context.Context) error { return c.store.Release(ctx, row, delay) })
 }
 
-// fail moves a job to failed_jobs in one transaction. A payload without a
-// uuid (or one that is not JSON) gets a fresh uuid so it is still recorded.
+// fail moves a job to the failed jobs. A payload without a uuid (or one
+// that is not JSON) gets a fresh uuid so it is still recorded.
 func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception string) {
 	uuid := ""
 	if p != nil {
@@ -105,18 +110,19 @@ func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception strin
 	if uuid == "" {
 		uuid, _ = payload.NewUUID()
 	}
-	c.persist("fail", func(ctx context.Context) error {
-		_, err := c.w.q.FailAs(ctx, row, uuid, exception)
-		return err
-	})
+	c.persist("fail", func(ctx context.Context) error { return c.store.Fail(ctx, row, uuid, exception) })
 }
 
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
 func (c *completer) unreserve(row laravel.JobRow) {
-	c.w.skip.add(row.ID, c.w.now())
-	c.persist("unreserve", func(ctx context.Context) error {
-		_, err := c.w.q.Unreserve(ctx, row)
+	c.persist("unreserve", func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+}
+
+// push adds a job (a chain's next link).
+func (c *completer) push(item laravel.PushItem) {
+	c.persist("push-chain", func(ctx context.Context) error {
+		_, err := c.store.Push(ctx, item)
 		return err
 	})
 }
@@ -133,17 +139,17 @@ func (c *completer) persist(what string, op func(ctx context.Context) error) {
 		err := op(ctx)
 		if err == nil {
 			if attempt > 1 {
-				c.w.log.Info().Str("op", what).Int("attempts", attempt).Msg("database write succeeded after retries")
+				c.log.Info().Str("op", what).Int("attempts", attempt).Msg("database write succeeded after retries")
 			}
 			return
 		}
-		c.w.metrics.writeError(what)
-		c.w.log.Error().Err(err).Str("op", what).Int("attempt", attempt).Msg("database write failed; retrying")
-		if c.w.stopping.Load() {
+		c.metrics.writeError(what)
+		c.log.Error().Err(err).Str("op", what).Int("attempt", attempt).Msg("database write failed; retrying")
+		if c.stopping() {
 			if stopSince.IsZero() {
 				stopSince = time.Now()
 			} else if time.Since(stopSince) > persistGiveUp {
-				c.w.log.Error().Str("op", what).Msg("giving up on a database write at shutdown; the job comes back after retry_after")
+				c.log.Error().Str("op", what).Msg("giving up on a database write at shutdown; the job comes back after retry_after")
 				return
 			}
 		}

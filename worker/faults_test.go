@@ -119,7 +119,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 				return nil
 			})
-			opts := testOptions()
+			opts := testConfig()
 			opts.Concurrency = 8
 			opts.LeaseEvery = time.Second
 			// A claim whose commit is cut may have reserved its rows: they
@@ -127,8 +127,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			// a crash. One spare try keeps such a job from failing.
 			opts.Tries = 2
 			w, logs := newTestWorker(t, q, reg, opts, nil)
-			done := make(chan StopReason)
-			go func() { done <- runWorker(t, w, 2*time.Minute) }()
+			run := startWorker(w, 2*time.Minute)
 
 			for i := 0; i < 4; i++ {
 				time.Sleep(150 * time.Millisecond)
@@ -136,7 +135,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 				time.Sleep(700 * time.Millisecond)
 				proxy.Restore()
 			}
-			<-done
+			run.wait(t)
 			// A claim whose commit was cut may have reserved rows nobody runs:
 			// like a crashed worker's, they come back after retry_after.
 			if left := jobRows(t, admin); len(left) != 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,15 +18,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// testOptions run fast: short sleeps, stop when the queues are empty.
-func testOptions() Options {
-	o := DefaultOptions()
-	o.Sleep = 10 * time.Millisecond
-	o.StopWhenEmpty = true
-	o.Grace = 2 * time.Second
-	o.Abandon = 300 * time.Millisecond
-	o.MemoryMB = 0
-	return o
+// testConfig runs fast: short sleeps, stop when the queues are empty, no
+// memory limit.
+func testConfig() Config {
+	return Config{
+		Sleep:         10 * time.Millisecond,
+		StopWhenEmpty: true,
+		Grace:         2 * time.Second,
+		Abandon:       300 * time.Millisecond,
+		MemoryMB:      -1,
+	}
 }
 
 // logBuffer collects the worker's log for assertions.
@@ -46,27 +48,75 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func newTestWorker(t *testing.T, q *laravel.Queue, reg *handlers.Registry, opts Options, enc *payload.Encrypter) (*Worker, *logBuffer) {
+func newTestWorker(t *testing.T, store Store, reg *handlers.Registry, cfg Config, enc *payload.Encrypter) (*Worker, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	var out io.Writer = logs
-	w, err := New(q, reg, enc, opts, zerolog.New(out), nil)
+	cfg.Logger, cfg.Encrypter = zerolog.New(out), enc
+	w, err := New(store, reg, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w, logs
 }
 
-// runWorker runs w until it stops by itself, failing after limit.
+// runWorker runs w until it stops by itself, failing the test if it has
+// not stopped within limit.
 func runWorker(t *testing.T, w *Worker, limit time.Duration) StopReason {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	reason := w.Run(ctx)
-	if ctx.Err() != nil {
-		t.Fatalf("worker did not stop within %s", limit)
+	return startWorker(w, limit).wait(t)
+}
+
+// workerRun is a worker running in the background. The test goroutine
+// collects its result with wait, which fails the test (instead of hanging
+// it) when the worker does not stop.
+type workerRun struct {
+	limit    time.Duration
+	done     chan StopReason
+	timedOut atomic.Bool
+}
+
+// startWorker runs w in the background; its context is cancelled after
+// limit (a worker that needed that failed its test).
+func startWorker(w *Worker, limit time.Duration) *workerRun {
+	r := &workerRun{limit: limit, done: make(chan StopReason, 1)}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		reason := w.Run(ctx)
+		r.timedOut.Store(ctx.Err() != nil)
+		r.done <- reason
+	}()
+	return r
+}
+
+// wait returns the stop reason; called from the test's goroutine only.
+func (r *workerRun) wait(t *testing.T) StopReason {
+	t.Helper()
+	// After the limit, Run still lets jobs finish for Grace and Abandon.
+	stuck := time.NewTimer(r.limit + time.Minute)
+	defer stuck.Stop()
+	select {
+	case reason := <-r.done:
+		if r.timedOut.Load() {
+			t.Fatalf("worker did not stop by itself within %s", r.limit)
+		}
+		return reason
+	case <-stuck.C:
+		t.Fatalf("worker still running %s after it was cancelled", time.Minute)
 	}
-	return reason
+	return ""
+}
+
+// stopped returns the stop reason if the worker has stopped.
+func (r *workerRun) stopped() (StopReason, bool) {
+	select {
+	case reason := <-r.done:
+		r.done <- reason
+		return reason, true
+	default:
+		return "", false
+	}
 }
 
 // push inserts a job built as PHP's createObjectPayload would for class

@@ -70,17 +70,17 @@ func (s *runningSet) len() int {
 	return len(s.m)
 }
 
-// olderThan lists ids of jobs running for at least d.
-func (s *runningSet) olderThan(d time.Duration, now time.Time) []int64 {
+// olderThan lists the rows of jobs running for at least d.
+func (s *runningSet) olderThan(d time.Duration, now time.Time) []laravel.JobRow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var ids []int64
-	for id, r := range s.m {
+	var rows []laravel.JobRow
+	for _, r := range s.m {
 		if now.Sub(r.started) >= d {
-			ids = append(ids, id)
+			rows = append(rows, r.row)
 		}
 	}
-	return ids
+	return rows
 }
 
 func (s *runningSet) all() []*running {
@@ -104,6 +104,8 @@ func (w *Worker) process(ctx context.Context, r *running) {
 		w.settle(ctx, r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
 		return
 	}
+	w.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
+		Int("attempt", row.Attempts).Msg("job started")
 	out := w.decide(ctx, row, p)
 	w.settle(ctx, r, p, out)
 	w.logOutcome(row, p, out, time.Since(started))
@@ -120,14 +122,14 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	now := w.now()
 	name := p.Name()
 	attempts := int64(row.Attempts)
-	if w.opts.alreadyExceeded(p, attempts, now) {
+	if w.cfg.alreadyExceeded(p, attempts, now) {
 		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(name, w.legacyTexts), reason: "max_attempts"}
 	}
 	h, err := w.reg.Lookup(p.DisplayName)
 	if err != nil {
 		return w.unrouted(p)
 	}
-	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.enc)
+	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.cfg.Encrypter)
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
 			// Decoding is deterministic: retrying cannot help.
@@ -147,7 +149,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 // unrouted handles a job no handler is registered for (possible when the
 // claim's LIKE matched case-insensitively, or with --unrouted=fail).
 func (w *Worker) unrouted(p *payload.Payload) outcome {
-	if w.opts.Unrouted == UnroutedFail {
+	if w.cfg.Unrouted == UnroutedFail {
 		return outcome{verdict: verdictFail, reason: "unrouted", err: &PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", p.Name()),
@@ -160,7 +162,7 @@ func (w *Worker) unrouted(p *payload.Payload) outcome {
 // an outcome with Laravel's exception rules.
 func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job, batchID string) outcome {
 	p := job.Payload
-	timeout := w.opts.timeout(p)
+	timeout := w.cfg.timeout(p)
 	runCtx, cancel := jobContext(ctx, timeout)
 	defer cancel()
 	err, abandoned := w.call(runCtx, h, job)
@@ -186,7 +188,7 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 	if errors.As(err, &rel) {
 		delay := rel.Delay
 		if rel.UseBackoff {
-			delay = w.opts.backoff(p, job.Attempts)
+			delay = w.cfg.backoff(p, job.Attempts)
 		}
 		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
 	}
@@ -214,7 +216,7 @@ func (w *Worker) call(ctx context.Context, h handlers.Handler, job *handlers.Job
 		return err, false
 	case <-ctx.Done():
 	}
-	t := time.NewTimer(w.opts.Abandon)
+	t := time.NewTimer(w.cfg.Abandon)
 	defer t.Stop()
 	select {
 	case err = <-done:
@@ -248,10 +250,10 @@ func (w *Worker) onDecision(job *handlers.Job, d handlers.Decision, where frame,
 // or maxExceptions is reached, else release with backoff.
 func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID string) outcome {
 	p := job.Payload
-	if w.opts.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) {
+	if w.cfg.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) {
 		return outcome{verdict: verdictFail, err: err, where: where, batchID: batchID, reason: "failed"}
 	}
-	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "released_after_exception"}
+	return outcome{verdict: verdictRelease, delay: w.cfg.backoff(p, job.Attempts), err: err, reason: "released_after_exception"}
 }
 
 // onTimeout is the timeout path: TimeoutExceededException fails the job
@@ -261,134 +263,8 @@ func (w *Worker) onException(job *handlers.Job, err error, where frame, batchID 
 func (w *Worker) onTimeout(job *handlers.Job, where frame) outcome {
 	p := job.Payload
 	err := timeoutExceeded(p.Name(), w.legacyTexts)
-	if w.opts.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) || p.FailOnTimeout {
+	if w.cfg.willExceed(p, job.Attempts, w.now()) || w.exceedsMaxExceptions(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, reason: "timed_out"}
 	}
-	return outcome{verdict: verdictRelease, delay: w.opts.backoff(p, job.Attempts), err: err, reason: "timed_out"}
-}
-
-// settle writes an outcome once: a job abandoned at shutdown was already
-// released, so its late result is dropped.
-func (w *Worker) settle(ctx context.Context, r *running, p *payload.Payload, out outcome) {
-	if !r.settled.CompareAndSwap(false, true) {
-		return
-	}
-	switch out.verdict {
-	case verdictDelete:
-		w.succeed(ctx, r.row, out)
-	case verdictRelease:
-		w.completer.release(r.row, out.delay)
-	case verdictFail:
-		err := errWithFrame(out)
-		if note := w.chainStoppedNote(p); note != nil {
-			err = errors.Join(err, note)
-		}
-		w.failRow(ctx, r.row, p, err)
-		if out.batchID != "" {
-			w.recordBatchFailure(ctx, out.batchID, p)
-		}
-	case verdictUnreserve:
-		w.completer.unreserve(r.row)
-	}
-	w.metrics.jobDone(r.row.Queue, w.metricsClass(p), out.reason, time.Since(r.started))
-}
-
-// metricsClass is the class label of the job metrics: the registered
-// spelling for classes with a handler, "other" for the rest. Every label
-// value lives as long as the process, so it must not come from payloads,
-// which anyone who can write the jobs table controls.
-func (w *Worker) metricsClass(p *payload.Payload) string {
-	if p != nil {
-		if name, ok := w.reg.Route(p.DisplayName); ok {
-			return name
-		}
-	}
-	return "other"
-}
-
-// chainStoppedNote explains, in failed_jobs, what Laravel would have done
-// next on failure of a chained job and Go could not: run the chain's catch
-// callbacks (PHP closures). The rest of the chain is not dispatched, as in
-// Laravel.
-func (w *Worker) chainStoppedNote(p *payload.Payload) error {
-	if p == nil || p.Data.Command == "" {
-		return nil
-	}
-	cmd, err := payload.DecodeCommand(p, w.enc)
-	if err != nil {
-		return nil
-	}
-	q := cmd.Queueable()
-	if len(q.ChainCatchCallbacks) == 0 && len(q.Chained) == 0 {
-		return nil
-	}
-	return &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: fmt.Sprintf(
-		"The chain stopped at this job: %d later job(s) were not dispatched; its %d catch callback(s) are PHP closures that did not run (Go cannot run PHP code).",
-		len(q.Chained), len(q.ChainCatchCallbacks))}
-}
-
-// framedError carries the location to print for errors without a stack.
-type framedError struct {
-	error
-	where frame
-}
-
-func (e framedError) Unwrap() error { return e.error }
-
-func errWithFrame(out outcome) error {
-	if out.err == nil {
-		return nil
-	}
-	return framedError{out.err, out.where}
-}
-
-// failRow writes a failed_jobs row and deletes the job in one transaction,
-// retrying until the database takes it.
-func (w *Worker) failRow(ctx context.Context, row laravel.JobRow, p *payload.Payload, err error) {
-	where := frame{File: "laraworker", Func: "worker"}
-	var fe framedError
-	if errors.As(err, &fe) && fe.where.File != "" {
-		where = fe.where
-	}
-	w.completer.fail(row, p, exceptionText(withoutFrames(err), where))
-}
-
-// withoutFrames removes the framedError wrappers, which only carry the
-// location, so they do not show up as exceptions of their own.
-func withoutFrames(err error) error {
-	if fe, ok := err.(framedError); ok {
-		return fe.error
-	}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		parts := joined.Unwrap()
-		out := make([]error, len(parts))
-		for i, e := range parts {
-			out[i] = withoutFrames(e)
-		}
-		return errors.Join(out...)
-	}
-	return err
-}
-
-// releaseAbandoned releases jobs whose handlers did not stop in time at
-// shutdown, so another worker can run them.
-func (w *Worker) releaseAbandoned() {
-	for _, r := range w.running.all() {
-		if r.settled.CompareAndSwap(false, true) {
-			w.log.Warn().Int64("id", r.row.ID).Msg("releasing a job whose handler did not stop")
-			w.completer.release(r.row, 0)
-		}
-	}
-}
-
-func (w *Worker) logOutcome(row laravel.JobRow, p *payload.Payload, out outcome, d time.Duration) {
-	ev := w.log.Info()
-	if out.verdict == verdictFail {
-		ev = w.log.Warn()
-	}
-	if out.err != nil {
-		ev = ev.Str("error", out.err.Error())
-	}
-	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
-		Int("attempt", row.Attempts).Dur("duration", d).Str("outcome", out.reason).Msg("job")
+	return outcome{verdict: verdictRelease, delay: w.cfg.backoff(p, job.Attempts), err: err, reason: "timed_out"}
 }

@@ -1,188 +1,55 @@
 package worker
 
 import (
-	"context"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 )
 
 // Laravel's attempt rules (Worker::process and friends), as pure functions
-// of the payload, the attempts column and the options.
+// of the payload, the attempts column and the configuration (after
+// WithDefaults: Tries 0 means unlimited, Timeout 0 none).
 
 // maxTries is `payload.maxTries ?? --tries`.
-func (o Options) maxTries(p *payload.Payload) int64 {
+func (c Config) maxTries(p *payload.Payload) int64 {
 	if p.MaxTries != nil {
 		return *p.MaxTries
 	}
-	return int64(o.Tries)
+	return int64(c.Tries)
 }
 
 // alreadyExceeded is markJobAsFailedIfAlreadyExceedsMaxAttempts: true when
 // the job must fail before running. retryUntil, when set, replaces the
 // tries check entirely.
-func (o Options) alreadyExceeded(p *payload.Payload, attempts int64, now time.Time) bool {
+func (c Config) alreadyExceeded(p *payload.Payload, attempts int64, now time.Time) bool {
 	if p.RetryUntil != nil {
 		return now.Unix() > *p.RetryUntil
 	}
-	max := o.maxTries(p)
+	max := c.maxTries(p)
 	return max != 0 && attempts > max
 }
 
 // willExceed is markJobAsFailedIfWillExceedMaxAttempts: after an
 // exception, true when this was the last allowed attempt.
-func (o Options) willExceed(p *payload.Payload, attempts int64, now time.Time) bool {
+func (c Config) willExceed(p *payload.Payload, attempts int64, now time.Time) bool {
 	if p.RetryUntil != nil {
 		return *p.RetryUntil <= now.Unix()
 	}
-	max := o.maxTries(p)
+	max := c.maxTries(p)
 	return max > 0 && attempts >= max
 }
 
 // backoff is calculateBackoff: the payload's backoff (or its delay, as
 // Job::backoff() reads it), else --backoff, indexed by attempts-1 and
 // clamped to the last element.
-func (o Options) backoff(p *payload.Payload, attempts int64) time.Duration {
-	def := o.Backoff
-	if def == "" {
-		def = "0"
-	}
-	return time.Duration(p.BackoffFor(attempts, def)) * time.Second
+func (c Config) backoff(p *payload.Payload, attempts int64) time.Duration {
+	return time.Duration(p.BackoffFor(attempts, c.Backoff)) * time.Second
 }
 
 // timeout is `payload.timeout ?? --timeout`; 0 means none.
-func (o Options) timeout(p *payload.Payload) time.Duration {
+func (c Config) timeout(p *payload.Payload) time.Duration {
 	if p.Timeout != nil {
 		return time.Duration(*p.Timeout) * time.Second
 	}
-	return o.Timeout
+	return c.Timeout
 }
-
-// ExceptionCounter stores maxExceptions counters by job uuid, as
-// Laravel's `job-exceptions:<uuid>` cache keys do.
-type ExceptionCounter interface {
-	// Increment adds one and returns the new count.
-	Increment(ctx context.Context, uuid string) (int64, error)
-	// Forget drops the counter.
-	Forget(ctx context.Context, uuid string) error
-}
-
-// memoryCounter is an ExceptionCounter for one process; entries expire
-// after a day, as Laravel's do.
-type memoryCounter struct {
-	mu sync.Mutex
-	m  map[string]counterEntry
-}
-
-type counterEntry struct {
-	n       int64
-	expires time.Time
-}
-
-func newMemoryCounter() *memoryCounter { return &memoryCounter{m: map[string]counterEntry{}} }
-
-func (c *memoryCounter) Increment(_ context.Context, uuid string) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	e := c.m[uuid]
-	if e.expires.Before(now) {
-		e = counterEntry{expires: now.Add(24 * time.Hour)}
-	}
-	e.n++
-	c.m[uuid] = e
-	if len(c.m) > maxMemoryCounters {
-		c.sweep(now)
-	}
-	return e.n, nil
-}
-
-func (c *memoryCounter) Forget(_ context.Context, uuid string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, uuid)
-	return nil
-}
-
-// CacheCounter keeps the counters in the app's database cache store, under
-// the keys PHP workers use, so PHP and Go count the same exceptions.
-type CacheCounter struct{ Cache *laravel.Cache }
-
-func exceptionsKey(uuid string) string { return "job-exceptions:" + uuid }
-
-// Increment follows Worker::markJobAsFailedIfWillExceedMaxExceptions: the
-// counter is created at 0 for a day when missing, then incremented.
-func (c CacheCounter) Increment(ctx context.Context, uuid string) (int64, error) {
-	key := exceptionsKey(uuid)
-	v, ok, err := c.Cache.Get(ctx, key)
-	if err != nil {
-		return 0, err
-	}
-	if !ok || phpFalsy(v) {
-		if err := c.Cache.Put(ctx, key, []byte("i:0;"), 24*time.Hour); err != nil {
-			return 0, err
-		}
-	}
-	n, _, err := c.Cache.Increment(ctx, key)
-	return n, err
-}
-
-// Forget drops the counter.
-func (c CacheCounter) Forget(ctx context.Context, uuid string) error {
-	return c.Cache.Forget(ctx, exceptionsKey(uuid))
-}
-
-// phpFalsy is `! $value` for the serialized scalars a counter can hold.
-func phpFalsy(v []byte) bool {
-	switch string(v) {
-	case "i:0;", "b:0;", "N;", `s:0:"";`, `s:1:"0";`, "d:0;":
-		return true
-	}
-	return false
-}
-
-// maxMemoryCounters bounds the in-process counters. Past it, expired
-// entries go first, then arbitrary ones: a forgotten counter restarts at
-// zero (the job may get a few more exceptions than maxExceptions says),
-// which beats a worker whose memory grows with every failing job.
-const maxMemoryCounters = 100000
-
-func (c *memoryCounter) sweep(now time.Time) {
-	for k, e := range c.m {
-		if e.expires.Before(now) {
-			delete(c.m, k)
-		}
-	}
-	for k := range c.m {
-		if len(c.m) <= maxMemoryCounters/2 {
-			break
-		}
-		delete(c.m, k)
-	}
-}
-
-// exceedsMaxExceptions is markJobAsFailedIfWillExceedMaxExceptions: counts
-// this exception and reports whether maxExceptions is reached.
-func (w *Worker) exceedsMaxExceptions(ctx context.Context, p *payload.Payload) bool {
-	if p.MaxExceptions == nil || p.UUID == "" {
-		return false
-	}
-	n, err := w.exceptions.Increment(ctx, p.UUID)
-	if err != nil {
-		// The shared counter is unreachable: count in this process rather
-		// than never failing the job.
-		w.log.Error().Err(err).Str("uuid", p.UUID).Msg("maxExceptions counter unavailable; counting in memory")
-		n, _ = w.fallbackExceptions.Increment(ctx, p.UUID)
-	}
-	if *p.MaxExceptions <= n {
-		_ = w.exceptions.Forget(ctx, p.UUID)
-		_ = w.fallbackExceptions.Forget(ctx, p.UUID)
-		return true
-	}
-	return false
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -15,7 +15,6 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
-	"github.com/rs/zerolog"
 )
 
 // TestSoakMemoryFlat runs about 100,000 no-op jobs through one worker on
@@ -40,9 +39,9 @@ func TestSoakMemoryFlat(t *testing.T) {
 
 	reg := handlers.NewRegistry()
 	reg.Handle(benchClass, handlers.Noop())
-	opts := testOptions()
+	opts := testConfig()
 	opts.Concurrency = 64
-	w, err := New(q, reg, nil, opts, zerolog.Nop(), nil)
+	w, err := New(q, reg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +63,9 @@ func TestSoakMemoryFlat(t *testing.T) {
 	reason := w.Run(ctx)
 	<-sampled
 	if reason != StopEmpty {
-		t.Fatalf("worker stopped for %s after %d jobs", reason, w.Processed())
+		t.Fatalf("worker stopped for %s after %d jobs", reason, w.Claimed())
 	}
-	if got := w.Processed(); got != int64(jobs) {
+	if got := w.Claimed(); got != int64(jobs) {
 		t.Fatalf("processed %d jobs, want %d", got, jobs)
 	}
 	growth := int64(last.Load()) - int64(first.Load())
@@ -102,7 +101,7 @@ func pushNoops(t testing.TB, q *laravel.Queue, n int) {
 }
 
 func waitProcessed(w *Worker, n int64) {
-	for w.Processed() < n {
+	for w.Claimed() < n {
 		time.Sleep(5 * time.Millisecond)
 	}
 }

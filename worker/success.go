@@ -41,7 +41,7 @@ func (w *Worker) dispatchNextInChain(job *handlers.Job) {
 	}
 	opts := payload.BuildOptions{Shape: shapeOf(job.Payload)}
 	if cmd.Encrypted {
-		opts.Encrypter = w.enc
+		opts.Encrypter = w.cfg.Encrypter
 	}
 	raw, err := payload.BuildObjectPayload(next.Object, opts)
 	if err != nil {
@@ -53,13 +53,10 @@ func (w *Worker) dispatchNextInChain(job *handlers.Job) {
 	if q.Queue != nil {
 		item.Queue = *q.Queue
 	}
-	if q.Connection != nil && *q.Connection != w.q.Config().ConnectionName {
+	if q.Connection != nil && *q.Connection != w.store.Connection() {
 		w.log.Warn().Str("connection", *q.Connection).Msg("next chain link names another queue connection; pushing it to this one")
 	}
-	w.completer.persist("push-chain", func(ctx context.Context) error {
-		_, err := w.q.Push(ctx, item)
-		return err
-	})
+	w.completer.push(item)
 }
 
 // shapeOf picks the payload key set of the Laravel version that wrote p.
@@ -127,7 +124,10 @@ func (c *batchCache) put(id string, info batchInfo) {
 // cancelled batch without running them, counting them as PHP's
 // `if ($this->batch()->cancelled()) return;` does.
 func (w *Worker) checkBatch(ctx context.Context, batchID string, job *handlers.Job) (outcome, bool) {
-	b, err := w.q.FindBatch(ctx, batchID)
+	if w.cfg.Batches == nil {
+		return outcome{}, false
+	}
+	b, err := w.cfg.Batches.FindBatch(ctx, batchID)
 	if errors.Is(err, laravel.ErrBatchNotFound) {
 		return outcome{}, false
 	}
@@ -180,8 +180,11 @@ func parseBatchOptions(raw []byte) batchInfo {
 }
 
 func (w *Worker) recordBatchSuccess(batchID, uuid string) {
+	if w.cfg.Batches == nil {
+		return
+	}
 	w.completer.persist("batch-success", func(ctx context.Context) error {
-		_, err := w.q.RecordBatchSuccess(ctx, batchID, uuid)
+		_, err := w.cfg.Batches.RecordBatchSuccess(ctx, batchID, uuid)
 		if errors.Is(err, laravel.ErrBatchNotFound) {
 			return nil
 		}
@@ -190,16 +193,16 @@ func (w *Worker) recordBatchSuccess(batchID, uuid string) {
 }
 
 func (w *Worker) recordBatchFailure(ctx context.Context, batchID string, p *payload.Payload) {
-	if p == nil {
+	if p == nil || w.cfg.Batches == nil {
 		return
 	}
-	b, err := w.q.FindBatch(ctx, batchID)
+	b, err := w.cfg.Batches.FindBatch(ctx, batchID)
 	if err != nil {
 		return
 	}
 	allow := w.batchInfo(b).allowFailures
 	w.completer.persist("batch-failure", func(ctx context.Context) error {
-		_, err := w.q.RecordBatchFailure(ctx, batchID, p.UUID, allow)
+		_, err := w.cfg.Batches.RecordBatchFailure(ctx, batchID, p.UUID, allow)
 		if errors.Is(err, laravel.ErrBatchNotFound) {
 			return nil
 		}

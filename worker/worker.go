@@ -9,7 +9,6 @@ import (
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
-	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -43,20 +42,18 @@ func (r StopReason) ExitCode() int {
 
 // Worker claims and runs jobs. Create it with New and call Run once.
 type Worker struct {
-	q       *laravel.Queue
-	reg     *handlers.Registry
-	enc     *payload.Encrypter
-	opts    Options
-	log     zerolog.Logger
-	metrics *Metrics
-	now     func() time.Time
+	store     Store
+	reg       *handlers.Registry
+	cfg       Config
+	log       zerolog.Logger
+	completer *completer
 
 	exceptions         ExceptionCounter
 	fallbackExceptions *memoryCounter
-	completer          *completer
 	running            runningSet
-	processed          atomic.Int64
+	stats              counters
 	paused             atomic.Bool
+	pausedQueues       atomic.Pointer[[]string]
 	stopping           atomic.Bool
 	wake               chan struct{}
 	skip               skipSet
@@ -67,40 +64,58 @@ type Worker struct {
 	legacyTexts bool
 }
 
-// New builds a worker. enc may be nil (no APP_KEY: encrypted commands then
-// fail with a message saying so); metrics may be nil.
-func New(q *laravel.Queue, reg *handlers.Registry, enc *payload.Encrypter, opts Options, log zerolog.Logger, metrics *Metrics) (*Worker, error) {
-	if err := opts.validate(); err != nil {
+// New builds a worker on store for the handlers of reg. Zero fields of cfg
+// get their defaults (Config.WithDefaults).
+func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
+	if store == nil || reg == nil {
+		return nil, errors.New("worker: New needs a store and a registry")
+	}
+	cfg = cfg.WithDefaults(store)
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if opts.Abandon <= 0 {
-		opts.Abandon = 5 * time.Second
-	}
 	w := &Worker{
-		q: q, reg: reg, enc: enc, opts: opts, log: log, metrics: metrics, now: time.Now,
-		exceptions: opts.MaxExceptionsCache,
-		running:    runningSet{m: map[int64]*running{}},
-		wake:       make(chan struct{}, 1),
+		store: store, reg: reg, cfg: cfg,
+		log:                cfg.Logger.With().Str("worker", cfg.Name).Logger(),
+		running:            runningSet{m: map[int64]*running{}},
+		wake:               make(chan struct{}, 1),
+		fallbackExceptions: newMemoryCounter(),
+		legacyTexts:        cfg.LaravelVersion != "" && laravel.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 	}
-	w.legacyTexts = opts.LaravelVersion != "" && laravel.VersionCompare(opts.LaravelVersion, "10.10") < 0
-	w.fallbackExceptions = newMemoryCounter()
+	w.exceptions = cfg.Exceptions
 	if w.exceptions == nil {
-		if cache := q.Cache(); cache != nil {
-			w.exceptions = CacheCounter{Cache: cache}
+		if cfg.Cache != nil {
+			w.exceptions = CacheCounter{Cache: cfg.Cache}
 		} else {
 			w.exceptions = w.fallbackExceptions
 		}
 	}
-	w.completer = newCompleter(w)
+	w.completer = newCompleter(completerDeps{
+		store: store, log: w.log, metrics: cfg.Metrics, stopping: w.stopping.Load, group: !cfg.LaravelExact,
+	})
 	return w, nil
 }
 
 // Pause stops claiming new jobs (SIGUSR2); running jobs go on.
-func (w *Worker) Pause() { w.paused.Store(true) }
+func (w *Worker) Pause() {
+	if !w.paused.Swap(true) {
+		w.log.Info().Msg("paused: no new jobs are claimed")
+	}
+}
 
 // Resume claims again after Pause (SIGCONT).
 func (w *Worker) Resume() {
-	w.paused.Store(false)
+	if w.paused.Swap(false) {
+		w.log.Info().Msg("resumed")
+	}
+	w.nudge()
+}
+
+// PauseQueues stops claiming from these queues (replacing the previous
+// set; none resumes them all). Other queues are claimed as before.
+func (w *Worker) PauseQueues(queues []string) {
+	list := append([]string(nil), queues...)
+	w.pausedQueues.Store(&list)
 	w.nudge()
 }
 
@@ -111,21 +126,23 @@ func (w *Worker) nudge() {
 	}
 }
 
-// Processed is how many jobs this worker has claimed.
-func (w *Worker) Processed() int64 { return w.processed.Load() }
+// Claimed is how many jobs this worker has claimed (reserved) so far,
+// whatever became of them.
+func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 
 // Run claims and runs jobs until a stop condition holds or ctx ends (a stop
 // signal). Then it lets running jobs finish for Grace, cancels the rest,
 // releases what still runs, and writes every decided outcome.
 func (w *Worker) Run(ctx context.Context) StopReason {
 	start := w.now()
+	w.stats.started.Store(start.UnixNano())
 	w.lastRestart = w.restartStamp(ctx)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	completerDone := w.completer.start()
 	leaseDone := w.startLease(jobCtx)
 
-	slots := make(chan struct{}, w.opts.Concurrency)
+	slots := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	reason := w.loop(ctx, jobCtx, start, slots, &wg)
 
@@ -139,6 +156,8 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	return reason
 }
 
+func (w *Worker) now() time.Time { return w.cfg.Now() }
+
 // loop is the daemon loop: claim as many jobs as there are free slots, start
 // them, and check the stop conditions after every iteration.
 func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, wg *sync.WaitGroup) StopReason {
@@ -149,7 +168,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		if w.paused.Load() {
 			// As Laravel: sleep at least a second while paused, and keep
 			// checking the stop conditions.
-			w.sleepOrWake(ctx, max(w.opts.Sleep, time.Second))
+			w.sleepOrWake(ctx, max(w.cfg.Sleep, time.Second))
 			if reason := w.stopReason(start, false, false); reason != "" {
 				return reason
 			}
@@ -172,7 +191,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			continue
 		}
 		for _, job := range jobs {
-			w.processed.Add(1)
+			w.stats.claimed.Add(1)
 			slots <- struct{}{}
 			wg.Add(1)
 			// Registered before the goroutine starts, so the loop never sees
@@ -186,14 +205,14 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
 		empty := len(jobs) == 0 && idleBefore && w.running.len() == 0 &&
-			(!w.opts.StopWhenEmpty || w.reallyEmpty(ctx))
+			(!w.cfg.StopWhenEmpty || w.reallyEmpty(ctx))
 		if reason := w.stopReason(start, len(jobs) > 0, empty); reason != "" {
 			return reason
 		}
 		if len(jobs) == 0 {
-			w.sleep(ctx, w.opts.Sleep)
-		} else if w.opts.Rest > 0 {
-			w.sleep(ctx, w.opts.Rest)
+			w.sleep(ctx, w.cfg.Sleep)
+		} else if w.cfg.Rest > 0 {
+			w.sleep(ctx, w.cfg.Rest)
 		}
 	}
 }
@@ -209,11 +228,11 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 		}
 	}
 	free := cap(slots) - len(slots)
-	if w.opts.Once {
+	if w.cfg.Once {
 		free = 1
 	}
-	if w.opts.MaxJobs > 0 {
-		free = min(free, w.opts.MaxJobs-int(w.processed.Load()))
+	if w.cfg.MaxJobs > 0 {
+		free = min(free, w.cfg.MaxJobs-int(w.Claimed()))
 	}
 	return max(free, 0)
 }
@@ -222,30 +241,32 @@ func (w *Worker) waitForSlot(ctx context.Context, slots chan struct{}) int {
 // connection are handled by ctx and claim errors).
 func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 	switch {
-	case w.opts.Once && found:
+	case w.cfg.Once && found:
 		return StopOnce
-	case w.opts.MemoryMB > 0 && rssMB() >= float64(w.opts.MemoryMB):
+	case w.cfg.MemoryMB > 0 && rssMB() >= float64(w.cfg.MemoryMB):
 		return StopMemory
 	case w.restartRequested():
 		return StopRestart
-	case w.opts.StopWhenEmpty && empty:
+	case w.cfg.StopWhenEmpty && empty:
 		return StopEmpty
-	case w.opts.MaxTime > 0 && w.now().Sub(start) >= w.opts.MaxTime:
+	case w.cfg.MaxTime > 0 && w.now().Sub(start) >= w.cfg.MaxTime:
 		return StopMaxTime
-	case w.opts.MaxJobs > 0 && w.processed.Load() >= int64(w.opts.MaxJobs):
+	case w.cfg.MaxJobs > 0 && w.Claimed() >= int64(w.cfg.MaxJobs):
 		return StopMaxJobs
 	}
 	return ""
 }
 
+// restartKey is where `php artisan queue:restart` writes its timestamp.
+const restartKey = "illuminate:queue:restart"
+
 // restartStamp reads the value `php artisan queue:restart` writes to the
 // cache; "" when there is no shared cache or no value.
 func (w *Worker) restartStamp(ctx context.Context) string {
-	cache := w.q.Cache()
-	if cache == nil {
+	if w.cfg.Cache == nil {
 		return ""
 	}
-	v, _, err := cache.Get(ctx, "illuminate:queue:restart")
+	v, _, err := w.cfg.Cache.Get(ctx, restartKey)
 	if err != nil {
 		w.log.Warn().Err(err).Msg("reading the queue:restart signal failed")
 		return w.lastRestart
@@ -256,78 +277,16 @@ func (w *Worker) restartStamp(ctx context.Context) string {
 // restartRequested is Laravel's queueShouldRestart: the stamp changed since
 // the worker started, so `php artisan queue:restart` stops Go workers too.
 func (w *Worker) restartRequested() bool {
-	return w.q.Cache() != nil && w.restartStamp(context.Background()) != w.lastRestart
+	return w.cfg.Cache != nil && w.restartStamp(context.Background()) != w.lastRestart
 }
-
-// claim reserves up to n jobs: one per transaction in --laravel-exact mode,
-// else a batch. Only classes with a handler are reserved unless
-// --unrouted=fail.
-func (w *Worker) claim(ctx context.Context, n int) ([]laravel.JobRow, error) {
-	opts, ok := w.claimOptions()
-	if !ok {
-		return nil, nil
-	}
-	started := time.Now()
-	defer func() { w.metrics.observeClaim(time.Since(started)) }()
-	if w.opts.LaravelExact || n == 1 {
-		job, err := w.q.Claim(ctx, w.opts.Queues, opts)
-		if job == nil {
-			return nil, w.claimError(ctx, err)
-		}
-		return []laravel.JobRow{*job}, err
-	}
-	jobs, err := w.q.ClaimBatch(ctx, w.opts.Queues, n, opts)
-	return jobs, w.claimError(ctx, err)
-}
-
-// claimOptions restricts claims to routed classes (unless --unrouted=fail)
-// and away from rows given back to PHP; ok is false when nothing may be
-// claimed at all.
-func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
-	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
-	if w.opts.Unrouted == UnroutedSkip {
-		opts.DisplayNames = w.reg.Names()
-		return opts, len(opts.DisplayNames) > 0
-	}
-	return opts, true
-}
-
-// reallyEmpty confirms an empty claim before --stop-when-empty stops: SKIP
-// LOCKED skips rows other transactions hold, so an empty claim can happen
-// while claimable rows exist.
-func (w *Worker) reallyEmpty(ctx context.Context) bool {
-	opts, ok := w.claimOptions()
-	if !ok {
-		return true
-	}
-	n, err := w.q.CountClaimable(ctx, w.opts.Queues, opts)
-	return err == nil && n == 0
-}
-
-// claimError fails a row whose reservation itself failed (attempts
-// overflowing tinyint unsigned), as Laravel 12.54+ does, so it cannot wedge
-// the queue; other errors are returned for the loop to log and retry.
-func (w *Worker) claimError(ctx context.Context, err error) error {
-	var ce *laravel.ClaimError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	w.log.Error().Err(ce.Err).Int64("id", ce.Job.ID).Msg("reserving a job failed; failing it")
-	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: failRow then gives it a uuid
-	w.failRow(ctx, ce.Job, p, ce.Err)
-	return errRowFailedAtClaim
-}
-
-// errRowFailedAtClaim tells the loop a claim found a row but failed it.
-var errRowFailedAtClaim = errors.New("worker: a row failed while being reserved")
 
 func (w *Worker) claimFailed(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	w.metrics.claimError()
+	w.cfg.Metrics.claimError()
 	w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
-	w.sleep(ctx, time.Second+w.opts.Sleep)
+	w.sleep(ctx, time.Second+w.cfg.Sleep)
 }
 
 // sleep waits d, or less when ctx ends.
@@ -345,6 +304,9 @@ func (w *Worker) sleep(ctx context.Context, d time.Duration) {
 
 // sleepOrWake waits d, or less when ctx ends or Resume nudges the worker.
 func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -364,7 +326,7 @@ func (w *Worker) drain(reason StopReason, wg *sync.WaitGroup, cancelJobs context
 		<-done
 		return
 	}
-	grace := time.NewTimer(w.opts.Grace)
+	grace := time.NewTimer(w.cfg.Grace)
 	defer grace.Stop()
 	select {
 	case <-done:
@@ -373,7 +335,7 @@ func (w *Worker) drain(reason StopReason, wg *sync.WaitGroup, cancelJobs context
 	}
 	w.log.Warn().Int("running", w.running.len()).Msg("grace period over; cancelling running jobs")
 	cancelJobs()
-	abandon := time.NewTimer(w.opts.Abandon)
+	abandon := time.NewTimer(w.cfg.Abandon)
 	defer abandon.Stop()
 	select {
 	case <-done:

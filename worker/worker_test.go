@@ -30,7 +30,7 @@ func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
 			ids = append(ids, push(t, q, "", classA, payload.Public("n", payload.Int(int64(i)))))
 		}
 		push(t, q, "", classB)
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		if reason := runWorker(t, w, 30*time.Second); reason != StopEmpty {
 			t.Fatalf("stopped for %s", reason)
 		}
@@ -54,7 +54,7 @@ func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("smtp is down") })
 		uuid := push(t, q, "mail", classA, payload.Public("tries", payload.Int(3)), payload.Public("backoff", payload.List(payload.Int(5), payload.Int(60))))
-		opts := testOptions()
+		opts := testConfig()
 		opts.Queues = []string{"mail"}
 		for attempt, wantDelay := range []int64{5, 60} {
 			w, _ := newTestWorker(t, q, reg, opts, nil)
@@ -103,7 +103,7 @@ func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
 		// A previous worker died mid-run: attempts already 1, reservation
 		// expired. With --tries=1 the next reservation makes it 2 > 1.
 		exec(t, q, fmt.Sprintf("update %s set attempts = 1, reserved_at = ?", q.Config().JobsTable), time.Now().Unix()-1000)
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		runWorker(t, w, 30*time.Second)
 		if ran.Load() != 0 {
 			t.Fatal("the handler ran")
@@ -127,7 +127,7 @@ func TestRetryUntilReplacesTries(t *testing.T) {
 		future := time.Now().Add(time.Hour).Unix()
 		push(t, q, "", classA, payload.Public("retryUntil", payload.Int(future)))
 		past := push(t, q, "", classA, payload.Public("retryUntil", payload.Int(time.Now().Add(-time.Minute).Unix())))
-		opts := testOptions()
+		opts := testConfig()
 		opts.Backoff = "30"
 		w, _ := newTestWorker(t, q, reg, opts, nil) // --tries=1 would fail it, retryUntil wins
 		runWorker(t, w, 30*time.Second)
@@ -160,7 +160,7 @@ func TestTimeouts(t *testing.T) {
 		retried := push(t, q, "", classA, payload.Public("timeout", payload.Int(1)), payload.Public("tries", payload.Int(3)))
 		failOnTimeout := push(t, q, "", classA, payload.Public("timeout", payload.Int(1)), payload.Public("tries", payload.Int(3)), payload.Public("failOnTimeout", payload.Bool(true)))
 		stubborn := push(t, q, "", classB, payload.Public("timeout", payload.Int(1)))
-		opts := testOptions()
+		opts := testConfig()
 		opts.Backoff = "30"
 		w, logs := newTestWorker(t, q, reg, opts, nil)
 		runWorker(t, w, 30*time.Second)
@@ -190,16 +190,17 @@ func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
 			return nil
 		})
 		push(t, q, "", classA)
-		ok := push(t, q, "", classA+"2")
-		reg.HandleFunc(classA+"2", func(context.Context, *handlers.Job) error { return nil })
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		other := push(t, q, "", classA+"2")
+		runs := newCounter()
+		reg.HandleFunc(classA+"2", func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		runWorker(t, w, 30*time.Second)
 		failed := failedRows(t, q)
 		if len(failed) != 1 {
 			t.Fatalf("want the panicking job failed, got %d", len(failed))
 		}
 		mustContain(t, "exception", failed[0].Exception, "panic: assignment to entry in nil map", "Stack trace:\n#0 ", "worker_test.go", "{main}")
-		if len(jobRows(t, q)) != 0 || ok == "" {
+		if len(jobRows(t, q)) != 0 || runs.count(other) != 1 {
 			t.Fatal("the worker must go on with other jobs after a panic")
 		}
 	})
@@ -233,7 +234,7 @@ func TestHandlerDecisions(t *testing.T) {
 		}
 		released, failedNow, manual := act("release"), act("fail"), act("manual")
 		act("delete")
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		before := time.Now().Unix()
 		runWorker(t, w, 30*time.Second)
 		after := time.Now().Unix()
@@ -265,7 +266,7 @@ func TestMaxExceptions(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("flaky") })
 		uuid := push(t, q, "", classA, payload.Public("tries", payload.Int(10)), payload.Public("maxExceptions", payload.Int(2)))
-		w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+		w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 		// Both runs in one worker (backoff 0 makes the released job ready at
 		// once); the counter is per uuid, as Laravel's cache key is.
 		runWorker(t, w, 30*time.Second)
@@ -273,8 +274,8 @@ func TestMaxExceptions(t *testing.T) {
 		if len(failed) != 1 || failed[0].UUID != uuid {
 			t.Fatalf("want failed after 2 exceptions, got %+v rows %+v", failed, jobRows(t, q))
 		}
-		if w.Processed() != 2 {
-			t.Fatalf("ran %d times, want 2", w.Processed())
+		if w.Claimed() != 2 {
+			t.Fatalf("ran %d times, want 2", w.Claimed())
 		}
 	})
 }
@@ -283,7 +284,7 @@ func TestUndecodableJobsFailWithTheReason(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
-		opts := testOptions()
+		opts := testConfig()
 		opts.Unrouted = UnroutedFail
 		pushRaw(t, q, "", []byte(`{"uuid":"00000000-0000-4000-8000-00000000bad1","displayName":"App\\Jobs\\SendMail","job":"Illuminate\\Queue\\CallQueuedHandler@call","data":{"commandName":"App\\Jobs\\SendMail","command":"O:17:\"App\\Jobs\\SendMail\":1:{s:1:\"a\";i:"}}`))
 		pushRaw(t, q, "", []byte(`this is not json`))
@@ -325,16 +326,16 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 		})
 		const n = 300
 		pushNumbered(t, q, classA, n)
-		done := make(chan struct{})
+		var workers []*workerRun
 		for i := 0; i < 3; i++ {
-			opts := testOptions()
+			opts := testConfig()
 			opts.Concurrency = 16
 			opts.LaravelExact = i == 2
 			w, _ := newTestWorker(t, q, reg, opts, nil)
-			go func() { runWorker(t, w, time.Minute); done <- struct{}{} }()
+			workers = append(workers, startWorker(w, time.Minute))
 		}
-		for i := 0; i < 3; i++ {
-			<-done
+		for _, r := range workers {
+			r.wait(t)
 		}
 		if runs.total() != n || len(runs.runs) != n {
 			t.Fatalf("%d runs of %d distinct jobs, want %d each once", runs.total(), len(runs.runs), n)
@@ -348,6 +349,7 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
 			cfg := testdb.Config(t, engine)
 			cfg.RetryAfter = 3
 			q := testdb.Open(t, cfg)
@@ -359,26 +361,25 @@ func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 				return nil
 			})
 			push(t, q, "", classA, payload.Public("timeout", payload.Int(0)))
-			opts := testOptions()
+			opts := testConfig()
 			opts.LeaseEvery = 300 * time.Millisecond
 			w, _ := newTestWorker(t, q, reg, opts, nil)
-			done := make(chan StopReason)
-			go func() { done <- runWorker(t, w, time.Minute) }()
+			run := startWorker(w, time.Minute)
 			<-started
 			// A second worker (Laravel's exact claim) keeps trying while the
 			// first one runs: with leases it never gets the job.
 			deadline := time.Now().Add(6500 * time.Millisecond)
 			for time.Now().Before(deadline) {
-				job, err := q.Claim(context.Background(), nil, laravel.ClaimOptions{})
+				jobs, err := q.Claim(context.Background(), nil, 1, laravel.ClaimOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if job != nil {
-					t.Fatalf("a running job was claimed again after %d s (attempts %d)", cfg.RetryAfter, job.Attempts)
+				if len(jobs) != 0 {
+					t.Fatalf("a running job was claimed again after %d s (attempts %d)", cfg.RetryAfter, jobs[0].Attempts)
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			<-done
+			run.wait(t)
 			if rows := jobRows(t, q); len(rows) != 0 {
 				t.Fatalf("job not deleted: %+v", rows)
 			}
@@ -396,7 +397,7 @@ func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
 			return ctx.Err()
 		})
 		push(t, q, "", classA, payload.Public("tries", payload.Int(1)))
-		opts := testOptions()
+		opts := testConfig()
 		opts.StopWhenEmpty = false
 		opts.Grace = 200 * time.Millisecond
 		w, _ := newTestWorker(t, q, reg, opts, nil)
@@ -430,7 +431,7 @@ func TestStopConditions(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			push(t, q, "", classA)
 		}
-		opts := testOptions()
+		opts := testConfig()
 		opts.StopWhenEmpty = false
 		opts.Once = true
 		w, _ := newTestWorker(t, q, reg, opts, nil)
@@ -472,7 +473,7 @@ func TestQueuePriority(t *testing.T) {
 		push(t, q, "high", classA)
 		push(t, q, "low", classA)
 		push(t, q, "high", classA)
-		opts := testOptions()
+		opts := testConfig()
 		opts.Queues = []string{"high", "low"}
 		opts.Concurrency = 1
 		w, _ := newTestWorker(t, q, reg, opts, nil)
@@ -492,7 +493,7 @@ func TestFailureTextPointsAtTheUsersHandler(t *testing.T) {
 	}
 	handlers.Register(reg, classA, func(context.Context, *handlers.Job, *cmd) error { return errors.New("typed handler failed") })
 	push(t, q, "", classA, payload.Public("n", payload.Int(1)))
-	w, _ := newTestWorker(t, q, reg, testOptions(), nil)
+	w, _ := newTestWorker(t, q, reg, testConfig(), nil)
 	runWorker(t, w, 30*time.Second)
 	failed := failedRows(t, q)
 	if len(failed) != 1 {
@@ -517,12 +518,12 @@ func TestMaxExceptionsAreSharedWithPHP(t *testing.T) {
 			if err := cache.Put(context.Background(), "job-exceptions:"+uuid, []byte("i:1;"), 24*time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			opts := testOptions()
+			opts := testConfig()
 			opts.Backoff = "60"
 			w, _ := newTestWorker(t, q, reg, opts, nil)
 			runWorker(t, w, 30*time.Second)
-			if f := failedRows(t, q); len(f) != 1 || f[0].UUID != uuid || w.Processed() != 1 {
-				t.Fatalf("want the job failed on its first Go exception: failed %+v, runs %d", f, w.Processed())
+			if f := failedRows(t, q); len(f) != 1 || f[0].UUID != uuid || w.Claimed() != 1 {
+				t.Fatalf("want the job failed on its first Go exception: failed %+v, runs %d", f, w.Claimed())
 			}
 			if _, ok, _ := cache.Get(context.Background(), "job-exceptions:"+uuid); ok {
 				t.Fatal("the counter must be forgotten once the job fails")
@@ -541,27 +542,19 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 	if err := q.Cache().Put(context.Background(), "illuminate:queue:restart", []byte("i:1700000000;"), 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	opts := testOptions()
+	opts := testConfig()
 	opts.StopWhenEmpty = false
 	w, _ := newTestWorker(t, q, reg, opts, nil)
-	done := make(chan StopReason)
-	go func() { done <- runWorker(t, w, 30*time.Second) }()
+	run := startWorker(w, 10*time.Second)
 	time.Sleep(300 * time.Millisecond)
-	select {
-	case r := <-done:
+	if r, stopped := run.stopped(); stopped {
 		t.Fatalf("stopped early: %s", r)
-	default:
 	}
 	if err := q.Cache().Put(context.Background(), "illuminate:queue:restart", []byte("i:1700000100;"), 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-done:
-		if r != StopRestart || r.ExitCode() != 0 {
-			t.Fatalf("reason %s", r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the worker ignored queue:restart")
+	if r := run.wait(t); r != StopRestart || r.ExitCode() != 0 {
+		t.Fatalf("reason %s", r)
 	}
 }
 
@@ -578,7 +571,7 @@ func TestLaravel8ExceptionTexts(t *testing.T) {
 	exec(t, q, fmt.Sprintf("update %s set attempts = 1 where id = ?", q.Config().JobsTable), id)
 	sleep := fixture(t, "sleep.json")
 	pushRaw(t, q, "", sleep)
-	opts := testOptions()
+	opts := testConfig()
 	opts.LaravelVersion = "8.83.26"
 	w, _ := newTestWorker(t, q, reg, opts, nil)
 	runWorker(t, w, 30*time.Second)

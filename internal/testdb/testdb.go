@@ -8,19 +8,13 @@ package testdb
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
+	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/laravel"
 )
 
@@ -30,42 +24,24 @@ var Engines = []string{laravel.EngineMySQL, laravel.EnginePgSQL, laravel.EngineS
 // Config returns a configuration for engine with unique table names.
 func Config(t testing.TB, engine string) laravel.Config {
 	t.Helper()
-	b := make([]byte, 5)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	sfx := hex.EncodeToString(b)
+	sfx := testdsn.Suffix(t)
 	cfg := laravel.Config{
 		Driver: engine, AppTimezone: "UTC", AppCipher: "AES-256-CBC", ConnectionName: "database",
 		JobsTable: "jobs_" + sfx, FailedTable: "failed_jobs_" + sfx, BatchesTable: "job_batches_" + sfx,
 		DefaultQueue: "default", RetryAfter: 90,
 	}
+	var srv testdsn.Server
 	switch engine {
 	case laravel.EngineMySQL:
-		mc, err := mysql.ParseDSN(envOr("LARAWORKER_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		host, port, _ := net.SplitHostPort(mc.Addr)
-		cfg.Host, cfg.Database, cfg.Username, cfg.Password = host, mc.DBName, mc.User, laravel.Secret(mc.Passwd)
-		cfg.Port, _ = strconv.Atoi(port)
+		srv = testdsn.MySQL(t)
 	case laravel.EnginePgSQL:
-		pc, err := pgx.ParseConfig(envOr("LARAWORKER_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Host, cfg.Port, cfg.Database, cfg.Username, cfg.Password = pc.Host, int(pc.Port), pc.Database, pc.User, laravel.Secret(pc.Password)
+		srv = testdsn.PostgreSQL(t)
 	case laravel.EngineSQLite:
 		cfg.Database = filepath.Join(t.TempDir(), "database.sqlite")
+		return cfg
 	}
+	cfg.Host, cfg.Port, cfg.Socket, cfg.Database, cfg.Username, cfg.Password = srv.Host, srv.Port, srv.Socket, srv.Database, srv.User, laravel.Secret(srv.Password)
 	return cfg
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 // Open opens a queue on cfg, creates its tables and drops them after the
@@ -76,7 +52,7 @@ func Open(t testing.TB, cfg laravel.Config, opts ...laravel.Option) *laravel.Que
 	defer cancel()
 	q, err := laravel.Open(ctx, cfg, opts...)
 	if err != nil {
-		if cfg.Driver != laravel.EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
+		if cfg.Driver != laravel.EngineSQLite && !testdsn.Required() {
 			t.Skipf("%s not reachable: %v", cfg.Driver, err)
 		}
 		t.Fatal(err)
@@ -93,10 +69,12 @@ func Open(t testing.TB, cfg laravel.Config, opts ...laravel.Option) *laravel.Que
 	return q
 }
 
-// ForEach runs fn as a subtest per engine with a fresh queue.
+// ForEach runs fn as a subtest per engine with a fresh queue. The
+// engines run in parallel: each test has its own tables (or SQLite file).
 func ForEach(t *testing.T, fn func(t *testing.T, q *laravel.Queue)) {
 	for _, engine := range Engines {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
 			fn(t, Open(t, Config(t, engine)))
 		})
 	}

@@ -1,0 +1,84 @@
+// Package testdsn says where the tests' database servers are, for every
+// test package: MariaDB/MySQL from LARAWORKER_TEST_MYSQL_DSN (default
+// root@tcp(127.0.0.1:3306)/test) and PostgreSQL from LARAWORKER_TEST_PG_DSN
+// (default postgres://postgres@127.0.0.1:5432/test). It imports nothing of
+// laraworker's, so package laravel's own tests can use it too.
+package testdsn
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+// Server is one database server and the database the tests use on it.
+type Server struct {
+	Host     string
+	Port     int
+	Socket   string
+	Database string
+	User     string
+	Password string
+}
+
+// MySQLDSN is the go-sql-driver/mysql DSN of the tests' MariaDB/MySQL.
+func MySQLDSN() string { return envOr("LARAWORKER_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test") }
+
+// MySQL is the MariaDB/MySQL server of the tests.
+func MySQL(t testing.TB) Server {
+	t.Helper()
+	mc, err := mysql.ParseDSN(MySQLDSN())
+	if err != nil {
+		t.Fatalf("LARAWORKER_TEST_MYSQL_DSN: %v", err)
+	}
+	s := Server{Database: mc.DBName, User: mc.User, Password: mc.Passwd}
+	if mc.Net == "unix" {
+		s.Socket = mc.Addr
+		return s
+	}
+	host, port, err := net.SplitHostPort(mc.Addr)
+	if err != nil {
+		t.Fatalf("LARAWORKER_TEST_MYSQL_DSN: address %q: %v", mc.Addr, err)
+	}
+	s.Host = host
+	s.Port, _ = strconv.Atoi(port)
+	return s
+}
+
+// PostgreSQL is the PostgreSQL server of the tests.
+func PostgreSQL(t testing.TB) Server {
+	t.Helper()
+	pc, err := pgx.ParseConfig(envOr("LARAWORKER_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test"))
+	if err != nil {
+		t.Fatalf("LARAWORKER_TEST_PG_DSN: %v", err)
+	}
+	return Server{Host: pc.Host, Port: int(pc.Port), Database: pc.Database, User: pc.User, Password: pc.Password}
+}
+
+// Required reports whether an unreachable server must fail the tests
+// (LARAWORKER_TEST_REQUIRE_DB, set by CI) instead of skipping them.
+func Required() bool { return os.Getenv("LARAWORKER_TEST_REQUIRE_DB") != "" }
+
+// Suffix is a random suffix for table names, so concurrent tests (and
+// concurrent checkouts) never share tables.
+func Suffix(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

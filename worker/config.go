@@ -1,0 +1,227 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
+)
+
+// Config is everything a Worker is built from. The zero value is usable:
+// WithDefaults fills every zero field with `php artisan queue:work`'s
+// default (or laraworker's, for what artisan lacks). Where artisan's flag
+// accepts 0 to mean "none" (--sleep=0, --timeout=0, --tries=0, --memory=0),
+// the field takes a negative value for it, because 0 means "the default".
+type Config struct {
+	// Queues in strict priority order (--queue=high,default); empty means
+	// the connection's default queue. Names are not trimmed, as in Laravel.
+	Queues []string
+	// Name is --name: it tags every log line and the worker's stats.
+	// Default "default".
+	Name string
+	// Sleep is how long to wait when no job is available (--sleep).
+	// Default 3s; negative: do not sleep.
+	Sleep time.Duration
+	// Rest is the pause after each claim that found jobs (--rest).
+	// Default none.
+	Rest time.Duration
+	// Once runs a single job (--once).
+	Once bool
+	// StopWhenEmpty stops when the queues are empty (--stop-when-empty).
+	StopWhenEmpty bool
+	// MaxJobs stops after this many claimed jobs (--max-jobs). Default no
+	// limit.
+	MaxJobs int
+	// MaxTime stops after this long (--max-time). Default no limit.
+	MaxTime time.Duration
+	// MemoryMB stops with exit status 12 when RSS reaches it (--memory).
+	// Default 128; negative: never (as --memory=0 on Laravel 12.54+).
+	MemoryMB int
+	// Timeout applies when the payload has none (--timeout). Default 60s;
+	// negative: no timeout.
+	Timeout time.Duration
+	// Tries applies when the payload has no maxTries (--tries). Default 1;
+	// negative: unlimited (--tries=0).
+	Tries int
+	// Backoff is --backoff: seconds, or Laravel's "1,5,10" list. Default
+	// "0".
+	Backoff string
+
+	// Concurrency is how many jobs run at once. Default 10.
+	Concurrency int
+	// Grace is how long running jobs may finish after a stop signal; then
+	// their contexts are cancelled and what still runs is released.
+	// Default 30s; negative: none.
+	Grace time.Duration
+	// LaravelExact claims one job per claim and writes every outcome on
+	// its own, as Laravel's worker does; with a laravel.Queue opened with
+	// laravel.WithExactStatements, the statements are Laravel's own too.
+	LaravelExact bool
+	// Unrouted is what to do with jobs no handler is registered for.
+	// Default UnroutedSkip.
+	Unrouted Unrouted
+	// LeaseEvery is how often running jobs' reservations are refreshed.
+	// Default a third of the store's retry_after (at least a second).
+	LeaseEvery time.Duration
+	// Abandon is how long a handler that ignores its cancelled context is
+	// waited for before it is abandoned and its job decided without it.
+	// Default 5s.
+	Abandon time.Duration
+	// LaravelVersion is the app's Laravel version (e.g. "8.83"); it picks
+	// the exception texts written to failed_jobs. Empty means 10.10+.
+	LaravelVersion string
+
+	// Logger receives the worker's logs. The zero value discards them.
+	Logger zerolog.Logger
+	// Metrics records Prometheus metrics; nil records nothing.
+	Metrics *Metrics
+	// Encrypter decrypts ShouldBeEncrypted commands (the app's APP_KEY);
+	// nil fails such jobs with a message saying no key is configured.
+	Encrypter *payload.Encrypter
+	// Cache is the app's cache store as far as Go can share it (the
+	// queue:restart signal, maxExceptions counters). Default: the store's
+	// own when it has one (a laravel.Queue on an app whose cache store is
+	// "database"); nil: restart signals are not seen and counters are kept
+	// in this process.
+	Cache Cache
+	// Batches is Laravel's batch repository (job_batches). Default: the
+	// store, when it implements Batches.
+	Batches Batches
+	// Exceptions holds maxExceptions counters. Default: counters in Cache,
+	// else in this process's memory.
+	Exceptions ExceptionCounter
+	// Now is the clock (tests). Default time.Now.
+	Now func() time.Time
+}
+
+// Unrouted is the policy for jobs that have no handler.
+type Unrouted string
+
+const (
+	// UnroutedSkip never reserves a job without a handler (the default):
+	// a shared queue stays safe for PHP workers.
+	UnroutedSkip Unrouted = "skip"
+	// UnroutedFail reserves every job and fails those without a handler.
+	UnroutedFail Unrouted = "fail"
+)
+
+// ParseUnrouted reads the --unrouted flag.
+func ParseUnrouted(s string) (Unrouted, error) {
+	switch u := Unrouted(s); u {
+	case UnroutedSkip, UnroutedFail:
+		return u, nil
+	}
+	return "", fmt.Errorf(`--unrouted %q: want "skip" or "fail"`, s)
+}
+
+// Defaults of the fields artisan has flags for.
+const (
+	DefaultSleep       = 3 * time.Second
+	DefaultMemoryMB    = 128
+	DefaultTimeout     = 60 * time.Second
+	DefaultTries       = 1
+	DefaultConcurrency = 10
+	DefaultGrace       = 30 * time.Second
+	DefaultAbandon     = 5 * time.Second
+)
+
+// WithDefaults returns c with every zero field set to its default and
+// "none" (negative) fields set to zero, the form the worker reads. store
+// supplies the defaults that depend on it (Batches, Cache).
+func (c Config) WithDefaults(store Store) Config {
+	c.Name = orDefault(c.Name, "default")
+	c.Sleep = durationOr(c.Sleep, DefaultSleep)
+	c.Rest = max(c.Rest, 0)
+	c.MaxJobs = max(c.MaxJobs, 0)
+	c.MaxTime = max(c.MaxTime, 0)
+	c.MemoryMB = intOr(c.MemoryMB, DefaultMemoryMB)
+	c.Timeout = durationOr(c.Timeout, DefaultTimeout)
+	c.Tries = intOr(c.Tries, DefaultTries)
+	c.Backoff = orDefault(c.Backoff, "0")
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	c.Grace = durationOr(c.Grace, DefaultGrace)
+	c.Abandon = durationOr(c.Abandon, DefaultAbandon)
+	if c.Unrouted == "" {
+		c.Unrouted = UnroutedSkip
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Batches == nil {
+		if b, ok := store.(Batches); ok {
+			c.Batches = b
+		}
+	}
+	if c.Cache == nil {
+		c.Cache = storeCache(store)
+	}
+	return c
+}
+
+// validate rejects values no default can fix.
+func (c Config) validate() error {
+	switch {
+	case c.Concurrency < 1:
+		return errors.New("worker: Concurrency must be at least 1")
+	case c.Unrouted != UnroutedSkip && c.Unrouted != UnroutedFail:
+		return fmt.Errorf("worker: Unrouted %q: want %q or %q", c.Unrouted, UnroutedSkip, UnroutedFail)
+	case c.LeaseEvery < 0:
+		return errors.New("worker: LeaseEvery must not be negative")
+	}
+	return validBackoff(c.Backoff)
+}
+
+// validBackoff accepts what --backoff means to Laravel: whole seconds, or
+// a comma-separated list of them. PHP would read "5s" or "1;5" as 0
+// without a word; a worker must say so instead.
+func validBackoff(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		if _, err := strconv.ParseUint(strings.TrimSpace(part), 10, 32); err != nil {
+			return fmt.Errorf("worker: Backoff %q: want whole seconds, or a list such as \"1,5,10\"", s)
+		}
+	}
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// durationOr maps 0 to def and "none" (negative) to 0.
+func durationOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// intOr maps 0 to def and "none" (negative) to 0.
+func intOr(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// ParseQueues splits --queue like Worker::getNextJob: on commas, untrimmed.
+func ParseQueues(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

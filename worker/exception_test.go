@@ -1,0 +1,95 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/laraworker/laraworker/handlers"
+)
+
+// failed_jobs.exception is what `php artisan queue:failed` users read: it
+// must look like PHP's (string) $exception.
+
+var where = frame{File: "/app/handlers/mail.go", Line: 42, Func: "main.sendMail"}
+
+func TestExceptionText(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Laravel's own exception",
+			maxAttemptsExceeded(`App\Jobs\X`, false),
+			"Illuminate\\Queue\\MaxAttemptsExceededException: App\\Jobs\\X has been attempted too many times. in /app/handlers/mail.go:42\n" +
+				"Stack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+		{"Laravel 8/9 text",
+			timeoutExceeded(`App\Jobs\X`, true),
+			"Illuminate\\Queue\\MaxAttemptsExceededException: App\\Jobs\\X has been attempted too many times or run too long. The job may have previously timed out. in /app/handlers/mail.go:42\n" +
+				"Stack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+		{"a Go error gets its Go type as class",
+			errors.New("smtp is down"),
+			"Go\\*errors.errorString: smtp is down in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+		{"a class without a message",
+			&PHPException{Class: ManuallyFailedClass},
+			"Illuminate\\Queue\\ManuallyFailedException in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+		{"wrapped errors print innermost first, as PHP's previous exceptions",
+			fmt.Errorf("sending: %w", &fs.PathError{Op: "open", Path: "/tmp/x", Err: fs.ErrNotExist}),
+			"Go\\*fmt.wrapError: sending: open /tmp/x: file does not exist in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+		{"errors whose text is not repeated by the wrapper come as Next",
+			wrapped{msg: "outer", err: errors.New("inner")},
+			"Go\\*errors.errorString: inner in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}" +
+				"\n\nNext Go\\worker.wrapped: outer in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := exceptionText(c.err, where); got != c.want {
+				t.Errorf("got\n%s\nwant\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w wrapped) Error() string { return w.msg }
+func (w wrapped) Unwrap() error { return w.err }
+
+func TestJoinedErrorsAreSeparateExceptions(t *testing.T) {
+	got := exceptionText(errors.Join(errors.New("first"), &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
+	parts := strings.Split(got, "\n\nNext ")
+	if len(parts) != 2 || !strings.HasPrefix(parts[0], `Go\*errors.errorString: first in `) ||
+		!strings.HasPrefix(parts[1], `LaraWorker\ChainStoppedException: stop in `) {
+		t.Fatalf("joined errors:\n%s", got)
+	}
+}
+
+func TestPanicTraceStartsAtThePanickingFunction(t *testing.T) {
+	var pe *handlers.PanicError
+	err := handlers.Recover()(handlers.HandlerFunc(func(_ context.Context, _ *handlers.Job) error {
+		panicky()
+		return nil
+	})).Handle(context.Background(), nil)
+	if !errors.As(err, &pe) {
+		t.Fatalf("Recover returned %v", err)
+	}
+	got := exceptionText(err, where)
+	lines := strings.Split(got, "\n")
+	if !strings.HasPrefix(lines[0], "Go\\*handlers.PanicError: panic: boom in ") || !strings.Contains(lines[0], "exception_test.go:") {
+		t.Fatalf("first line %q: want the panic's message at the panicking line", lines[0])
+	}
+	if !strings.Contains(lines[2], "worker.panicky()") {
+		t.Fatalf("frame #0 %q: want the function that panicked", lines[2])
+	}
+	if !strings.HasSuffix(got, "{main}") {
+		t.Fatalf("trace must end with {main}:\n%s", got)
+	}
+}
+
+func panicky() { panic("boom") }

@@ -1,0 +1,83 @@
+package worker
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/laraworker/laraworker/payload"
+)
+
+// counters are the worker's running totals.
+type counters struct {
+	started    atomic.Int64 // UnixNano of Run's start
+	claimed    atomic.Int64
+	done       atomic.Int64
+	failed     atomic.Int64
+	released   atomic.Int64
+	unreserved atomic.Int64
+}
+
+// count adds one outcome to its total.
+func (c *counters) count(v verdict) {
+	switch v {
+	case verdictDelete:
+		c.done.Add(1)
+	case verdictRelease:
+		c.released.Add(1)
+	case verdictFail:
+		c.failed.Add(1)
+	case verdictUnreserve:
+		c.unreserved.Add(1)
+	}
+}
+
+// Stats is a snapshot of what a worker did and does.
+type Stats struct {
+	Name    string
+	Queues  []string
+	Started time.Time // zero before Run
+	// Claimed counts reservations; each ended as one of Done (deleted),
+	// Failed, Released (put back to run again, including jobs released at
+	// shutdown) or Returned (given back untouched, not Go's to run), or is
+	// Running.
+	Claimed, Done, Failed, Released, Returned int64
+	Running                                   []RunningJob
+	Paused                                    bool
+	PausedQueues                              []string
+}
+
+// RunningJob is a job a worker holds now.
+type RunningJob struct {
+	ID      int64
+	UUID    string
+	Class   string
+	Queue   string
+	Attempt int
+	Since   time.Time
+}
+
+// Stats returns a snapshot; it is safe to call while Run runs.
+func (w *Worker) Stats() Stats {
+	s := Stats{
+		Name: w.cfg.Name, Queues: slices.Clone(w.cfg.Queues),
+		Claimed: w.stats.claimed.Load(), Done: w.stats.done.Load(), Failed: w.stats.failed.Load(),
+		Released: w.stats.released.Load(), Returned: w.stats.unreserved.Load(),
+		Paused: w.paused.Load(),
+	}
+	if ns := w.stats.started.Load(); ns != 0 {
+		s.Started = time.Unix(0, ns)
+	}
+	if p := w.pausedQueues.Load(); p != nil {
+		s.PausedQueues = slices.Clone(*p)
+	}
+	for _, r := range w.running.all() {
+		job := RunningJob{ID: r.row.ID, Queue: r.row.Queue, Attempt: r.row.Attempts, Since: r.started}
+		if p, err := payload.Parse(r.row.Payload); err == nil {
+			job.UUID, job.Class = p.UUID, p.Name()
+		}
+		s.Running = append(s.Running, job)
+	}
+	slices.SortFunc(s.Running, func(a, b RunningJob) int { return a.Since.Compare(b.Since) })
+	return s
+}
