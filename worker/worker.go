@@ -210,7 +210,9 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			return reason
 		}
 		if len(jobs) == 0 {
-			w.sleep(ctx, w.cfg.Sleep)
+			// A job finishing wakes the loop early: it may have been the
+			// last one (--stop-when-empty) or released itself back.
+			w.sleepOrWake(ctx, w.cfg.Sleep)
 		} else if w.cfg.Rest > 0 {
 			w.sleep(ctx, w.cfg.Rest)
 		}

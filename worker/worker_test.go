@@ -186,6 +186,7 @@ func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 			var m map[string]int
+			//lint:ignore SA5000 the panic is the point of this handler
 			m["boom"] = 1
 			return nil
 		})

@@ -1,0 +1,62 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker"
+)
+
+// Run a worker on an embedded SQLite database: the tables are Laravel's,
+// the job is what `SendWelcome::dispatch('ada@example.com')` writes, and
+// the worker stops once the queue is empty (--stop-when-empty).
+func Example() {
+	dir, _ := os.MkdirTemp("", "laraworker-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	q, err := laravel.Open(ctx, laravel.Config{
+		Driver: laravel.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
+		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
+		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+	if err := q.CreateTables(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	raw, _ := payload.BuildObjectPayload(payload.Object(`App\Jobs\SendWelcome`,
+		payload.Public("email", payload.String("ada@example.com"))), payload.BuildOptions{})
+	if _, err := q.Push(ctx, laravel.PushItem{Payload: raw}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	reg := handlers.NewRegistry()
+	handlers.Register(reg, `App\Jobs\SendWelcome`, func(ctx context.Context, job *handlers.Job, cmd *struct {
+		Email string `php:"email"`
+	}) error {
+		fmt.Println("welcome mail to", cmd.Email)
+		return nil
+	})
+	w, err := worker.New(q, reg, worker.Config{StopWhenEmpty: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reason := w.Run(ctx)
+	st := w.Stats()
+	fmt.Printf("stopped: %s, %d done, %d failed\n", reason, st.Done, st.Failed)
+	// Output:
+	// welcome mail to ada@example.com
+	// stopped: empty, 1 done, 0 failed
+}
