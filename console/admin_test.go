@@ -209,7 +209,7 @@ func (tg *target) pushed(t *testing.T, args ...string) laravel.JobRow {
 		ID   int64  `json:"id"`
 		UUID string `json:"uuid"`
 	}
-	out := tg.mustRun(t, append(append([]string{"push"}, args...), "--output", "json")...)
+	out := tg.mustRun(t, append(append([]string{"push"}, args...), "--json")...)
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("push output %q: %v", out, err)
 	}

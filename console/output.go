@@ -12,6 +12,13 @@ import (
 )
 
 // jsonFlag switches a command's output to JSON for scripts.
+// laravelVersionFlag is the app's Laravel version, for the commands whose
+// output depends on it (payload key sets, exception texts).
+func laravelVersionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"},
+		Usage: "the app's Laravel `VERSION` (e.g. 8.83, 12.67): it picks the payload keys push writes (default: 8.x's) and the exception texts work writes (default: 10.10+'s)"}
+}
+
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}
 }

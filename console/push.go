@@ -16,7 +16,7 @@ import (
 const pushHelp = `Builds the payload PHP's dispatch() writes for an object of class CLASS and
 inserts it into the jobs table.
 
-Properties, in order: those of --json (a JSON object), then each --prop
+Properties, in order: those of --props (a file holding a JSON object), then each --prop
 name=value. A value that parses as JSON is taken as json_decode($v, true)
 gives it (42 is an int, 0.5 a float, true/false/null, arrays and objects
 become PHP arrays); anything else is a string. Quote to force a string:
@@ -28,15 +28,15 @@ the payload's maxTries, backoff, timeout and retryUntil are computed; they
 replace a property of the same name in place, else come after the others
 (use --prop tries=3 to place one yourself).
 
---shape picks the Laravel version that will read the job: 8 (8.43 to
-12.10, the default; every trait property serialized as 8.x does), 12
-(12.11+: createdAt and delay keys), 12.51 (+ data.batchId) or 13
-(+ deleteWhenMissingModels). 9.4+ leaves default-valued trait properties out
-of the command, so shapes 12 and later do too.
+--laravel-version is the app's Laravel version (as for work), which picks the payload's key set: before 12.11 every key 8.x writes (and
+every trait property serialized, as 8.x does); 12.11+ adds createdAt and
+delay; 12.51+ data.batchId; 13 deleteWhenMissingModels. 9.4+ leaves
+default-valued trait properties out of the command, so 12.11 and later do
+too.
 
 --encrypt encrypts the command with the APP_KEY as ShouldBeEncrypted does.
 
-Prints the new job's id and uuid.`
+Prints the new job's id and uuid (--json: as a JSON object).`
 
 func pushCommand() *cli.Command {
 	return &cli.Command{
@@ -46,7 +46,7 @@ func pushCommand() *cli.Command {
 		Description: pushHelp,
 		Flags: append(connectionFlags(),
 			&cli.GenericFlag{Name: "prop", Value: &propList{}, Usage: "`NAME=VALUE` public property (repeatable; VALUE is JSON when it parses as JSON)"},
-			&cli.StringFlag{Name: "json", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
+			&cli.StringFlag{Name: "props", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
 			&cli.StringFlag{Name: "queue", Usage: "queue to push onto (default: the connection's default queue)"},
 			&cli.Int64Flag{Name: "delay", Usage: "`SECONDS` before the job becomes available"},
 			&cli.Int64Flag{Name: "tries", Usage: "public $tries (payload maxTries)"},
@@ -54,8 +54,8 @@ func pushCommand() *cli.Command {
 			&cli.Int64Flag{Name: "timeout", Usage: "public $timeout in seconds (payload timeout)"},
 			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
 			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
-			&cli.StringFlag{Name: "shape", Value: "8", Usage: "payload shape: 8, 12, 12.51 or 13"},
-			&cli.StringFlag{Name: "output", Value: "text", Usage: "text or json"},
+			laravelVersionFlag(),
+			jsonFlag(),
 			// Tests compare pushes with PHP fixtures byte for byte.
 			&cli.StringFlag{Name: "uuid", Hidden: true},
 			&cli.Int64Flag{Name: "created-at", Hidden: true},
@@ -108,7 +108,7 @@ func runPush(c *cli.Context, args []string) error {
 	if err != nil {
 		return s.fail(err)
 	}
-	if c.String("output") == "json" {
+	if c.Bool("json") {
 		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": req.command.Class})
 	}
 	say(c, "Pushed job [%d] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
@@ -129,10 +129,7 @@ func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	if o := c.String("output"); o != "text" && o != "json" {
-		return req, fmt.Errorf("--output must be text or json, not %q", o)
-	}
-	if req.build.Shape, err = parseShape(c.String("shape")); err != nil {
+	if req.build.Shape, err = shapeFor(c.String("laravel-version")); err != nil {
 		return req, err
 	}
 	now := time.Now()
@@ -172,32 +169,37 @@ func phpClassName(s string) (string, error) {
 	return s, nil
 }
 
-func parseShape(s string) (payload.Shape, error) {
-	switch s {
-	case "8":
+// shapeFor picks the payload key set the app's Laravel version writes.
+func shapeFor(version string) (payload.Shape, error) {
+	if version == "" {
 		return payload.Shape8, nil
-	case "12":
-		return payload.Shape12, nil
-	case "12.51":
-		return payload.Shape1251, nil
-	case "13":
-		return payload.Shape13, nil
 	}
-	return 0, fmt.Errorf("--shape must be 8, 12, 12.51 or 13, not %q", s)
+	if !laravel.ValidVersion(version) {
+		return 0, fmt.Errorf("--laravel-version %q: want a version such as 8.83 or 12.67", version)
+	}
+	switch {
+	case laravel.VersionCompare(version, "12.11") < 0:
+		return payload.Shape8, nil
+	case laravel.VersionCompare(version, "12.51") < 0:
+		return payload.Shape12, nil
+	case laravel.VersionCompare(version, "13") < 0:
+		return payload.Shape1251, nil
+	}
+	return payload.Shape13, nil
 }
 
-// commandProps gathers the class's own properties: --json, then --prop,
+// commandProps gathers the class's own properties: --props, then --prop,
 // then the option flags, each replacing a property of the same name in
 // place.
 func commandProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
 	var props []payload.Entry
-	if name := c.String("json"); name != "" {
+	if name := c.String("props"); name != "" {
 		raw, err := readInput(name, c.App.Reader)
 		if err != nil {
-			return nil, fmt.Errorf("--json: %w", err)
+			return nil, fmt.Errorf("--props: %w", err)
 		}
 		if props, err = propsFromJSON(raw); err != nil {
-			return nil, fmt.Errorf("--json %s: %w", name, err)
+			return nil, fmt.Errorf("--props %s: %w", name, err)
 		}
 	}
 	for _, kv := range *c.Generic("prop").(*propList) {

@@ -129,7 +129,7 @@ func TestPushMatchesLaravelFixtures(t *testing.T) {
 			want []byte
 			args []string
 		}{
-			{scalars, []string{`App\Jobs\ScalarsJob`, "--json", propsFile}},
+			{scalars, []string{`App\Jobs\ScalarsJob`, "--props", propsFile}},
 			{noop, []string{`App\Jobs\NoopJob`}},
 			{delayed, []string{`App\Jobs\DelayedJob`, "--prop", "podcastId=42", "--queue", "high", "--delay", "10"}},
 			// OptionsJob declares its options before podcastId: --prop keeps
@@ -141,7 +141,7 @@ func TestPushMatchesLaravelFixtures(t *testing.T) {
 				"--prop", "timeout=1", "--prop", "failOnTimeout=true", "--prop", "retryUntil=1", "--prop", "podcastId=42",
 				"--tries", "5", "--backoff", "1,5,10", "--timeout", "30", "--retry-until", "2100-01-01T00:00:00Z"}},
 			{l12, []string{`App\Jobs\ProcessPodcast`, "--prop", "podcastId=42", "--queue", "high", "--delay", "10",
-				"--shape", "12", "--created-at", "1767225600"}},
+				"--laravel-version", "12.11", "--created-at", "1767225600"}},
 		}
 		for _, c := range cases {
 			p, err := payload.Parse(c.want)
@@ -192,11 +192,11 @@ func TestPushRejectsBadInput(t *testing.T) {
 		{"push"},
 		{"push", "Not A Class"},
 		{"push", `App\Jobs\X`, "--prop", "novalue"},
-		{"push", `App\Jobs\X`, "--shape", "9"},
+		{"push", `App\Jobs\X`, "--laravel-version", "nine"},
 		{"push", `App\Jobs\X`, "--backoff", "1,x"},
 		{"push", `App\Jobs\X`, "--retry-until", "soon"},
 		{"push", `App\Jobs\X`, "--delay", "-1"},
-		{"push", `App\Jobs\X`, "--json", filepath.Join(t.TempDir(), "missing.json")},
+		{"push", `App\Jobs\X`, "--props", filepath.Join(t.TempDir(), "missing.json")},
 	} {
 		_, stderr, code := tg.run(t, args...)
 		if code == 0 || !strings.HasPrefix(stderr, "laraworker: push: ") || strings.Count(stderr, "\n") != 1 {

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -44,7 +45,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
-			&cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"}, Usage: "the app's Laravel version (e.g. 8.83): failed_jobs gets that version's exception texts (default: 10.10+ texts)"},
+			laravelVersionFlag(),
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 		),
 		Action: func(c *cli.Context) error { return runWork(c, reg) },
@@ -59,6 +60,9 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
+	}
+	if v := c.String("laravel-version"); v != "" && !laravel.ValidVersion(v) {
+		return cli.Exit(fmt.Sprintf("work: --laravel-version %q: want a version such as 8.83 or 12.67", v), 1)
 	}
 	if c.Int("concurrency") < 1 {
 		return cli.Exit("work: --concurrency must be at least 1", 1)

@@ -23,7 +23,7 @@ type pushed struct {
 
 func (s *suite) push(t *testing.T, args ...string) pushed {
 	t.Helper()
-	out := s.laraworker(t, append([]string{"push", "--output", "json"}, args...)...)
+	out := s.laraworker(t, append([]string{"push", "--json"}, args...)...)
 	var p pushed
 	if err := json.Unmarshal([]byte(out), &p); err != nil || p.UUID == "" {
 		t.Fatalf("push printed %q: %v", out, err)
@@ -46,8 +46,8 @@ func testGoPushesPHPRuns(t *testing.T, s *suite) {
 	if err := os.WriteFile(props, []byte(scalarsDefaults), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defaults := s.push(t, `App\Jobs\ScalarsJob`, "--json", props)
-	custom := s.push(t, `App\Jobs\ScalarsJob`, "--json", props,
+	defaults := s.push(t, `App\Jobs\ScalarsJob`, "--props", props)
+	custom := s.push(t, `App\Jobs\ScalarsJob`, "--props", props,
 		"--prop", "podcastId=7", "--prop", `title="Ünï / \"q\" ✓"`, "--prop", "ratio=2.5",
 		"--prop", `tags=["x"]`, "--prop", "flag=false", "--prop", "nothing=null")
 	encrypted := s.push(t, `App\Jobs\EncryptedJob`, "--encrypt", "--prop", `secret="from Go ✓"`, "--prop", "podcastId=9")

@@ -1,6 +1,7 @@
 package laravel
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -234,3 +235,9 @@ func canonicalizeVersion(v string) string {
 	}
 	return string(out)
 }
+
+var laravelVersionRE = regexp.MustCompile(`^\d+(\.\d+){0,2}$`)
+
+// ValidVersion reports whether v reads as a Laravel version: 8, 8.83 or
+// 12.67.0 (what Application::VERSION and composer.lock give).
+func ValidVersion(v string) bool { return laravelVersionRE.MatchString(v) }
