@@ -85,7 +85,7 @@ func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts ClaimO
 		}
 		var n int64
 		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-			return 0, err
+			return 0, explainSetup(q.d, err)
 		}
 		total += n
 	}

@@ -51,7 +51,8 @@ func (q *Queue) singleStatementSafe() bool {
 }
 
 // retrying runs op, re-running it on a retryable error with jittered
-// exponential backoff, as every transaction is.
+// exponential backoff, as every transaction is. Errors the app's setup
+// causes come back wrapped with ErrMissingTable or ErrPermissionDenied.
 func (q *Queue) retrying(ctx context.Context, op func(attempt int) error) error {
 	for attempt := 1; ; attempt++ {
 		err := op(attempt)
@@ -59,7 +60,7 @@ func (q *Queue) retrying(ctx context.Context, op func(attempt int) error) error 
 			return nil
 		}
 		if attempt >= q.retry.MaxAttempts || classify(q.d, err) != ErrRetryable {
-			return err
+			return explainSetup(q.d, err)
 		}
 		if werr := q.waitBackoff(ctx, attempt); werr != nil {
 			return errors.Join(werr, err)

@@ -24,6 +24,10 @@ func (w *Worker) claim(ctx context.Context, n int) ([]laravel.JobRow, error) {
 	started := time.Now()
 	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
 	jobs, err := w.store.Claim(ctx, queues, n, opts)
+	if err == nil {
+		w.health.clear(kindSchema)
+		w.health.clear(kindPermission)
+	}
 	return jobs, w.claimError(ctx, err)
 }
 
@@ -46,8 +50,9 @@ func (w *Worker) claimQueues() []string {
 // claimed at all.
 func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
 	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
+	blocked := w.health.blockedClasses()
 	if w.cfg.Unrouted == UnroutedSkip {
-		opts.DisplayNames = w.reg.Names()
+		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
 	return opts, true

@@ -31,6 +31,9 @@ type completerDeps struct {
 	stopping func() bool
 	// group turns successful jobs' deletes into grouped Deletes.
 	group bool
+	// setupProblem reports an error the app's setup causes (and logs it
+	// once a minute); it says whether err was one.
+	setupProblem func(err error) bool
 }
 
 const (
@@ -144,7 +147,9 @@ func (c *completer) persist(what string, op func(ctx context.Context) error) {
 			return
 		}
 		c.metrics.writeError(what)
-		c.log.Error().Err(err).Str("op", what).Int("attempt", attempt).Msg("database write failed; retrying")
+		if c.setupProblem == nil || !c.setupProblem(err) {
+			c.log.Error().Err(err).Str("op", what).Int("attempt", attempt).Msg("database write failed; retrying")
+		}
 		if c.stopping() {
 			if stopSince.IsZero() {
 				stopSince = time.Now()

@@ -15,6 +15,7 @@ type Metrics struct {
 	claimErrors prometheus.Counter
 	writeErrors *prometheus.CounterVec
 	leases      prometheus.Counter
+	config      *prometheus.CounterVec
 	// Depth is set by whoever polls queue sizes (the CLI does).
 	Depth *prometheus.GaugeVec
 }
@@ -42,11 +43,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		leases: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
 		}),
+		config: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission): jobs given back or writes retried, never failed.",
+		}, []string{"kind"}),
 		Depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "laraworker_queue_depth", Help: "Jobs in the table by queue and state.",
 		}, []string{"queue", "state"}),
 	}
-	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.Depth)
+	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.config, m.Depth)
 	return m
 }
 
@@ -79,5 +83,11 @@ func (m *Metrics) writeError(op string) {
 func (m *Metrics) leasesExtended(n int) {
 	if m != nil {
 		m.leases.Add(float64(n))
+	}
+}
+
+func (m *Metrics) configError(kind string) {
+	if m != nil {
+		m.config.WithLabelValues(kind).Inc()
 	}
 }

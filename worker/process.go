@@ -132,6 +132,9 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.cfg.Encrypter)
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
+			if decryptProblem(err) {
+				return w.keyProblem(p, err)
+			}
 			// Decoding is deterministic: retrying cannot help.
 			return outcome{verdict: verdictFail, reason: "undecodable", err: &PHPException{
 				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", name, err)}}
@@ -144,6 +147,19 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 		}
 	}
 	return w.run(ctx, h, job, batchID)
+}
+
+// keyProblem gives back a job whose command this worker cannot decrypt
+// (no APP_KEY, or not the one that encrypted it) and stops claiming its
+// class: PHP workers with the right key run it; failing it would empty a
+// whole class into failed_jobs because of one bad deploy.
+func (w *Worker) keyProblem(p *payload.Payload, err error) outcome {
+	class, ok := w.reg.Route(p.DisplayName)
+	if !ok {
+		class = p.Name()
+	}
+	w.configProblem(&ConfigError{Kind: kindAppKey, Class: class, Err: err})
+	return outcome{verdict: verdictUnreserve, reason: "config_error"}
 }
 
 // unrouted handles a job no handler is registered for (possible when the

@@ -52,6 +52,7 @@ type Worker struct {
 	fallbackExceptions *memoryCounter
 	running            runningSet
 	stats              counters
+	health             healthState
 	paused             atomic.Bool
 	pausedQueues       atomic.Pointer[[]string]
 	stopping           atomic.Bool
@@ -92,6 +93,7 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 	}
 	w.completer = newCompleter(completerDeps{
 		store: store, log: w.log, metrics: cfg.Metrics, stopping: w.stopping.Load, group: !cfg.LaravelExact,
+		setupProblem: w.setupProblem,
 	})
 	return w, nil
 }
@@ -287,7 +289,9 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 		return
 	}
 	w.cfg.Metrics.claimError()
-	w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
+	if !w.setupProblem(err) {
+		w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
+	}
 	w.sleep(ctx, time.Second+w.cfg.Sleep)
 }
 

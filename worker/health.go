@@ -1,0 +1,181 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+)
+
+// A configuration problem is a failure the worker's own setup causes: no
+// APP_KEY or the wrong one, a table that does not exist, a permission the
+// database user lacks. Retrying the job cannot help and failing it would
+// be wrong (PHP workers, correctly configured, run it): the job is given
+// back untouched, what cannot be handled is no longer claimed, the
+// problem is logged loudly once a minute, Health reports it and a metric
+// counts it. It ends when the worker is restarted with a fixed setup (or,
+// for claims, when a claim succeeds again).
+
+// ConfigError is a configuration problem, as Health reports it.
+type ConfigError struct {
+	Kind  string // "app_key", "schema", "permission"
+	Class string // the job class it stopped, for app_key
+	Err   error
+	Since time.Time
+}
+
+func (e *ConfigError) Error() string {
+	if e.Class != "" {
+		return fmt.Sprintf("%s: jobs of %s are not claimed: %v", e.Kind, e.Class, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Kind, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Kinds of configuration problems.
+const (
+	kindAppKey     = "app_key"
+	kindSchema     = "schema"
+	kindPermission = "permission"
+)
+
+// setupProblem reports a store error that the app's setup causes (a
+// missing table, a missing permission) as a configuration problem, and
+// says whether it was one.
+func (w *Worker) setupProblem(err error) bool {
+	switch {
+	case errors.Is(err, laravel.ErrMissingTable):
+		w.configProblem(&ConfigError{Kind: kindSchema, Err: err})
+	case errors.Is(err, laravel.ErrPermissionDenied):
+		w.configProblem(&ConfigError{Kind: kindPermission, Err: err})
+	default:
+		return false
+	}
+	return true
+}
+
+// configLogEvery is how often a persisting problem is logged again.
+const configLogEvery = time.Minute
+
+type healthState struct {
+	mu       sync.Mutex
+	problems map[string]*ConfigError // by kind and class
+	logged   map[string]time.Time
+}
+
+// report records a problem; it reports whether it is time to log it.
+func (h *healthState) report(e *ConfigError, now time.Time) (logNow bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.problems == nil {
+		h.problems, h.logged = map[string]*ConfigError{}, map[string]time.Time{}
+	}
+	key := e.Kind + "\x00" + e.Class
+	if old, ok := h.problems[key]; ok {
+		e.Since = old.Since
+	}
+	h.problems[key] = e
+	if last, ok := h.logged[key]; ok && now.Sub(last) < configLogEvery {
+		return false
+	}
+	h.logged[key] = now
+	return true
+}
+
+// clear drops the problems of a kind (a claim that works again).
+func (h *healthState) clear(kind string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for key, p := range h.problems {
+		if p.Kind == kind {
+			delete(h.problems, key)
+			delete(h.logged, key)
+		}
+	}
+}
+
+// blockedClasses are the classes not claimed because of a problem.
+func (h *healthState) blockedClasses() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, p := range h.problems {
+		if p.Class != "" {
+			out = append(out, p.Class)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (h *healthState) all() []*ConfigError {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*ConfigError, 0, len(h.problems))
+	for _, p := range h.problems {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Error() < out[j].Error() })
+	return out
+}
+
+// Health is nil while the worker can do its work, else every
+// configuration problem it has met (a /healthz endpoint turns unhealthy).
+func (w *Worker) Health() error {
+	var errs []error
+	for _, p := range w.health.all() {
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// configProblem records a problem, logs it at most once a minute, counts it.
+func (w *Worker) configProblem(e *ConfigError) {
+	e.Since = w.now()
+	w.cfg.Metrics.configError(e.Kind)
+	if w.health.report(e, w.now()) {
+		ev := w.log.Error().Str("kind", e.Kind).Err(e.Err).Time("since", e.Since)
+		if e.Class != "" {
+			ev = ev.Str("class", e.Class)
+		}
+		ev.Msg("configuration problem: " + configAdvice(e))
+	}
+}
+
+// configAdvice says what to fix, for the log line.
+func configAdvice(e *ConfigError) string {
+	switch e.Kind {
+	case kindAppKey:
+		return "the job's command cannot be decrypted with this APP_KEY (check APP_KEY, APP_PREVIOUS_KEYS, APP_CIPHER); its jobs are left to PHP workers and not claimed until restart"
+	case kindSchema:
+		return "a table is missing (php artisan queue:table / queue:failed-table / queue:batches-table, or laraworker tables); retrying"
+	case kindPermission:
+		return "the database user lacks a permission on the queue tables; retrying"
+	}
+	return "retrying"
+}
+
+// decryptProblem tells a command that cannot be decrypted because of this
+// worker's key (none, or not the one that encrypted it) from a damaged
+// payload, which PHP would fail too.
+func decryptProblem(err error) bool {
+	return errors.Is(err, payload.ErrEncrypted) || errors.Is(err, payload.ErrMissingAppKey) ||
+		errors.Is(err, payload.ErrDecryptMACInvalid) || errors.Is(err, payload.ErrDecryptFailed)
+}
+
+// withoutBlocked removes the classes a problem stopped from names.
+func withoutBlocked(names, blocked []string) []string {
+	if len(blocked) == 0 {
+		return names
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		return slices.ContainsFunc(blocked, func(b string) bool { return strings.EqualFold(b, n) })
+	})
+}
