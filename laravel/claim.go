@@ -19,14 +19,18 @@ type ClaimOptions struct {
 	ExcludeIDs []int64
 }
 
-func (o ClaimOptions) patterns() []any {
+func (o ClaimOptions) patterns() ([]any, error) {
 	var out []any
 	for _, n := range o.DisplayNames {
-		for _, p := range displayNamePatterns(n) {
+		pats, err := displayNamePatterns(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ClaimError is returned when reserving a selected row failed because of
@@ -87,7 +91,10 @@ func (q *Queue) ClaimBatch(ctx context.Context, queues []string, n int, opts Cla
 // CountClaimable counts the jobs a claim on these queues with these
 // options could reserve now, without locking or skipping any row.
 func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts ClaimOptions) (int64, error) {
-	patterns := opts.patterns()
+	patterns, err := opts.patterns()
+	if err != nil {
+		return 0, err
+	}
 	query := q.st.countClaimable(len(patterns), len(opts.ExcludeIDs))
 	var total int64
 	for _, name := range q.queueNames(queues) {
@@ -122,10 +129,13 @@ func (q *Queue) queueNames(queues []string) []string {
 }
 
 func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]Job, error) {
-	patterns := opts.patterns()
+	patterns, err := opts.patterns()
+	if err != nil {
+		return nil, err
+	}
 	query := q.st.claimSelectExcluding(limit, len(patterns), len(opts.ExcludeIDs))
 	var claimed []Job
-	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
+	err = q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
 		claimed = nil
 		now := q.unixNow()
 		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, patterns...)

@@ -3,6 +3,7 @@ package laravel
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -150,6 +151,15 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		jobs, err := e.q.ClaimBatch(e.ctx, []string{"default"}, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\UnderXScore`, `App\Jobs\NoHandler`}})
 		if err != nil || len(jobs) != 2 || jobs[0].ID != ids[`App\Jobs\UnderXScore`] || jobs[1].ID != ids[`App\Jobs\NoHandler`] {
 			t.Fatalf("batch filter: %+v %v", jobs, err)
+		}
+		// A name json_encode refuses (not UTF-8) cannot be in any payload:
+		// claims with it fail clearly instead of matching something else.
+		bad := ClaimOptions{DisplayNames: []string{"App\\Jobs\\Caf\xe9"}}
+		if j, err := e.q.Claim(e.ctx, []string{"default"}, bad); err == nil || j != nil || !strings.Contains(err.Error(), "Malformed UTF-8") {
+			t.Fatalf("claim with an invalid UTF-8 name: %+v %v", j, err)
+		}
+		if _, err := e.q.CountClaimable(e.ctx, []string{"default"}, bad); err == nil || !strings.Contains(err.Error(), `display name "App\\Jobs\\Caf\xe9"`) {
+			t.Fatalf("count with an invalid UTF-8 name: %v", err)
 		}
 		// Without a filter the rest is claimable.
 		expect(claimAll(), ids[`app\jobs\foo\Something`])

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	"github.com/laraworker/laraworker/internal/phpjson"
 )
 
 // fakeClock is an injectable, settable clock.
@@ -146,7 +147,10 @@ func forEachEngine(t *testing.T, fn func(t *testing.T, e *testEnv)) {
 
 // testPayload builds a payload shaped like Laravel's createObjectPayload.
 func testPayload(uuid, class string) []byte {
-	name := phpJSONString(class, true)
+	name, err := phpjson.String(class, phpjson.UnescapedUnicode)
+	if err != nil {
+		panic(err) // test classes are valid UTF-8
+	}
 	return []byte(`{"uuid":"` + uuid + `","displayName":` + name + `,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null,"data":{"commandName":` + name + `,"command":"O:8:\"stdClass\":0:{}"}}`)
 }
 

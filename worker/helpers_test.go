@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/rs/zerolog"
 )
 
@@ -71,9 +72,9 @@ func runWorker(t *testing.T, w *Worker, limit time.Duration) StopReason {
 
 // push inserts a job built as PHP's createObjectPayload would for class
 // with props, and returns its uuid.
-func push(t *testing.T, q *laravel.Queue, queue, class string, props ...payload.Entry) string {
+func push(t *testing.T, q *laravel.Queue, queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
-	raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func pushNumbered(t *testing.T, q *laravel.Queue, class string, n int) {
 	t.Helper()
 	items := make([]laravel.PushItem, n)
 	for i := range items {
-		raw, err := payload.BuildObjectPayload(payload.Object(class, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
+		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, phpserialize.Public("i", phpserialize.Int(int64(i)))), payload.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
