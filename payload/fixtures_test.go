@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -428,6 +429,16 @@ func TestBuildObjectPayloadMatchesPHP(t *testing.T) {
 				t.Fatalf("built payload differs from PHP's\n got: %s\nwant: %s", got, raw)
 			}
 		})
+	}
+}
+
+// TestBuildObjectPayloadRefusesInvalidUTF8: PHP's createPayload cannot
+// json_encode a command holding bytes that are not UTF-8 (error 5), and
+// neither can Go; the error says why.
+func TestBuildObjectPayloadRefusesInvalidUTF8(t *testing.T) {
+	cmd := phpserialize.Object(`App\Jobs\Raw`, phpserialize.Public("blob", phpserialize.Bytes([]byte{'a', 0xff})))
+	if raw, err := BuildObjectPayload(cmd, BuildOptions{}); !errors.Is(err, ErrMalformedUTF8) {
+		t.Fatalf("got %s, %v; want ErrMalformedUTF8", raw, err)
 	}
 }
 
