@@ -78,7 +78,8 @@ func (c *Command) Class() string { return c.Object.Class }
 func (c *Command) Serialize() ([]byte, error) { return phpserialize.Serialize(c.Object) }
 
 // Decode fills out (a pointer to a struct with `php:"name"` tags) from the
-// command's properties.
+// command's properties, by phpserialize.Decode's rules; ModelIdentifier,
+// Closure and phpserialize.EnumCase fields read themselves.
 func (c *Command) Decode(out any) error { return phpserialize.Decode(c.Object, out) }
 
 // Queueable holds the properties Laravel's Bus\Queueable trait adds to every
