@@ -36,7 +36,8 @@ var dateClasses = map[string]bool{
 	`Illuminate\Support\Carbon`: true, `Illuminate\Support\CarbonImmutable`: true,
 }
 
-// IsDate reports whether v is a serialized DateTime or Carbon object.
+// IsDate reports whether v is a serialized DateTime, DateTimeImmutable or
+// one of the Carbon classes Laravel uses; phpserialize.Time reads it.
 func IsDate(v *phpserialize.Value) bool {
 	v = v.Deref()
 	return v != nil && v.Kind == phpserialize.KindObject && dateClasses[v.Class]
