@@ -20,6 +20,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -400,7 +401,7 @@ func TestRetryRefreshesAnExpiredRetryUntil(t *testing.T) {
 
 func TestRefreshedRetryUntilRules(t *testing.T) {
 	now := time.Unix(2_000_000_000, 0)
-	build := func(shape payload.Shape, props []payload.Entry, created time.Time, until int64) []byte {
+	build := func(shape payload.Shape, props []phpserialize.Entry, created time.Time, until int64) []byte {
 		raw, err := payload.BuildObjectPayload(payload.NewCommand(`App\Jobs\W`, props, payload.Dispatch{Shape: shape}),
 			payload.BuildOptions{Shape: shape, Now: created})
 		if err != nil {
@@ -420,7 +421,7 @@ func TestRefreshedRetryUntilRules(t *testing.T) {
 		{"expired, createdAt, from a method", build(payload.Shape12, nil, hourAgo, hourAgo.Unix()+600), ptr(now.Unix() + 600)},
 		{"not expired", build(payload.Shape12, nil, hourAgo, now.Unix()+5), nil},
 		{"no createdAt (8.x)", build(payload.Shape8, nil, hourAgo, hourAgo.Unix()+600), nil},
-		{"public property", build(payload.Shape12, []payload.Entry{payload.Public("retryUntil", payload.Int(hourAgo.Unix()+600))}, hourAgo, hourAgo.Unix()+600), nil},
+		{"public property", build(payload.Shape12, []phpserialize.Entry{phpserialize.Public("retryUntil", phpserialize.Int(hourAgo.Unix()+600))}, hourAgo, hourAgo.Unix()+600), nil},
 	}
 	for _, c := range cases {
 		got := refreshedRetryUntil(c.raw, nil, now)

@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/urfave/cli/v2"
 )
@@ -76,20 +77,20 @@ func runDemo(c *cli.Context) error {
 
 func pushDemoJobs(ctx context.Context, q *laravel.Queue) (int, error) {
 	var items []laravel.PushItem
-	add := func(class string, props ...payload.Entry) error {
-		raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	add := func(class string, props ...phpserialize.Entry) error {
+		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 		items = append(items, laravel.PushItem{Payload: raw})
 		return err
 	}
 	for i, email := range []string{"ada@example.com", "grace@example.com", "linus@example.com"} {
-		if err := add(demoWelcome, payload.Public("userId", payload.Int(int64(i+1))), payload.Public("email", payload.String(email))); err != nil {
+		if err := add(demoWelcome, phpserialize.Public("userId", phpserialize.Int(int64(i+1))), phpserialize.Public("email", phpserialize.String(email))); err != nil {
 			return 0, err
 		}
 	}
-	if err := add(demoResize, payload.Public("path", payload.String("photos/cat.jpg")), payload.Public("tries", payload.Int(3))); err != nil {
+	if err := add(demoResize, phpserialize.Public("path", phpserialize.String("photos/cat.jpg")), phpserialize.Public("tries", phpserialize.Int(3))); err != nil {
 		return 0, err
 	}
-	if err := add(demoReport, payload.Public("month", payload.String("2026-11"))); err != nil {
+	if err := add(demoReport, phpserialize.Public("month", phpserialize.String("2026-11"))); err != nil {
 		return 0, err
 	}
 	return len(items), q.PushMany(ctx, items)

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -79,7 +80,7 @@ func inspect(input []byte, enc *payload.Encrypter) (any, error) {
 	if trimmed[0] == '{' {
 		return inspectPayload(trimmed, enc)
 	}
-	v, err := payload.Unserialize(bytes.TrimRight(input, "\r\n"))
+	v, err := phpserialize.Unserialize(bytes.TrimRight(input, "\r\n"))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -117,7 +118,7 @@ func runPush(c *cli.Context, args []string) error {
 
 // pushRequest is everything push needs besides the database.
 type pushRequest struct {
-	command *payload.Value
+	command *phpserialize.Value
 	build   payload.BuildOptions
 	queue   string
 	delay   time.Duration
@@ -191,8 +192,8 @@ func shapeFor(version string) (payload.Shape, error) {
 // commandProps gathers the class's own properties: --props, then --prop,
 // then the option flags, each replacing a property of the same name in
 // place.
-func commandProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
-	var props []payload.Entry
+func commandProps(c *cli.Context, now time.Time) ([]phpserialize.Entry, error) {
+	var props []phpserialize.Entry
 	if name := c.String("props"); name != "" {
 		raw, err := readInput(name, c.App.Reader)
 		if err != nil {
@@ -219,84 +220,84 @@ func commandProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
 	return props, nil
 }
 
-func propsFromJSON(raw []byte) ([]payload.Entry, error) {
+func propsFromJSON(raw []byte) ([]phpserialize.Entry, error) {
 	v, err := payload.FromJSON(raw)
 	if err != nil {
 		return nil, err
 	}
-	if v.Kind != payload.KindArray || (len(v.Entries) > 0 && v.IsList()) {
+	if v.Kind != phpserialize.KindArray || (len(v.Entries) > 0 && v.IsList()) {
 		return nil, errors.New("want a JSON object of properties")
 	}
-	props := make([]payload.Entry, 0, len(v.Entries))
+	props := make([]phpserialize.Entry, 0, len(v.Entries))
 	for _, e := range v.Entries {
 		if e.Key.String() == "" {
 			return nil, errors.New("a property name is empty")
 		}
-		props = append(props, payload.Public(e.Key.String(), e.Value))
+		props = append(props, phpserialize.Public(e.Key.String(), e.Value))
 	}
 	return props, nil
 }
 
 // propValue reads a --prop value: JSON when it parses, else the text.
-func propValue(s string) *payload.Value {
+func propValue(s string) *phpserialize.Value {
 	if v, err := payload.FromJSON([]byte(s)); err == nil {
 		return v
 	}
-	return payload.String(s)
+	return phpserialize.String(s)
 }
 
-func setProp(props []payload.Entry, name string, v *payload.Value) []payload.Entry {
+func setProp(props []phpserialize.Entry, name string, v *phpserialize.Value) []phpserialize.Entry {
 	for i := range props {
 		if props[i].Key.Str == name {
 			props[i].Value = v
 			return props
 		}
 	}
-	return append(props, payload.Public(name, v))
+	return append(props, phpserialize.Public(name, v))
 }
 
 // optionProps turns --tries, --backoff, --timeout and --retry-until into
 // the public properties Laravel reads them from.
-func optionProps(c *cli.Context, now time.Time) ([]payload.Entry, error) {
-	var out []payload.Entry
+func optionProps(c *cli.Context, now time.Time) ([]phpserialize.Entry, error) {
+	var out []phpserialize.Entry
 	if c.IsSet("tries") {
-		out = append(out, payload.Public("tries", payload.Int(c.Int64("tries"))))
+		out = append(out, phpserialize.Public("tries", phpserialize.Int(c.Int64("tries"))))
 	}
 	if c.IsSet("backoff") {
 		v, err := parseBackoff(c.String("backoff"))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, payload.Public("backoff", v))
+		out = append(out, phpserialize.Public("backoff", v))
 	}
 	if c.IsSet("timeout") {
-		out = append(out, payload.Public("timeout", payload.Int(c.Int64("timeout"))))
+		out = append(out, phpserialize.Public("timeout", phpserialize.Int(c.Int64("timeout"))))
 	}
 	if c.IsSet("retry-until") {
 		t, err := parseRetryUntil(c.String("retry-until"), now)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, payload.Public("retryUntil", payload.Int(t)))
+		out = append(out, phpserialize.Public("retryUntil", phpserialize.Int(t)))
 	}
 	return out, nil
 }
 
 // parseBackoff: "3" is public $backoff = 3, "1,5,10" is [1, 5, 10].
-func parseBackoff(s string) (*payload.Value, error) {
+func parseBackoff(s string) (*phpserialize.Value, error) {
 	parts := strings.Split(s, ",")
-	items := make([]*payload.Value, len(parts))
+	items := make([]*phpserialize.Value, len(parts))
 	for i, p := range parts {
 		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("--backoff wants seconds, N or N,N,..., got %q", s)
 		}
-		items[i] = payload.Int(n)
+		items[i] = phpserialize.Int(n)
 	}
 	if len(items) == 1 {
 		return items[0], nil
 	}
-	return payload.List(items...), nil
+	return phpserialize.List(items...), nil
 }
 
 func parseRetryUntil(s string, now time.Time) (int64, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 func TestPushStoresTheBuiltPayload(t *testing.T) {
@@ -23,28 +24,28 @@ func TestPushStoresTheBuiltPayload(t *testing.T) {
 
 		// What PHP would serialize: own properties in order (a repeated
 		// --prop keeps its place), then InteractsWithQueue and Queueable.
-		cmd := payload.Object(`App\Jobs\ReportJob`,
-			payload.Public("reportId", payload.Int(42)),
-			payload.Public("tags", payload.List(payload.String("a"), payload.String("b,c"))),
-			payload.Public("title", payload.String("Größe / 1")),
-			payload.Public("ratio", payload.Float(0.25)),
-			payload.Public("filter", payload.Array(
-				payload.Entry{Key: payload.IntKey(7), Value: payload.String("seven")},
-				payload.Entry{Key: payload.StrKey("on"), Value: payload.Bool(true)})),
-			payload.Public("tries", payload.Int(3)),
-			payload.Public("backoff", payload.List(payload.Int(1), payload.Int(5))),
-			payload.Public("timeout", payload.Int(20)),
-			payload.Public("retryUntil", payload.Int(4102444800)),
-			payload.Public("job", payload.Null()),
-			payload.Public("connection", payload.Null()),
-			payload.Public("queue", payload.String("reports")),
-			payload.Public("chainConnection", payload.Null()),
-			payload.Public("chainQueue", payload.Null()),
-			payload.Public("chainCatchCallbacks", payload.Null()),
-			payload.Public("delay", payload.Int(30)),
-			payload.Public("afterCommit", payload.Null()),
-			payload.Public("middleware", payload.List()),
-			payload.Public("chained", payload.List()),
+		cmd := phpserialize.Object(`App\Jobs\ReportJob`,
+			phpserialize.Public("reportId", phpserialize.Int(42)),
+			phpserialize.Public("tags", phpserialize.List(phpserialize.String("a"), phpserialize.String("b,c"))),
+			phpserialize.Public("title", phpserialize.String("Größe / 1")),
+			phpserialize.Public("ratio", phpserialize.Float(0.25)),
+			phpserialize.Public("filter", phpserialize.Array(
+				phpserialize.Entry{Key: phpserialize.IntKey(7), Value: phpserialize.String("seven")},
+				phpserialize.Entry{Key: phpserialize.StrKey("on"), Value: phpserialize.Bool(true)})),
+			phpserialize.Public("tries", phpserialize.Int(3)),
+			phpserialize.Public("backoff", phpserialize.List(phpserialize.Int(1), phpserialize.Int(5))),
+			phpserialize.Public("timeout", phpserialize.Int(20)),
+			phpserialize.Public("retryUntil", phpserialize.Int(4102444800)),
+			phpserialize.Public("job", phpserialize.Null()),
+			phpserialize.Public("connection", phpserialize.Null()),
+			phpserialize.Public("queue", phpserialize.String("reports")),
+			phpserialize.Public("chainConnection", phpserialize.Null()),
+			phpserialize.Public("chainQueue", phpserialize.Null()),
+			phpserialize.Public("chainCatchCallbacks", phpserialize.Null()),
+			phpserialize.Public("delay", phpserialize.Int(30)),
+			phpserialize.Public("afterCommit", phpserialize.Null()),
+			phpserialize.Public("middleware", phpserialize.List()),
+			phpserialize.Public("chained", phpserialize.List()),
 		)
 		want, err := payload.BuildObjectPayload(cmd, payload.BuildOptions{UUID: uuid})
 		if err != nil {

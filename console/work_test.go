@@ -19,6 +19,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 var (
@@ -73,9 +74,9 @@ func sqliteApp(t *testing.T) (dir string, q *laravel.Queue) {
 	return dir, q
 }
 
-func pushJob(t *testing.T, q *laravel.Queue, class string, props ...payload.Entry) string {
+func pushJob(t *testing.T, q *laravel.Queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
-	raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +100,8 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 	dir, q := sqliteApp(t)
 	script := filepath.Join(dir, "handler.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\ncat > "+dir+"/ran.$LARAWORKER_JOB_UUID\n"), 0o755)
-	pushJob(t, q, `App\Jobs\A`, payload.Public("n", payload.Int(1)))
-	pushJob(t, q, `App\Jobs\A`, payload.Public("n", payload.Int(2)))
+	pushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(1)))
+	pushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(2)))
 	pushJob(t, q, `App\Jobs\B`)
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
 		"--route", `App\Jobs\A=exec:`+script)

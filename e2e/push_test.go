@@ -9,6 +9,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // scalarsDefaults are ScalarsJob's constructor defaults, as JSON.
@@ -95,16 +96,16 @@ func testGoPushesPHPRuns(t *testing.T, s *suite) {
 // pushWithLibrary pushes a ScalarsJob the way a Go program would.
 func pushWithLibrary(t *testing.T, s *suite) string {
 	t.Helper()
-	cmd := payload.NewCommand(`App\Jobs\ScalarsJob`, []payload.Entry{
-		payload.Public("podcastId", payload.Int(8)),
-		payload.Public("negative", payload.Int(-1)),
-		payload.Public("ratio", payload.Float(0.5)),
-		payload.Public("huge", payload.Float(1e300)),
-		payload.Public("title", payload.String("library ✓")),
-		payload.Public("flag", payload.Bool(true)),
-		payload.Public("nothing", payload.Null()),
-		payload.Public("tags", payload.List(payload.String("a"))),
-		payload.Public("meta", payload.Array(payload.Entry{Key: payload.StrKey("k"), Value: payload.String("v")})),
+	cmd := payload.NewCommand(`App\Jobs\ScalarsJob`, []phpserialize.Entry{
+		phpserialize.Public("podcastId", phpserialize.Int(8)),
+		phpserialize.Public("negative", phpserialize.Int(-1)),
+		phpserialize.Public("ratio", phpserialize.Float(0.5)),
+		phpserialize.Public("huge", phpserialize.Float(1e300)),
+		phpserialize.Public("title", phpserialize.String("library ✓")),
+		phpserialize.Public("flag", phpserialize.Bool(true)),
+		phpserialize.Public("nothing", phpserialize.Null()),
+		phpserialize.Public("tags", phpserialize.List(phpserialize.String("a"))),
+		phpserialize.Public("meta", phpserialize.Array(phpserialize.Entry{Key: phpserialize.StrKey("k"), Value: phpserialize.String("v")})),
 	}, payload.Dispatch{})
 	raw, err := payload.BuildObjectPayload(cmd, payload.BuildOptions{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // ProcessPodcast mirrors the properties of the PHP class
@@ -25,9 +26,9 @@ func ExampleRegister() {
 
 	// What `ProcessPodcast::dispatch(42, 'Go gophers')` writes to the jobs
 	// table; the worker hands it to the handler.
-	job := dispatched(payload.Object(`App\Jobs\ProcessPodcast`,
-		payload.Public("podcastId", payload.Int(42)),
-		payload.Public("title", payload.String("Go gophers"))))
+	job := dispatched(phpserialize.Object(`App\Jobs\ProcessPodcast`,
+		phpserialize.Public("podcastId", phpserialize.Int(42)),
+		phpserialize.Public("title", phpserialize.String("Go gophers"))))
 	h, _ := reg.Lookup(job.DisplayName)
 	if err := h.Handle(context.Background(), job); err != nil {
 		fmt.Println("failed:", err)
@@ -52,7 +53,7 @@ func ExampleRegistry_Use() {
 		return nil
 	})
 
-	job := dispatched(payload.Object(`App\Jobs\SendInvoice`))
+	job := dispatched(phpserialize.Object(`App\Jobs\SendInvoice`))
 	h, _ := reg.Lookup(job.DisplayName)
 	_ = h.Handle(context.Background(), job)
 	// Output:
@@ -63,7 +64,7 @@ func ExampleRegistry_Use() {
 
 // dispatched is the job a worker would hand over for a command pushed as
 // Laravel's dispatch() pushes it, on its first attempt.
-func dispatched(command *payload.Value) *handlers.Job {
+func dispatched(command *phpserialize.Value) *handlers.Job {
 	raw, err := payload.BuildObjectPayload(command, payload.BuildOptions{})
 	if err != nil {
 		panic(err)

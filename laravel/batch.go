@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/laraworker/laraworker/internal/phpjson"
 )
 
 // Batch is one job_batches row.
@@ -204,7 +206,11 @@ func (q *Queue) updateBatch(ctx context.Context, batchID string,
 			return err
 		}
 		c, ids, finished := compute(b)
-		if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, phpJSONList(ids), batchID); err != nil {
+		failedIDs, err := phpjson.StringList(ids, 0)
+		if err != nil {
+			return fmt.Errorf("laravel: batch %s failed_job_ids: %w", batchID, err)
+		}
+		if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
 			return err
 		}
 		if finished {

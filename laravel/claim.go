@@ -14,19 +14,45 @@ type ClaimOptions struct {
 	// with LIKE, which is case-insensitive on MySQL (_ci collations) and
 	// SQLite (ASCII); handler lookup should therefore not depend on case.
 	DisplayNames []string
+	// ExcludeDisplayNames are classes never to claim (matched as
+	// DisplayNames are).
+	ExcludeDisplayNames []string
 	// ExcludeIDs are rows the caller gave back (Unreserve) and must not
 	// reserve again.
 	ExcludeIDs []int64
 }
 
-func (o ClaimOptions) patterns() []any {
+// filter renders the options into the statement's shape and the
+// arguments that follow queue, now and now - retry_after.
+func (o ClaimOptions) filter() (claimFilter, []any, error) {
+	names, err := likePatterns(o.DisplayNames)
+	if err != nil {
+		return claimFilter{}, nil, err
+	}
+	notNames, err := likePatterns(o.ExcludeDisplayNames)
+	if err != nil {
+		return claimFilter{}, nil, err
+	}
+	args := append(names, notNames...)
+	for _, id := range o.ExcludeIDs {
+		args = append(args, id)
+	}
+	return claimFilter{names: len(names), notNames: len(notNames), ids: len(o.ExcludeIDs)}, args, nil
+}
+
+// likePatterns are the LIKE patterns matching any of the display names.
+func likePatterns(displayNames []string) ([]any, error) {
 	var out []any
-	for _, n := range o.DisplayNames {
-		for _, p := range displayNamePatterns(n) {
+	for _, n := range displayNames {
+		pats, err := displayNamePatterns(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ClaimError is returned when reserving a selected row failed because of
@@ -74,15 +100,15 @@ func (q *Queue) Claim(ctx context.Context, queues []string, n int, opts ClaimOpt
 // CountClaimable counts the jobs a claim on these queues with these
 // options could reserve now, without locking or skipping any row.
 func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts ClaimOptions) (int64, error) {
-	patterns := opts.patterns()
-	query := q.st.countClaimable(len(patterns), len(opts.ExcludeIDs))
+	f, filterArgs, err := opts.filter()
+	if err != nil {
+		return 0, err
+	}
+	query := q.st.countClaimable(f)
 	var total int64
 	for _, name := range q.queueNames(queues) {
 		now := q.unixNow()
-		args := append([]any{name, now, now - int64(q.cfg.RetryAfter)}, patterns...)
-		for _, id := range opts.ExcludeIDs {
-			args = append(args, id)
-		}
+		args := append([]any{name, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
 		var n int64
 		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 			return 0, explainSetup(q.d, err)
@@ -109,16 +135,16 @@ func (q *Queue) queueNames(queues []string) []string {
 }
 
 func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]JobRow, error) {
-	patterns := opts.patterns()
-	query := q.st.claimSelectExcluding(limit, len(patterns), len(opts.ExcludeIDs))
+	f, filterArgs, err := opts.filter()
+	if err != nil {
+		return nil, err
+	}
+	query := q.st.claimSelectFiltered(limit, f)
 	var claimed []JobRow
-	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
+	err = q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
 		claimed = nil
 		now := q.unixNow()
-		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, patterns...)
-		for _, id := range opts.ExcludeIDs {
-			args = append(args, id)
-		}
+		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
 		jobs, err := queryJobs(ctx, tx, query, args...)
 		if err != nil || len(jobs) == 0 {
 			return err

@@ -3,6 +3,7 @@ package laravel
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -150,6 +151,20 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		jobs, err := e.q.Claim(e.ctx, []string{"default"}, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\UnderXScore`, `App\Jobs\NoHandler`}})
 		if err != nil || len(jobs) != 2 || jobs[0].ID != ids[`App\Jobs\UnderXScore`] || jobs[1].ID != ids[`App\Jobs\NoHandler`] {
 			t.Fatalf("batch filter: %+v %v", jobs, err)
+		}
+		// A name json_encode refuses (not UTF-8) cannot be in any payload:
+		// claims with it fail clearly instead of matching something else.
+		bad := ClaimOptions{DisplayNames: []string{`App\Jobs\Foo`, "App\\Jobs\\Caf\xe9"}}
+		if _, pats, err := bad.filter(); err == nil || pats != nil || !strings.Contains(err.Error(), "Malformed UTF-8") {
+			t.Fatalf("patterns of an invalid UTF-8 name: %q %v", pats, err)
+		}
+		if n, err := e.q.CountClaimable(e.ctx, []string{"default"}, bad); err == nil || !strings.Contains(err.Error(), `display name "App\\Jobs\\Caf\xe9"`) {
+			t.Fatalf("count with an invalid UTF-8 name: %d %v", n, err)
+		}
+		// Excluded classes are never claimed; the rest is.
+		jobs, err = e.q.Claim(e.ctx, []string{"default"}, 10, ClaimOptions{ExcludeDisplayNames: []string{`app\jobs\foo\Something`}})
+		if err != nil || len(jobs) != 0 {
+			t.Fatalf("exclusion: claimed %+v %v, want nothing (the only job left is excluded)", jobs, err)
 		}
 		// Without a filter the rest is claimable.
 		expect(claimAll(), ids[`app\jobs\foo\Something`])

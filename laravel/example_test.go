@@ -8,6 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // Push a job exactly as Laravel's dispatch() would, so `php artisan
@@ -36,8 +37,8 @@ func ExampleQueue_Push() {
 	}
 
 	// `new App\Jobs\ResizeImage(7)` as createObjectPayload writes it.
-	raw, err := payload.BuildObjectPayload(payload.Object(`App\Jobs\ResizeImage`,
-		payload.Public("imageId", payload.Int(7))), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\ResizeImage`,
+		phpserialize.Public("imageId", phpserialize.Int(7))), payload.BuildOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

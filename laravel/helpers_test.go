@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/phpjson"
 	"github.com/laraworker/laraworker/internal/testdsn"
 )
 
@@ -104,7 +105,10 @@ func forEachEngine(t *testing.T, fn func(t *testing.T, e *testEnv)) {
 
 // testPayload builds a payload shaped like Laravel's createObjectPayload.
 func testPayload(uuid, class string) []byte {
-	name := phpJSONString(class, true)
+	name, err := phpjson.String(class, phpjson.UnescapedUnicode)
+	if err != nil {
+		panic(err) // test classes are valid UTF-8
+	}
 	return []byte(`{"uuid":"` + uuid + `","displayName":` + name + `,"job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null,"data":{"commandName":` + name + `,"command":"O:8:\"stdClass\":0:{}"}}`)
 }
 

@@ -4,65 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/laraworker/laraworker/internal/phpjson"
 )
-
-// phpJSONString renders s the way PHP's json_encode renders a string:
-// '/' is escaped as '\/', control characters as \b \f \n \r \t or \u00xx
-// (lowercase hex). With unescapedUnicode (JSON_UNESCAPED_UNICODE, used by
-// Queue::createPayload) non-ASCII stays raw except U+2028/U+2029; without it
-// (queue:retry's re-encode, batches' failed_job_ids) every non-ASCII rune
-// becomes \uxxxx, astral runes as surrogate pairs.
-func phpJSONString(s string, unescapedUnicode bool) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '/':
-			b.WriteString(`\/`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			switch {
-			case r < 0x20:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			case r < 0x80:
-				b.WriteRune(r)
-			case unescapedUnicode && r != 0x2028 && r != 0x2029:
-				b.WriteRune(r)
-			case r > 0xffff:
-				hi, lo := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
-			default:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// phpJSONList is json_encode() of a PHP list of strings: ["a","b"] or [].
-func phpJSONList(items []string) string {
-	parts := make([]string, len(items))
-	for i, it := range items {
-		parts[i] = phpJSONString(it, false)
-	}
-	return "[" + strings.Join(parts, ",") + "]"
-}
 
 // decodePHPList reads a JSON list of strings as PHP's json_decode(..., true)
 // would see it; a JSON object (what json_encode makes of a non-list array)
@@ -183,12 +128,21 @@ func likeEscapeString(s string) string {
 // matching App\Jobs\FooBar. Two encodings are covered: Laravel's dispatch
 // (JSON_UNESCAPED_UNICODE) and queue:retry's re-encode (\u escapes); they
 // differ only for non-ASCII names.
-func displayNamePatterns(name string) []string {
-	raw := `"displayName":` + phpJSONString(name, true)
-	esc := `"displayName":` + phpJSONString(name, false)
-	pats := []string{"%" + likeEscapeString(raw) + "%"}
-	if esc != raw {
-		pats = append(pats, "%"+likeEscapeString(esc)+"%")
+//
+// A name that is not valid UTF-8 is an error: json_encode refuses it, so no
+// payload can carry it.
+func displayNamePatterns(name string) ([]string, error) {
+	raw, err := phpjson.String(name, phpjson.UnescapedUnicode)
+	if err != nil {
+		return nil, fmt.Errorf("laravel: display name %q: %w", name, err)
 	}
-	return pats
+	esc, err := phpjson.String(name, 0)
+	if err != nil {
+		return nil, fmt.Errorf("laravel: display name %q: %w", name, err)
+	}
+	pats := []string{"%" + likeEscapeString(`"displayName":`+raw) + "%"}
+	if esc != raw {
+		pats = append(pats, "%"+likeEscapeString(`"displayName":`+esc)+"%")
+	}
+	return pats, nil
 }

@@ -36,16 +36,25 @@ func placeholders(n int) string {
 // of backslashes we would otherwise have to double.
 const likeEscape = '!'
 
+// claimFilter is the shape of a claim's optional restrictions: how many
+// displayName patterns to match, how many not to match, how many ids to
+// skip.
+type claimFilter struct {
+	names, notNames, ids int
+}
+
 // claimSelect is Laravel's getNextAvailableJob query with `limit` and an
 // optional displayName filter (nFilters alternatives).
 func (s statements) claimSelect(limit, nFilters int) string {
-	return s.claimSelectExcluding(limit, nFilters, 0)
+	return s.claimSelectFiltered(limit, claimFilter{names: nFilters})
 }
 
-// claimSelectExcluding adds `id not in (...)` for nExcluded ids: rows a
-// worker gave back to PHP and must not reserve again.
-func (s statements) claimSelectExcluding(limit, nFilters, nExcluded int) string {
-	b := "select * from " + s.claimableWhere(nFilters, nExcluded)
+// claimSelectFiltered adds the filter: displayName patterns that must
+// match, patterns that must not (classes the worker stopped claiming), and
+// `id not in (...)` for rows a worker gave back to PHP and must not
+// reserve again.
+func (s statements) claimSelectFiltered(limit int, f claimFilter) string {
+	b := "select * from " + s.claimableWhere(f)
 	b += fmt.Sprintf(" order by %s asc limit %d", s.q("id"), limit)
 	if s.lock != "" {
 		b += " " + s.lock
@@ -53,29 +62,37 @@ func (s statements) claimSelectExcluding(limit, nFilters, nExcluded int) string 
 	return s.sql(b)
 }
 
-// countClaimable counts what claimSelectExcluding could return, reading
+// countClaimable counts what claimSelectFiltered could return, reading
 // without locks: a claim with SKIP LOCKED that comes back empty does not
 // prove the queue is empty.
-func (s statements) countClaimable(nFilters, nExcluded int) string {
-	return s.sql("select count(*) from " + s.claimableWhere(nFilters, nExcluded))
+func (s statements) countClaimable(f claimFilter) string {
+	return s.sql("select count(*) from " + s.claimableWhere(f))
 }
 
 // claimableWhere is the table and where clause shared by the claim and its
 // count.
-func (s statements) claimableWhere(nFilters, nExcluded int) string {
+func (s statements) claimableWhere(f claimFilter) string {
 	b := fmt.Sprintf("%s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
 		s.q(s.t.Jobs), s.q("queue"), s.q("reserved_at"), s.q("available_at"), s.q("reserved_at"))
-	if nFilters > 0 {
-		alts := make([]string, nFilters)
-		for i := range alts {
-			alts[i] = fmt.Sprintf("%s like ? escape '%c'", s.q("payload"), likeEscape)
-		}
-		b += " and (" + strings.Join(alts, " or ") + ")"
+	if f.names > 0 {
+		b += " and (" + s.payloadLikes(f.names) + ")"
 	}
-	if nExcluded > 0 {
-		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(nExcluded))
+	if f.notNames > 0 {
+		b += " and not (" + s.payloadLikes(f.notNames) + ")"
+	}
+	if f.ids > 0 {
+		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(f.ids))
 	}
 	return b
+}
+
+// payloadLikes is n `payload like ?` alternatives.
+func (s statements) payloadLikes(n int) string {
+	alts := make([]string, n)
+	for i := range alts {
+		alts[i] = fmt.Sprintf("%s like ? escape '%c'", s.q("payload"), likeEscape)
+	}
+	return strings.Join(alts, " or ")
 }
 
 // markReserved is Laravel's markJobAsReserved: attempts computed by the
@@ -243,8 +260,9 @@ func (s statements) catalogue() []namedStatement {
 		{"claim one: reserve", "attempts = fetched attempts + 1, computed in Go as Laravel does", s.markReserved()},
 		{"claim one, displayName filter (2 names)", "bindings: ..., `%\"displayName\":\"App\\\\Jobs\\\\X\"%` per name (LIKE-escaped with !)", s.claimSelect(1, 2)},
 		{"claim batch (N=10): select", "", s.claimSelect(10, 0)},
-		{"claim batch excluding 2 ids given back to PHP", "", s.claimSelectExcluding(10, 0, 2)},
-		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(1, 0)},
+		{"claim batch excluding 2 ids given back to PHP", "", s.claimSelectFiltered(10, claimFilter{ids: 2})},
+		{"claim batch of every class but one (a class stopped by a configuration problem)", "", s.claimSelectFiltered(10, claimFilter{notNames: 1})},
+		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(claimFilter{names: 1})},
 		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
 		{"delete (Laravel deleteReserved tx): lock", "", s.findForUpdate()},
 		{"delete: delete", "also the plain one-statement delete", s.deleteJob()},

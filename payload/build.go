@@ -7,6 +7,9 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/phpjson"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // Shape selects which keys a built payload carries, after the Laravel
@@ -46,11 +49,11 @@ type BuildOptions struct {
 // as `$job->tries ?? null` does. Values PHP computes from methods (tries(),
 // backoff(), retryUntil(), displayName()) cannot be known here: set the
 // matching properties on the object instead.
-func BuildObjectPayload(cmd *Value, o BuildOptions) ([]byte, error) {
-	if cmd == nil || cmd.Kind != KindObject {
+func BuildObjectPayload(cmd *phpserialize.Value, o BuildOptions) ([]byte, error) {
+	if cmd == nil || cmd.Kind != phpserialize.KindObject {
 		return nil, errors.New("payload: a job command must be an object")
 	}
-	serialized, err := Serialize(cmd)
+	serialized, err := phpserialize.Serialize(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func NewUUID() (string, error) {
 
 // publicProp returns a public property's value, nil when absent: PHP's
 // `$job->prop ?? null` from outside the class sees only public ones.
-func publicProp(obj *Value, name string) *Value {
+func publicProp(obj *phpserialize.Value, name string) *phpserialize.Value {
 	for _, e := range obj.Entries {
 		if !e.Key.IsInt && e.Key.Str == name {
 			return e.Value.Deref()
@@ -125,9 +128,9 @@ func publicProp(obj *Value, name string) *Value {
 	return nil
 }
 
-func orFalse(v *Value) *Value {
-	if v == nil || v.Kind == KindNull {
-		return Bool(false)
+func orFalse(v *phpserialize.Value) *phpserialize.Value {
+	if v == nil || v.Kind == phpserialize.KindNull {
+		return phpserialize.Bool(false)
 	}
 	return v
 }
@@ -156,7 +159,7 @@ func (w *jsonWriter) str(s string) *jsonWriter {
 	if w.err != nil {
 		return w
 	}
-	w.buf, w.err = appendPHPString(w.buf, []byte(s), true)
+	w.buf, w.err = phpjson.AppendString(w.buf, s, phpjson.UnescapedUnicode)
 	return w
 }
 
@@ -166,7 +169,7 @@ func (w *jsonWriter) int(n int64) *jsonWriter {
 }
 
 // value writes a PHP value as json_encode does (null for absent).
-func (w *jsonWriter) value(v *Value) *jsonWriter {
+func (w *jsonWriter) value(v *phpserialize.Value) *jsonWriter {
 	if w.err != nil {
 		return w
 	}
@@ -176,12 +179,12 @@ func (w *jsonWriter) value(v *Value) *jsonWriter {
 
 // backoff joins an array backoff with "," as getJobBackoff does; DateTimes
 // become the seconds until them.
-func (w *jsonWriter) backoff(v *Value, now time.Time) *jsonWriter {
-	if v == nil || v.Kind == KindNull {
+func (w *jsonWriter) backoff(v *phpserialize.Value, now time.Time) *jsonWriter {
+	if v == nil || v.Kind == phpserialize.KindNull {
 		return w.raw("null")
 	}
-	items := []*Value{v}
-	if v.Kind == KindArray {
+	items := []*phpserialize.Value{v}
+	if v.Kind == phpserialize.KindArray {
 		items = listValues(v)
 	}
 	joined := make([]byte, 0, 16)
@@ -194,20 +197,20 @@ func (w *jsonWriter) backoff(v *Value, now time.Time) *jsonWriter {
 	return w.str(string(joined))
 }
 
-func backoffText(v *Value, now time.Time) string {
+func backoffText(v *phpserialize.Value, now time.Time) string {
 	if IsDate(v) {
-		if t, err := Time(v); err == nil {
+		if t, err := phpserialize.Time(v); err == nil {
 			return strconv.FormatInt(max(0, int64(math.Ceil(t.Sub(now).Seconds()))), 10)
 		}
 	}
 	switch v.Kind {
-	case KindInt:
+	case phpserialize.KindInt:
 		return strconv.FormatInt(v.Int, 10)
-	case KindString:
+	case phpserialize.KindString:
 		return string(v.Str)
-	case KindFloat:
-		return string(appendFloatPHP(nil, v.Float))
-	case KindBool:
+	case phpserialize.KindFloat:
+		return string(phpserialize.AppendPHPFloat(nil, v.Float))
+	case phpserialize.KindBool:
 		if v.Bool {
 			return "1"
 		}
@@ -216,9 +219,9 @@ func backoffText(v *Value, now time.Time) string {
 }
 
 // timestamp writes retryUntil: a DateTime as its Unix time, else the value.
-func (w *jsonWriter) timestamp(v *Value) *jsonWriter {
+func (w *jsonWriter) timestamp(v *phpserialize.Value) *jsonWriter {
 	if IsDate(v) {
-		t, err := Time(v)
+		t, err := phpserialize.Time(v)
 		if err != nil {
 			w.err = err
 			return w
@@ -228,7 +231,7 @@ func (w *jsonWriter) timestamp(v *Value) *jsonWriter {
 	return w.value(v)
 }
 
-func appendValueJSON(dst []byte, v *Value, depth int) ([]byte, error) {
+func appendValueJSON(dst []byte, v *phpserialize.Value, depth int) ([]byte, error) {
 	if depth > 512 {
 		return nil, errors.New("payload: value nested too deeply for JSON")
 	}
@@ -237,23 +240,23 @@ func appendValueJSON(dst []byte, v *Value, depth int) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	switch v.Kind {
-	case KindNull:
+	case phpserialize.KindNull:
 		return append(dst, "null"...), nil
-	case KindBool:
+	case phpserialize.KindBool:
 		return strconv.AppendBool(dst, v.Bool), nil
-	case KindInt:
+	case phpserialize.KindInt:
 		return strconv.AppendInt(dst, v.Int, 10), nil
-	case KindFloat:
-		return appendPHPFloat(dst, v.Float)
-	case KindString:
-		return appendPHPString(dst, v.Str, true)
-	case KindArray:
+	case phpserialize.KindFloat:
+		return phpjson.AppendFloat(dst, v.Float)
+	case phpserialize.KindString:
+		return phpjson.AppendString(dst, string(v.Str), phpjson.UnescapedUnicode)
+	case phpserialize.KindArray:
 		return appendArrayJSON(dst, v, depth)
 	}
 	return nil, fmt.Errorf("payload: cannot write %s as a payload value", describe(v))
 }
 
-func appendArrayJSON(dst []byte, v *Value, depth int) ([]byte, error) {
+func appendArrayJSON(dst []byte, v *phpserialize.Value, depth int) ([]byte, error) {
 	isList := v.IsList()
 	open, close := byte('{'), byte('}')
 	if isList {
@@ -266,7 +269,7 @@ func appendArrayJSON(dst []byte, v *Value, depth int) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		if !isList {
-			if dst, err = appendPHPString(dst, []byte(e.Key.String()), true); err != nil {
+			if dst, err = phpjson.AppendString(dst, e.Key.String(), phpjson.UnescapedUnicode); err != nil {
 				return nil, err
 			}
 			dst = append(dst, ':')

@@ -3,6 +3,8 @@ package payload
 import (
 	"errors"
 	"fmt"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // ErrChainEnd is returned by NextInChain when no links are left.
@@ -25,20 +27,20 @@ func NextInChain(cur *Command) (*Command, error) {
 	if len(links) == 0 {
 		return nil, ErrChainEnd
 	}
-	if links[0].Kind != KindString {
+	if links[0].Kind != phpserialize.KindString {
 		return nil, fmt.Errorf("payload: chained[0] is %s, want a serialized job", describe(links[0]))
 	}
 	next, err := ParseCommand(links[0].Str)
 	if err != nil {
 		return nil, fmt.Errorf("payload: chained[0]: %w", err)
 	}
-	rest := make([]*Value, 0, len(links)-1)
+	rest := make([]*phpserialize.Value, 0, len(links)-1)
 	for _, l := range links[1:] {
-		rest = append(rest, Bytes(append([]byte(nil), l.Str...)))
+		rest = append(rest, phpserialize.Bytes(append([]byte(nil), l.Str...)))
 	}
 	chainConn := copyProp(cur.Object, "chainConnection")
 	chainQueue := copyProp(cur.Object, "chainQueue")
-	setQueueable(next.Object, "chained", List(rest...), true)
+	setQueueable(next.Object, "chained", phpserialize.List(rest...), true)
 	setQueueable(next.Object, "connection", orElse(copyProp(next.Object, "connection"), chainConn), false)
 	setQueueable(next.Object, "queue", orElse(copyProp(next.Object, "queue"), chainQueue), false)
 	setQueueable(next.Object, "chainConnection", chainConn, false)
@@ -48,27 +50,27 @@ func NextInChain(cur *Command) (*Command, error) {
 }
 
 // orElse is PHP's `$a ?: $b` for the string-or-null queue properties.
-func orElse(a, b *Value) *Value {
-	if a == nil || a.Kind == KindNull || (a.Kind == KindString && (len(a.Str) == 0 || string(a.Str) == "0")) {
+func orElse(a, b *phpserialize.Value) *phpserialize.Value {
+	if a == nil || a.Kind == phpserialize.KindNull || (a.Kind == phpserialize.KindString && (len(a.Str) == 0 || string(a.Str) == "0")) {
 		return b
 	}
 	return a
 }
 
 // copyProp returns a deep copy of a public property, or null when absent.
-func copyProp(obj *Value, name string) *Value {
+func copyProp(obj *phpserialize.Value, name string) *phpserialize.Value {
 	v := publicProp(obj, name)
 	if v == nil {
-		return Null()
+		return phpserialize.Null()
 	}
-	return DeepCopy(v)
+	return phpserialize.DeepCopy(v)
 }
 
 // setQueueable sets a Queueable property. A property that is present is
 // replaced in place. An absent one was omitted because it held its default
 // (9.4+), so it stays absent when the new value is the default again, and
 // otherwise goes where PHP's declaration order puts it.
-func setQueueable(obj *Value, name string, v *Value, defaultIsEmptyArray bool) {
+func setQueueable(obj *phpserialize.Value, name string, v *phpserialize.Value, defaultIsEmptyArray bool) {
 	for i := range obj.Entries {
 		if !obj.Entries[i].Key.IsInt && obj.Entries[i].Key.Str == name {
 			obj.Entries[i].Value = v
@@ -79,21 +81,21 @@ func setQueueable(obj *Value, name string, v *Value, defaultIsEmptyArray bool) {
 		return
 	}
 	at := insertionPoint(obj, name)
-	obj.Entries = append(obj.Entries, Entry{})
+	obj.Entries = append(obj.Entries, phpserialize.Entry{})
 	copy(obj.Entries[at+1:], obj.Entries[at:])
-	obj.Entries[at] = Entry{Key: StrKey(name), Value: v}
+	obj.Entries[at] = phpserialize.Entry{Key: phpserialize.StrKey(name), Value: v}
 }
 
-func isDefault(v *Value, emptyArray bool) bool {
+func isDefault(v *phpserialize.Value, emptyArray bool) bool {
 	if emptyArray {
-		return v.Kind == KindArray && len(v.Entries) == 0
+		return v.Kind == phpserialize.KindArray && len(v.Entries) == 0
 	}
-	return v.Kind == KindNull
+	return v.Kind == phpserialize.KindNull
 }
 
 // insertionPoint finds where name goes among the Queueable properties the
 // object has, using whichever declaration order matches what is present.
-func insertionPoint(obj *Value, name string) int {
+func insertionPoint(obj *phpserialize.Value, name string) int {
 	order := queueableOrder[0]
 	if precedes(obj, "delay", "chainConnection") || precedes(obj, "chained", "chainQueue") {
 		order = queueableOrder[1]
@@ -116,7 +118,7 @@ func insertionPoint(obj *Value, name string) int {
 	return len(obj.Entries)
 }
 
-func precedes(obj *Value, a, b string) bool {
+func precedes(obj *phpserialize.Value, a, b string) bool {
 	ia, ib := -1, -1
 	for i, e := range obj.Entries {
 		switch e.Key.Str {
@@ -136,38 +138,4 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
-}
-
-// DeepCopy copies a value tree; references inside it point into the copy,
-// references to values outside it keep pointing there.
-func DeepCopy(v *Value) *Value {
-	copies := map[*Value]*Value{}
-	var cp func(*Value) *Value
-	cp = func(v *Value) *Value {
-		if v == nil {
-			return nil
-		}
-		if c, ok := copies[v]; ok {
-			return c
-		}
-		c := &Value{Kind: v.Kind, Bool: v.Bool, Int: v.Int, Float: v.Float, Class: v.Class, Case: v.Case, Target: v.Target}
-		copies[v] = c
-		if v.Str != nil {
-			c.Str = append([]byte(nil), v.Str...)
-		}
-		if v.Entries != nil {
-			c.Entries = make([]Entry, len(v.Entries))
-			for i, e := range v.Entries {
-				c.Entries[i] = Entry{Key: e.Key, Value: cp(e.Value)}
-			}
-		}
-		return c
-	}
-	root := cp(v)
-	for _, c := range copies {
-		if t, ok := copies[c.Target]; ok {
-			c.Target = t
-		}
-	}
-	return root
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // ErrEncrypted is returned when a command is encrypted and no key was given.
@@ -13,7 +15,7 @@ var ErrEncrypted = errors.New("payload: the command is encrypted (ShouldBeEncryp
 type Command struct {
 	// Object is the decoded object tree; edit it and call Serialize to
 	// write it back.
-	Object *Value
+	Object *phpserialize.Value
 	// Encrypted says the command was stored encrypted.
 	Encrypted bool
 }
@@ -59,11 +61,11 @@ func quoteOrEmpty(s string) string {
 
 // ParseCommand unserializes a command, which must be an object.
 func ParseCommand(serialized []byte) (*Command, error) {
-	v, err := Unserialize(serialized)
+	v, err := phpserialize.Unserialize(serialized)
 	if err != nil {
 		return nil, err
 	}
-	if v.Kind != KindObject {
+	if v.Kind != phpserialize.KindObject {
 		return nil, fmt.Errorf("%w (it is %s)", errNotObject, describe(v))
 	}
 	return &Command{Object: v}, nil
@@ -73,11 +75,12 @@ func ParseCommand(serialized []byte) (*Command, error) {
 func (c *Command) Class() string { return c.Object.Class }
 
 // Serialize writes the command back as PHP would.
-func (c *Command) Serialize() ([]byte, error) { return Serialize(c.Object) }
+func (c *Command) Serialize() ([]byte, error) { return phpserialize.Serialize(c.Object) }
 
 // Decode fills out (a pointer to a struct with `php:"name"` tags) from the
-// command's properties.
-func (c *Command) Decode(out any) error { return Decode(c.Object, out) }
+// command's properties, by phpserialize.Decode's rules; ModelIdentifier,
+// Closure and phpserialize.EnumCase fields read themselves.
+func (c *Command) Decode(out any) error { return phpserialize.Decode(c.Object, out) }
 
 // Queueable holds the properties Laravel's Bus\Queueable trait adds to every
 // queued job. A nil field means the property was absent (9.4+ omits
@@ -88,11 +91,11 @@ type Queueable struct {
 	ChainConnection *string
 	ChainQueue      *string
 	// ChainCatchCallbacks are PHP closures; Go cannot run them.
-	ChainCatchCallbacks []*Value
+	ChainCatchCallbacks []*phpserialize.Value
 	// Delay is an int of seconds, a DateTime or a DateInterval, as set.
-	Delay       *Value
+	Delay       *phpserialize.Value
 	AfterCommit *bool
-	Middleware  []*Value
+	Middleware  []*phpserialize.Value
 	// Chained holds the remaining links, each a serialized command.
 	Chained []string
 	BatchID *string
@@ -108,27 +111,27 @@ func (c *Command) Queueable() Queueable {
 		ChainQueue:      optionalString(o, "chainQueue"),
 		BatchID:         optionalString(o, "batchId"),
 	}
-	if d := optionalProp(o, "delay"); d != nil && d.Kind != KindNull {
+	if d := optionalProp(o, "delay"); d != nil && d.Kind != phpserialize.KindNull {
 		q.Delay = d
 	}
-	if b := optionalProp(o, "afterCommit"); b != nil && b.Kind == KindBool {
+	if b := optionalProp(o, "afterCommit"); b != nil && b.Kind == phpserialize.KindBool {
 		q.AfterCommit = &b.Bool
 	}
 	q.ChainCatchCallbacks = listValues(optionalProp(o, "chainCatchCallbacks"))
 	q.Middleware = listValues(optionalProp(o, "middleware"))
 	for _, v := range listValues(optionalProp(o, "chained")) {
-		if v.Kind == KindString {
+		if v.Kind == phpserialize.KindString {
 			q.Chained = append(q.Chained, string(v.Str))
 		}
 	}
 	return q
 }
 
-func listValues(v *Value) []*Value {
-	if v == nil || v.Kind != KindArray {
+func listValues(v *phpserialize.Value) []*phpserialize.Value {
+	if v == nil || v.Kind != phpserialize.KindArray {
 		return nil
 	}
-	out := make([]*Value, 0, len(v.Entries))
+	out := make([]*phpserialize.Value, 0, len(v.Entries))
 	for _, e := range v.Entries {
 		out = append(out, e.Value.Deref())
 	}
@@ -146,9 +149,9 @@ type ModelAt struct {
 // stand-ins for Eloquent models and collections), depth first.
 func (c *Command) Models() []ModelAt {
 	var out []ModelAt
-	seen := map[*Value]bool{}
-	var walk func(path string, v *Value)
-	walk = func(path string, v *Value) {
+	seen := map[*phpserialize.Value]bool{}
+	var walk func(path string, v *phpserialize.Value)
+	walk = func(path string, v *phpserialize.Value) {
 		v = v.Deref()
 		if v == nil || seen[v] {
 			return
@@ -161,19 +164,19 @@ func (c *Command) Models() []ModelAt {
 			}
 			return
 		}
-		if v.Kind != KindArray && v.Kind != KindObject {
+		if v.Kind != phpserialize.KindArray && v.Kind != phpserialize.KindObject {
 			return
 		}
 		for _, e := range v.Entries {
-			_, _, name := SplitPropertyName(e.Key.String())
-			if v.Kind == KindArray {
+			_, _, name := phpserialize.SplitPropertyName(e.Key.String())
+			if v.Kind == phpserialize.KindArray {
 				name = e.Key.String()
 			}
 			walk(joinPath(path, name), e.Value)
 		}
 	}
 	for _, e := range c.Object.Entries {
-		_, _, name := SplitPropertyName(e.Key.String())
+		_, _, name := phpserialize.SplitPropertyName(e.Key.String())
 		walk(name, e.Value)
 	}
 	return out
@@ -189,9 +192,9 @@ func joinPath(base, name string) string {
 // HasClosures reports whether the command holds PHP closures anywhere (a
 // queued closure, chain catch callbacks, closures in properties).
 func (c *Command) HasClosures() bool {
-	seen := map[*Value]bool{}
-	var walk func(v *Value) bool
-	walk = func(v *Value) bool {
+	seen := map[*phpserialize.Value]bool{}
+	var walk func(v *phpserialize.Value) bool
+	walk = func(v *phpserialize.Value) bool {
 		v = v.Deref()
 		if v == nil || seen[v] {
 			return false

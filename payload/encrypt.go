@@ -42,6 +42,8 @@ var (
 )
 
 // ErrMissingAppKey carries MissingAppKeyException's default message.
+//
+//lint:ignore ST1005 Laravel's MissingAppKeyException text, verbatim
 var ErrMissingAppKey = errors.New("No application encryption key has been specified.")
 
 type encCipherSpec struct {

@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // The fixtures in testdata/payloads were written by real Laravel 8.83
@@ -253,7 +256,7 @@ func mustKey(t *testing.T, s string) []byte {
 
 // checkProperties compares a command's properties with the manifest's
 // JSON rendering of what PHP unserialized.
-func checkProperties(t *testing.T, obj *Value, want json.RawMessage) {
+func checkProperties(t *testing.T, obj *phpserialize.Value, want json.RawMessage) {
 	t.Helper()
 	if len(want) == 0 {
 		return
@@ -277,10 +280,10 @@ func checkProperties(t *testing.T, obj *Value, want json.RawMessage) {
 	}
 }
 
-func checkVisibility(t *testing.T, obj *Value, name, want string) {
+func checkVisibility(t *testing.T, obj *phpserialize.Value, name, want string) {
 	t.Helper()
 	for _, e := range obj.Entries {
-		vis, _, short := SplitPropertyName(e.Key.Str)
+		vis, _, short := phpserialize.SplitPropertyName(e.Key.Str)
 		if short == name && vis.String() == want {
 			return
 		}
@@ -289,25 +292,25 @@ func checkVisibility(t *testing.T, obj *Value, name, want string) {
 }
 
 // manifestForm renders a value the way the fixture generator wrote it.
-func manifestForm(v *Value, depth int) any {
+func manifestForm(v *phpserialize.Value, depth int) any {
 	v = v.Deref()
 	if depth > 50 {
 		return "too deep"
 	}
 	switch v.Kind {
-	case KindNull:
+	case phpserialize.KindNull:
 		return nil
-	case KindBool:
+	case phpserialize.KindBool:
 		return v.Bool
-	case KindInt:
+	case phpserialize.KindInt:
 		return v.Int
-	case KindFloat:
+	case phpserialize.KindFloat:
 		return v.Float
-	case KindString:
+	case phpserialize.KindString:
 		return string(v.Str)
-	case KindEnum:
+	case phpserialize.KindEnum:
 		return map[string]any{"$enum": v.Class + "::" + v.Case}
-	case KindArray:
+	case phpserialize.KindArray:
 		if v.IsList() {
 			out := []any{}
 			for _, e := range v.Entries {
@@ -320,10 +323,10 @@ func manifestForm(v *Value, depth int) any {
 			out[e.Key.String()] = manifestForm(e.Value, depth+1)
 		}
 		return out
-	case KindObject:
+	case phpserialize.KindObject:
 		out := map[string]any{"$class": v.Class}
 		for _, e := range v.Entries {
-			_, _, short := SplitPropertyName(e.Key.Str)
+			_, _, short := phpserialize.SplitPropertyName(e.Key.Str)
 			out[short] = manifestForm(e.Value, depth+1)
 		}
 		return out
@@ -429,9 +432,19 @@ func TestBuildObjectPayloadMatchesPHP(t *testing.T) {
 	}
 }
 
+// TestBuildObjectPayloadRefusesInvalidUTF8: PHP's createPayload cannot
+// json_encode a command holding bytes that are not UTF-8 (error 5), and
+// neither can Go; the error says why.
+func TestBuildObjectPayloadRefusesInvalidUTF8(t *testing.T) {
+	cmd := phpserialize.Object(`App\Jobs\Raw`, phpserialize.Public("blob", phpserialize.Bytes([]byte{'a', 0xff})))
+	if raw, err := BuildObjectPayload(cmd, BuildOptions{}); !errors.Is(err, ErrMalformedUTF8) {
+		t.Fatalf("got %s, %v; want ErrMalformedUTF8", raw, err)
+	}
+}
+
 func TestBuildObjectPayloadShapes(t *testing.T) {
-	cmd := Object(`App\Jobs\Ünicode`, Public("tries", Int(3)), Public("backoff", List(Int(1), Int(5))),
-		Public("batchId", String("b-1")))
+	cmd := phpserialize.Object(`App\Jobs\Ünicode`, phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.List(phpserialize.Int(1), phpserialize.Int(5))),
+		phpserialize.Public("batchId", phpserialize.String("b-1")))
 	for _, c := range []struct {
 		shape Shape
 		keys  string
@@ -505,7 +518,7 @@ func TestModelsDatesAndEnums(t *testing.T) {
 	for _, e := range cmd.Object.Entries {
 		v := e.Value.Deref()
 		if IsDate(v) {
-			tm, err := Time(v)
+			tm, err := phpserialize.Time(v)
 			if err != nil {
 				t.Errorf("%q: %v", e.Key.Str, err)
 			}
@@ -514,8 +527,8 @@ func TestModelsDatesAndEnums(t *testing.T) {
 			}
 			dates++
 		}
-		if v.Kind == KindEnum {
-			var ec EnumCase
+		if v.Kind == phpserialize.KindEnum {
+			var ec phpserialize.EnumCase
 			if err := ec.DecodePHP(v); err != nil || ec.Case == "" {
 				t.Errorf("enum %q: %v", e.Key.Str, err)
 			}

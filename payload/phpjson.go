@@ -5,100 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/laraworker/laraworker/internal/phpjson"
 )
 
-// PHP's json_encode differs from encoding/json: it escapes "/" as "\/",
-// writes control characters as lowercase \u00xx, leaves <, > and & alone,
-// and (without JSON_UNESCAPED_UNICODE) writes every non-ASCII character as
-// \uxxxx UTF-16 units. Laravel relies on these bytes: payloads are compared,
-// searched with LIKE and written back, so Go must produce the same ones.
-
-// ErrMalformedUTF8 is json_encode's error 5.
-var ErrMalformedUTF8 = errors.New("Malformed UTF-8 characters, possibly incorrectly encoded")
-
-// appendPHPString appends s as json_encode would. unescapedUnicode mirrors
-// JSON_UNESCAPED_UNICODE (U+2028 and U+2029 are still escaped, as PHP does
-// without JSON_UNESCAPED_LINE_TERMINATORS).
-func appendPHPString(dst []byte, s []byte, unescapedUnicode bool) ([]byte, error) {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			dst = appendASCII(dst, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return nil, ErrMalformedUTF8
-		}
-		if unescapedUnicode && r != '\u2028' && r != '\u2029' {
-			dst = append(dst, s[i:i+size]...)
-		} else {
-			dst = appendUnicodeEscape(dst, r)
-		}
-		i += size
-	}
-	return append(dst, '"'), nil
-}
-
-func appendASCII(dst []byte, c byte) []byte {
-	switch c {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '/':
-		return append(dst, '\\', '/')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	}
-	if c < 0x20 {
-		return appendU4(dst, rune(c))
-	}
-	return append(dst, c)
-}
-
-func appendUnicodeEscape(dst []byte, r rune) []byte {
-	if r >= 0x10000 {
-		hi, lo := utf16.EncodeRune(r)
-		return appendU4(appendU4(dst, hi), lo)
-	}
-	return appendU4(dst, r)
-}
-
-func appendU4(dst []byte, r rune) []byte {
-	const hex = "0123456789abcdef"
-	return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-}
-
-// appendPHPFloat appends a float as json_encode does (serialize_precision
-// -1): serialize()'s digits with a lowercase e ("1.0e+17", "1", "-0").
-func appendPHPFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, errors.New("Inf and NaN cannot be JSON encoded")
-	}
-	start := len(dst)
-	dst = appendFloatPHP(dst, f)
-	for i := start; i < len(dst); i++ {
-		if dst[i] == 'E' {
-			dst[i] = 'e'
-		}
-	}
-	return dst, nil
-}
+// ErrMalformedUTF8 is json_encode's error for a string that is not valid
+// UTF-8; BuildObjectPayload fails with it where PHP's dispatch would.
+var ErrMalformedUTF8 = phpjson.ErrMalformedUTF8
 
 // jsonNode is a JSON document decoded with its key order kept, as PHP's
 // json_decode($raw, true) sees it.
@@ -202,7 +116,7 @@ func (n *jsonNode) get(key string) *jsonNode {
 // encodePHP writes the node as json_encode($decoded) would after PHP's
 // json_decode($raw, true): objects become arrays, so an empty object comes
 // out as [] and an object whose keys are 0..n-1 comes out as a list.
-func (n *jsonNode) encodePHP(dst []byte, unescapedUnicode bool) ([]byte, error) {
+func (n *jsonNode) encodePHP(dst []byte, flags phpjson.Flags) ([]byte, error) {
 	var err error
 	switch n.kind {
 	case 'z':
@@ -210,39 +124,39 @@ func (n *jsonNode) encodePHP(dst []byte, unescapedUnicode bool) ([]byte, error) 
 	case 'b':
 		return strconv.AppendBool(dst, n.truthy), nil
 	case 's':
-		return appendPHPString(dst, []byte(n.str), unescapedUnicode)
+		return phpjson.AppendString(dst, n.str, flags)
 	case 'n':
 		return appendPHPNumber(dst, n.num)
 	case 'a':
-		return encodeList(dst, n.vals, unescapedUnicode)
+		return encodeList(dst, n.vals, flags)
 	}
 	if n.isPHPList() {
-		return encodeList(dst, n.vals, unescapedUnicode)
+		return encodeList(dst, n.vals, flags)
 	}
 	dst = append(dst, '{')
 	for i, k := range n.keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = appendPHPString(dst, []byte(k), unescapedUnicode); err != nil {
+		if dst, err = phpjson.AppendString(dst, k, flags); err != nil {
 			return nil, err
 		}
 		dst = append(dst, ':')
-		if dst, err = n.vals[i].encodePHP(dst, unescapedUnicode); err != nil {
+		if dst, err = n.vals[i].encodePHP(dst, flags); err != nil {
 			return nil, err
 		}
 	}
 	return append(dst, '}'), nil
 }
 
-func encodeList(dst []byte, vals []*jsonNode, unescapedUnicode bool) ([]byte, error) {
+func encodeList(dst []byte, vals []*jsonNode, flags phpjson.Flags) ([]byte, error) {
 	var err error
 	dst = append(dst, '[')
 	for i, v := range vals {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = v.encodePHP(dst, unescapedUnicode); err != nil {
+		if dst, err = v.encodePHP(dst, flags); err != nil {
 			return nil, err
 		}
 	}
@@ -270,7 +184,7 @@ func appendPHPNumber(dst []byte, num json.Number) ([]byte, error) {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return nil, fmt.Errorf("invalid number %s", num)
 	}
-	return appendPHPFloat(dst, f)
+	return phpjson.AppendFloat(dst, f)
 }
 
 // ReencodeLikeRetry returns the payload as `php artisan queue:retry` writes
@@ -292,5 +206,5 @@ func ReencodeLikeRetry(raw []byte, retryUntil *int64) ([]byte, error) {
 	if retryUntil != nil {
 		root.set("retryUntil", &jsonNode{kind: 'n', num: json.Number(strconv.FormatInt(*retryUntil, 10))})
 	}
-	return root.encodePHP(nil, false)
+	return root.encodePHP(nil, 0)
 }

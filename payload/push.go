@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // Dispatch is what the dispatching code sets on a job through Queueable
@@ -24,9 +26,9 @@ type Dispatch struct {
 // the trait properties. Pass the result to BuildObjectPayload. A prop named
 // like a trait property takes that property's place, as a PHP class
 // redeclaring it would.
-func NewCommand(class string, props []Entry, d Dispatch) *Value {
+func NewCommand(class string, props []phpserialize.Entry, d Dispatch) *phpserialize.Value {
 	own := make(map[string]bool, len(props))
-	entries := make([]Entry, 0, len(props)+10)
+	entries := make([]phpserialize.Entry, 0, len(props)+10)
 	for _, p := range props {
 		own[p.Key.Str] = true
 		entries = append(entries, p)
@@ -39,11 +41,11 @@ func NewCommand(class string, props []Entry, d Dispatch) *Value {
 			entries = append(entries, t.Entry)
 		}
 	}
-	return Object(class, entries...)
+	return phpserialize.Object(class, entries...)
 }
 
 type traitProp struct {
-	Entry
+	phpserialize.Entry
 	isDefault bool
 }
 
@@ -53,15 +55,15 @@ type traitProp struct {
 func traitProps(d Dispatch) []traitProp {
 	str := func(name, s string) traitProp {
 		if s == "" {
-			return traitProp{Public(name, Null()), true}
+			return traitProp{phpserialize.Public(name, phpserialize.Null()), true}
 		}
-		return traitProp{Public(name, String(s)), false}
+		return traitProp{phpserialize.Public(name, phpserialize.String(s)), false}
 	}
-	null := func(name string) traitProp { return traitProp{Public(name, Null()), true} }
-	empty := func(name string) traitProp { return traitProp{Public(name, List()), true} }
+	null := func(name string) traitProp { return traitProp{phpserialize.Public(name, phpserialize.Null()), true} }
+	empty := func(name string) traitProp { return traitProp{phpserialize.Public(name, phpserialize.List()), true} }
 	delay := null("delay")
 	if d.Delay != nil {
-		delay = traitProp{Public("delay", Int(*d.Delay)), false}
+		delay = traitProp{phpserialize.Public("delay", phpserialize.Int(*d.Delay)), false}
 	}
 	if d.Shape == Shape8 {
 		return []traitProp{null("job"), str("connection", d.Connection), str("queue", d.Queue),
@@ -77,7 +79,7 @@ func traitProps(d Dispatch) []traitProp {
 // true) gives: objects become arrays whose integer-like keys are int keys,
 // integers that fit become ints and other numbers floats, and a repeated key
 // keeps its first position with its last value.
-func FromJSON(raw []byte) (*Value, error) {
+func FromJSON(raw []byte) (*phpserialize.Value, error) {
 	n, err := decodeOrdered(raw)
 	if err != nil {
 		return nil, fmt.Errorf("payload: invalid JSON: %w", err)
@@ -85,22 +87,22 @@ func FromJSON(raw []byte) (*Value, error) {
 	return n.phpValue(0)
 }
 
-func (n *jsonNode) phpValue(depth int) (*Value, error) {
+func (n *jsonNode) phpValue(depth int) (*phpserialize.Value, error) {
 	// json_decode's default depth limit is 512.
 	if depth > 512 {
 		return nil, errors.New("payload: JSON nested too deeply")
 	}
 	switch n.kind {
 	case 'z':
-		return Null(), nil
+		return phpserialize.Null(), nil
 	case 'b':
-		return Bool(n.truthy), nil
+		return phpserialize.Bool(n.truthy), nil
 	case 's':
-		return String(n.str), nil
+		return phpserialize.String(n.str), nil
 	case 'n':
 		return phpNumber(string(n.num))
 	case 'a':
-		items := make([]*Value, len(n.vals))
+		items := make([]*phpserialize.Value, len(n.vals))
 		for i, v := range n.vals {
 			pv, err := v.phpValue(depth + 1)
 			if err != nil {
@@ -108,16 +110,16 @@ func (n *jsonNode) phpValue(depth int) (*Value, error) {
 			}
 			items[i] = pv
 		}
-		return List(items...), nil
+		return phpserialize.List(items...), nil
 	}
-	arr := Array()
+	arr := phpserialize.Array()
 	for i, k := range n.keys {
 		pv, err := n.vals[i].phpValue(depth + 1)
 		if err != nil {
 			return nil, err
 		}
 		// "7" and 7 are one key in PHP: set, not append.
-		if err := arr.SetEntry(normalizeKey(StrKey(k)), pv); err != nil {
+		if err := arr.SetEntry(phpserialize.ArrayKey(k), pv); err != nil {
 			return nil, err
 		}
 	}
@@ -126,13 +128,13 @@ func (n *jsonNode) phpValue(depth int) (*Value, error) {
 
 // phpNumber: an integer literal is an int unless it overflows, which PHP
 // turns into a float; anything with a fraction or exponent is a float.
-func phpNumber(s string) (*Value, error) {
+func phpNumber(s string) (*phpserialize.Value, error) {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return Int(i), nil
+		return phpserialize.Int(i), nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return nil, fmt.Errorf("payload: invalid number %s", s)
 	}
-	return Float(f), nil
+	return phpserialize.Float(f), nil
 }

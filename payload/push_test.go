@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // Expected values checked with PHP 8.2: serialize(json_decode($json, true)).
@@ -29,7 +31,7 @@ func TestFromJSONIsJSONDecodeAssoc(t *testing.T) {
 			t.Errorf("%s: %v", c.json, err)
 			continue
 		}
-		got, err := Serialize(v)
+		got, err := phpserialize.Serialize(v)
 		if err != nil || string(got) != c.serialized {
 			t.Errorf("%s: got %s (%v), want %s", c.json, got, err, c.serialized)
 		}
@@ -48,13 +50,13 @@ func TestNewCommandMatchesFixtures(t *testing.T) {
 	cases := []struct {
 		file  string
 		class string
-		props []Entry
+		props []phpserialize.Entry
 		d     Dispatch
 	}{
 		{"noop.json", `App\Jobs\NoopJob`, nil, Dispatch{}},
-		{"delayed.json", `App\Jobs\DelayedJob`, []Entry{Public("podcastId", Int(42))}, Dispatch{Queue: "high", Delay: &ten}},
-		{"l12-object.json", `App\Jobs\ProcessPodcast`, []Entry{Public("podcastId", Int(42))}, Dispatch{Shape: Shape12}},
-		{"l12-delayed.json", `App\Jobs\ProcessPodcast`, []Entry{Public("podcastId", Int(42))}, Dispatch{Queue: "high", Delay: &ten, Shape: Shape12}},
+		{"delayed.json", `App\Jobs\DelayedJob`, []phpserialize.Entry{phpserialize.Public("podcastId", phpserialize.Int(42))}, Dispatch{Queue: "high", Delay: &ten}},
+		{"l12-object.json", `App\Jobs\ProcessPodcast`, []phpserialize.Entry{phpserialize.Public("podcastId", phpserialize.Int(42))}, Dispatch{Shape: Shape12}},
+		{"l12-delayed.json", `App\Jobs\ProcessPodcast`, []phpserialize.Entry{phpserialize.Public("podcastId", phpserialize.Int(42))}, Dispatch{Queue: "high", Delay: &ten, Shape: Shape12}},
 	}
 	for _, c := range cases {
 		want, err := os.ReadFile(filepath.Join("..", "testdata", "payloads", c.file))
@@ -83,8 +85,8 @@ func TestNewCommandMatchesFixtures(t *testing.T) {
 }
 
 func TestNewCommandOwnPropertyTakesTheTraitsPlace(t *testing.T) {
-	cmd := NewCommand(`App\Jobs\X`, []Entry{Public("queue", String("mine")), Public("id", Int(1))}, Dispatch{Queue: "ignored"})
-	got, err := Serialize(cmd)
+	cmd := NewCommand(`App\Jobs\X`, []phpserialize.Entry{phpserialize.Public("queue", phpserialize.String("mine")), phpserialize.Public("id", phpserialize.Int(1))}, Dispatch{Queue: "ignored"})
+	got, err := phpserialize.Serialize(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

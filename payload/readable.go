@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // ReadableJSON renders a PHP value as JSON meant for people and for
@@ -21,13 +23,13 @@ import (
 //     "class":C,"timezone":tz}, {"enum":C,"case":X}, {"closure":C},
 //     and chained jobs as {"serialized":<tree>}
 //   - a reference as {"ref":path} naming the value it points to.
-func ReadableJSON(v *Value) ([]byte, error) {
-	r := &readable{paths: map[*Value]string{}}
+func ReadableJSON(v *phpserialize.Value) ([]byte, error) {
+	r := &readable{paths: map[*phpserialize.Value]string{}}
 	return json.Marshal(r.render("$", v, 0))
 }
 
 type readable struct {
-	paths map[*Value]string
+	paths map[*phpserialize.Value]string
 }
 
 type orderedObject []keyVal
@@ -59,33 +61,33 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 
 const maxReadableDepth = 256
 
-func (r *readable) render(path string, v *Value, depth int) any {
+func (r *readable) render(path string, v *phpserialize.Value, depth int) any {
 	if v == nil {
 		return nil
 	}
 	if depth > maxReadableDepth {
 		return orderedObject{{"truncated", "nested too deeply"}}
 	}
-	if v.Kind == KindRef || v.Kind == KindRefAlias {
+	if v.Kind == phpserialize.KindRef || v.Kind == phpserialize.KindRefAlias {
 		return orderedObject{{"ref", r.paths[v.Target]}}
 	}
 	r.paths[v] = path
 	switch v.Kind {
-	case KindNull:
+	case phpserialize.KindNull:
 		return nil
-	case KindBool:
+	case phpserialize.KindBool:
 		return v.Bool
-	case KindInt:
+	case phpserialize.KindInt:
 		return v.Int
-	case KindFloat:
+	case phpserialize.KindFloat:
 		return readableFloat(v.Float)
-	case KindString:
+	case phpserialize.KindString:
 		return r.readableString(path, v.Str, depth)
-	case KindEnum:
+	case phpserialize.KindEnum:
 		return orderedObject{{"enum", v.Class}, {"case", v.Case}}
-	case KindCustom:
+	case phpserialize.KindCustom:
 		return orderedObject{{"class", v.Class}, {"custom", readableBytes(v.Str)}}
-	case KindArray:
+	case phpserialize.KindArray:
 		return r.readableArray(path, v, depth)
 	}
 	return r.readableObject(path, v, depth)
@@ -93,7 +95,7 @@ func (r *readable) render(path string, v *Value, depth int) any {
 
 func readableFloat(f float64) any {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return orderedObject{{"float", string(appendFloatPHP(nil, f))}}
+		return orderedObject{{"float", string(phpserialize.AppendPHPFloat(nil, f))}}
 	}
 	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 }
@@ -109,15 +111,15 @@ func readableBytes(b []byte) any {
 // its tree.
 func (r *readable) readableString(path string, b []byte, depth int) any {
 	if looksSerializedObject(b) {
-		if inner, err := Unserialize(b); err == nil {
-			sub := &readable{paths: map[*Value]string{}}
+		if inner, err := phpserialize.Unserialize(b); err == nil {
+			sub := &readable{paths: map[*phpserialize.Value]string{}}
 			return orderedObject{{"serialized", sub.render(path, inner, depth+1)}}
 		}
 	}
 	return readableBytes(b)
 }
 
-func (r *readable) readableArray(path string, v *Value, depth int) any {
+func (r *readable) readableArray(path string, v *phpserialize.Value, depth int) any {
 	if v.IsList() {
 		out := make([]any, len(v.Entries))
 		for i, e := range v.Entries {
@@ -136,7 +138,7 @@ func (r *readable) readableArray(path string, v *Value, depth int) any {
 	return orderedObject{{"array", out}}
 }
 
-func (r *readable) readableObject(path string, v *Value, depth int) any {
+func (r *readable) readableObject(path string, v *phpserialize.Value, depth int) any {
 	switch {
 	case IsModelIdentifier(v):
 		var m ModelIdentifier
@@ -145,7 +147,7 @@ func (r *readable) readableObject(path string, v *Value, depth int) any {
 				{"connection", m.Connection}, {"collectionClass", m.CollectionClass}}
 		}
 	case IsDate(v):
-		if t, err := Time(v); err == nil {
+		if t, err := phpserialize.Time(v); err == nil {
 			tz, _ := stringProp(v, "timezone")
 			return orderedObject{{"date", t.Format(time.RFC3339Nano)}, {"class", v.Class}, {"timezone", tz}}
 		}
@@ -154,7 +156,7 @@ func (r *readable) readableObject(path string, v *Value, depth int) any {
 	}
 	props := make([]any, len(v.Entries))
 	for i, e := range v.Entries {
-		vis, class, name := SplitPropertyName(e.Key.String())
+		vis, class, name := phpserialize.SplitPropertyName(e.Key.String())
 		p := orderedObject{{"name", name}, {"visibility", vis.String()}}
 		if class != "" {
 			p = append(p, keyVal{"declaredIn", class})

@@ -18,6 +18,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 )
@@ -54,7 +55,7 @@ func (c *runCounter) summary() (distinct, twice int) {
 
 func pushNoops(t *testing.T, q *laravel.Queue, n int) {
 	t.Helper()
-	raw, _ := payload.BuildObjectPayload(payload.Object(noopClass), payload.BuildOptions{})
+	raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{})
 	pushCopies(t, q, raw, "default", n)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // appDB is the MariaDB database of the copied Laravel app;
@@ -283,7 +284,7 @@ func tail(s string) string {
 func noopTemplate(t *testing.T, queue string) []byte {
 	t.Helper()
 	if !app.hasPHP {
-		raw, err := payload.BuildObjectPayload(payload.Object(`App\Jobs\NoopJob`), payload.BuildOptions{})
+		raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\NoopJob`), payload.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

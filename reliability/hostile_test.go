@@ -16,6 +16,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 const noopClass = `App\Jobs\NoopJob`
@@ -35,7 +36,7 @@ type hostileEnv struct {
 // withCommand is a NoopJob payload whose data.command is replaced.
 func withCommand(t *testing.T, command string) []byte {
 	t.Helper()
-	raw, err := payload.BuildObjectPayload(payload.Object(noopClass), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +52,9 @@ func withCommand(t *testing.T, command string) []byte {
 	return out
 }
 
-func serializedNoop(t *testing.T, props ...payload.Entry) string {
+func serializedNoop(t *testing.T, props ...phpserialize.Entry) string {
 	t.Helper()
-	b, err := payload.Serialize(payload.Object(noopClass, props...))
+	b, err := phpserialize.Serialize(phpserialize.Object(noopClass, props...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +68,11 @@ var hostileKinds = []hostileKind{
 		return []byte(`{"uuid":"` + newUUID() + `","displayName":"App\\Jobs\\NoopJob","data":{"command":"O:16:`)
 	}},
 	{"truncated command", []string{"cannot decode the command", "php unserialize"}, func(t *testing.T, _ *hostileEnv) []byte {
-		s := serializedNoop(t, payload.Public("podcast", payload.String(newUUID())))
+		s := serializedNoop(t, phpserialize.Public("podcast", phpserialize.String(newUUID())))
 		return withCommand(t, s[:len(s)/2])
 	}},
 	{"corrupted command", []string{"cannot decode the command", "php unserialize"}, func(t *testing.T, _ *hostileEnv) []byte {
-		s := serializedNoop(t, payload.Public("title", payload.String("abc")), payload.Public("n", payload.Int(7)))
+		s := serializedNoop(t, phpserialize.Public("title", phpserialize.String("abc")), phpserialize.Public("n", phpserialize.Int(7)))
 		return withCommand(t, strings.Replace(s, `s:5:"title"`, `s:9:"title"`, 1))
 	}},
 	{"huge declared length", []string{"cannot decode the command", "length exceeds the input size"}, func(t *testing.T, _ *hostileEnv) []byte {
@@ -109,7 +110,7 @@ var bigKinds = []hostileKind{
 		return withCommand(t, b.String())
 	}},
 	{"10 MB truncated command", []string{"cannot decode the command", "exceeds the remaining input"}, func(t *testing.T, _ *hostileEnv) []byte {
-		s := serializedNoop(t, payload.Public("blob", payload.String(strings.Repeat("x", 10<<20))))
+		s := serializedNoop(t, phpserialize.Public("blob", phpserialize.String(strings.Repeat("x", 10<<20))))
 		return withCommand(t, s[:len(s)-40])
 	}},
 }
@@ -190,7 +191,7 @@ func TestHostileInputs(t *testing.T) {
 	w := laraworker(t, envFile, cfg, "--route", noopClass+"=noop", "--concurrency", "4", "--memory", "0")
 	good := func(n int) {
 		t.Helper()
-		raw, _ := payload.BuildObjectPayload(payload.Object(noopClass), payload.BuildOptions{})
+		raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{})
 		pushCopies(t, q, raw, "default", n)
 		waitFor(t, time.Minute, "good jobs to run", func() bool {
 			return count(t, q.DB(), "select count(*) from "+cfg.JobsTable+" where payload not like '%Unrouted%'") == 0
@@ -201,7 +202,7 @@ func TestHostileInputs(t *testing.T) {
 
 	const batch = 1000
 	kindOf := map[string]hostileKind{}
-	unrouted, _ := payload.BuildObjectPayload(payload.Object(`App\Jobs\Unrouted`, payload.Public("n", payload.Int(1))), payload.BuildOptions{})
+	unrouted, _ := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\Unrouted`, phpserialize.Public("n", phpserialize.Int(1))), payload.BuildOptions{})
 	pushBatch := func() int {
 		var items []laravel.PushItem
 		add := func(k hostileKind) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 func envInt(t *testing.T, name string, def int) int {
@@ -111,9 +112,9 @@ func TestLongJobLease(t *testing.T) {
 	)
 	// SleepJob's class sets timeout 2 and failOnTimeout; the job here
 	// carries timeout 60 so only retry_after matters.
-	raw, err := payload.BuildObjectPayload(payload.Object(`App\Jobs\SleepJob`,
-		payload.Public("seconds", payload.Int(seconds)), payload.Public("timeout", payload.Int(60)),
-		payload.Public("tries", payload.Int(5)), payload.Public("queue", payload.String(queue))), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\SleepJob`,
+		phpserialize.Public("seconds", phpserialize.Int(seconds)), phpserialize.Public("timeout", phpserialize.Int(60)),
+		phpserialize.Public("tries", phpserialize.Int(5)), phpserialize.Public("queue", phpserialize.String(queue))), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

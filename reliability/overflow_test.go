@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -36,7 +37,7 @@ func TestAttemptsOverflowFailsOnlyThatJob(t *testing.T) {
 			q := testdb.Open(t, cfg)
 			var uuids []string
 			for i := range 11 {
-				raw, _ := payload.BuildObjectPayload(payload.Object(noopClass, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
+				raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass, phpserialize.Public("i", phpserialize.Int(int64(i)))), payload.BuildOptions{})
 				p, _ := payload.Parse(raw)
 				uuids = append(uuids, p.UUID)
 				if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {

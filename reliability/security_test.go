@@ -23,6 +23,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // secretForms lists how a secret could show up in output: a password as
@@ -133,7 +134,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 	})
 
 	t.Run("wrong APP_KEY and undecryptable payloads", func(t *testing.T) {
-		serialized, _ := payload.Serialize(payload.Object(noopClass))
+		serialized, _ := phpserialize.Serialize(phpserialize.Object(noopClass))
 		var items []laravel.PushItem
 		for i := range 6 {
 			cmd, err := payload.EncryptCommand(enc, serialized)
@@ -173,7 +174,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 		if _, err := q.DB().Exec("delete from " + cfg.FailedTable); err != nil {
 			t.Fatal(err)
 		}
-		raw, _ := payload.BuildObjectPayload(payload.Object(`LaraWorker\Reliability\Panic`), payload.BuildOptions{})
+		raw, _ := payload.BuildObjectPayload(phpserialize.Object(`LaraWorker\Reliability\Panic`), payload.BuildOptions{})
 		if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
 			t.Fatal(err)
 		}
@@ -218,11 +219,11 @@ func TestExecHandlerTakesNoJobDataInArgv(t *testing.T) {
 	}
 	queue := "q$(touch " + marker(8) + ");`touch " + marker(9) + "`"
 	class := `App\Jobs\Shell`
-	var props []payload.Entry
+	var props []phpserialize.Entry
 	for i, s := range hostile {
-		props = append(props, payload.Public(fmt.Sprintf("p%d", i), payload.String(s)))
+		props = append(props, phpserialize.Public(fmt.Sprintf("p%d", i), phpserialize.String(s)))
 	}
-	raw, _ := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	raw, _ := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	p, _ := payload.Parse(raw)
 	if _, err := q.Push(context.Background(), laravel.PushItem{Queue: queue, Payload: raw}); err != nil {
 		t.Fatal(err)

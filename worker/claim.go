@@ -55,6 +55,7 @@ func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
 		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
+	opts.ExcludeDisplayNames = blocked
 	return opts, true
 }
 

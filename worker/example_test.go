@@ -9,6 +9,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -34,8 +35,8 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	raw, _ := payload.BuildObjectPayload(payload.Object(`App\Jobs\SendWelcome`,
-		payload.Public("email", payload.String("ada@example.com"))), payload.BuildOptions{})
+	raw, _ := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\SendWelcome`,
+		phpserialize.Public("email", phpserialize.String("ada@example.com"))), payload.BuildOptions{})
 	if _, err := q.Push(ctx, laravel.PushItem{Payload: raw}); err != nil {
 		fmt.Println(err)
 		return

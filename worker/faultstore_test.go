@@ -11,7 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -106,7 +106,7 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 	for _, c := range []struct {
 		op      string
 		handler func(context.Context, *handlers.Job) error
-		props   []payload.Entry
+		props   []phpserialize.Entry
 		check   func(t *testing.T, q *laravel.Queue)
 	}{
 		{"delete", func(context.Context, *handlers.Job) error { return nil }, nil,
@@ -116,7 +116,7 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 				}
 			}},
 		{"release", func(context.Context, *handlers.Job) error { return errors.New("try later") },
-			[]payload.Entry{payload.Public("tries", payload.Int(3)), payload.Public("backoff", payload.Int(60))},
+			[]phpserialize.Entry{phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.Int(60))},
 			func(t *testing.T, q *laravel.Queue) {
 				rows := jobRows(t, q)
 				if len(rows) != 1 || rows[0].Attempts != 1 || rows[0].ReservedAt.Valid {

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/rs/zerolog"
 )
 
@@ -74,17 +76,18 @@ type workerRun struct {
 	limit    time.Duration
 	done     chan StopReason
 	timedOut atomic.Bool
+	cancel   context.CancelFunc
 }
 
 // startWorker runs w in the background; its context is cancelled after
 // limit (a worker that needed that failed its test).
 func startWorker(w *Worker, limit time.Duration) *workerRun {
-	r := &workerRun{limit: limit, done: make(chan StopReason, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	r := &workerRun{limit: limit, done: make(chan StopReason, 1), cancel: cancel}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		reason := w.Run(ctx)
-		r.timedOut.Store(ctx.Err() != nil)
+		r.timedOut.Store(errors.Is(ctx.Err(), context.DeadlineExceeded))
 		r.done <- reason
 	}()
 	return r
@@ -108,6 +111,9 @@ func (r *workerRun) wait(t *testing.T) StopReason {
 	return ""
 }
 
+// stop sends the worker the stop signal (its Run context ends).
+func (r *workerRun) stop() { r.cancel() }
+
 // stopped returns the stop reason if the worker has stopped.
 func (r *workerRun) stopped() (StopReason, bool) {
 	select {
@@ -121,9 +127,9 @@ func (r *workerRun) stopped() (StopReason, bool) {
 
 // push inserts a job built as PHP's createObjectPayload would for class
 // with props, and returns its uuid.
-func push(t *testing.T, q *laravel.Queue, queue, class string, props ...payload.Entry) string {
+func push(t *testing.T, q *laravel.Queue, queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
-	raw, err := payload.BuildObjectPayload(payload.Object(class, props...), payload.BuildOptions{})
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +143,7 @@ func pushNumbered(t *testing.T, q *laravel.Queue, class string, n int) {
 	t.Helper()
 	items := make([]laravel.PushItem, n)
 	for i := range items {
-		raw, err := payload.BuildObjectPayload(payload.Object(class, payload.Public("i", payload.Int(int64(i)))), payload.BuildOptions{})
+		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, phpserialize.Public("i", phpserialize.Int(int64(i)))), payload.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

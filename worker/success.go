@@ -8,6 +8,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // succeed is CallQueuedHandler's success path, in its order: push the next
@@ -160,8 +161,8 @@ func parseBatchOptions(raw []byte) batchInfo {
 	if len(raw) == 0 {
 		return info
 	}
-	v, err := payload.Unserialize(raw)
-	if err != nil || v.Kind != payload.KindArray {
+	v, err := phpserialize.Unserialize(raw)
+	if err != nil || v.Kind != phpserialize.KindArray {
 		// Unknown options: be safe and leave the batch to PHP.
 		return batchInfo{callbacks: true}
 	}
@@ -169,9 +170,9 @@ func parseBatchOptions(raw []byte) batchInfo {
 		val := e.Value.Deref()
 		switch e.Key.Str {
 		case "allowFailures":
-			info.allowFailures = val.Kind == payload.KindBool && val.Bool
+			info.allowFailures = val.Kind == phpserialize.KindBool && val.Bool
 		case "then", "catch", "finally", "progress", "before", "failure":
-			if val.Kind == payload.KindArray && len(val.Entries) > 0 {
+			if val.Kind == phpserialize.KindArray && len(val.Entries) > 0 {
 				info.callbacks = true
 			}
 		}

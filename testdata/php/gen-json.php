@@ -34,5 +34,21 @@ foreach ($docs as $d) {
     if (isset($p['attempts'])) { $p['attempts'] = 0; }
     $retry[] = ['raw' => $d, 'retried' => json_encode($p)];
 }
-$out = ['strings' => $cases, 'floats' => $floatCases, 'retry' => $retry, 'php' => PHP_VERSION];
+// What json_encode refuses, with json_last_error_msg(): strings that are
+// not valid UTF-8 (with and without JSON_UNESCAPED_UNICODE) and INF/NAN.
+$refused = [];
+foreach (["bad \xff byte", "\xc3", "\xed\xa0\x80", "ok \xe2\x82"] as $s) {
+    foreach ([0, JSON_UNESCAPED_UNICODE] as $flags) {
+        $ok = json_encode($s, $flags);
+        $refused[] = ['input_base64' => base64_encode($s), 'unescaped_unicode' => $flags !== 0,
+            'encoded' => $ok !== false, 'error' => json_last_error_msg()];
+    }
+}
+$refusedFloats = [];
+foreach ([INF, -INF, NAN] as $f) {
+    $ok = json_encode($f);
+    $refusedFloats[] = ['bits' => bin2hex(pack('E', $f)), 'encoded' => $ok !== false, 'error' => json_last_error_msg()];
+}
+$out = ['strings' => $cases, 'floats' => $floatCases, 'retry' => $retry,
+    'refused_strings' => $refused, 'refused_floats' => $refusedFloats, 'php' => PHP_VERSION];
 file_put_contents(__DIR__ . '/../json/cases.json', json_encode($out, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES) . "\n");

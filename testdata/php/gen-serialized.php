@@ -1,6 +1,6 @@
 <?php
 // Writes testdata/serialized/*.ser: raw serialize() output of PHP 8.2 for the
-// cases the Go codec in payload/ must reproduce byte for byte.
+// cases the Go codec in phpserialize/ must reproduce byte for byte.
 // Usage: php testdata/php/gen-serialized.php   (pure PHP, no Laravel needed)
 
 declare(strict_types=1);
@@ -321,6 +321,23 @@ namespace {
         $parse[] = ['text' => $text, 'ok' => is_float($v), 'bits' => is_float($v) ? bin2hex(pack('E', $v)) : ''];
     }
     put('float-parse.json', str_replace('},{', "},\n{", json_encode($parse)) . "\n");
+
+    // Dates: DateTime and DateTimeImmutable with each timezone type (3: an
+    // identifier, 1: an offset, 2: an abbreviation), and the instant and
+    // offset PHP itself reads from them, for phpserialize.Time.
+    $dates = [
+        'identifier' => new DateTimeImmutable('2026-11-29 13:45:07.123456', new DateTimeZone('Europe/Berlin')),
+        'summer' => new DateTime('2026-07-01 09:00:00', new DateTimeZone('America/New_York')),
+        'offset' => new DateTime('2026-01-02 03:04:05.000001', new DateTimeZone('+05:30')),
+        'abbreviation' => new DateTime('2026-07-04 12:00:00 EDT'),
+        'utc' => new DateTimeImmutable('2000-01-01 00:00:00', new DateTimeZone('UTC')),
+    ];
+    ser('dates', $dates);
+    $instants = [];
+    foreach ($dates as $k => $d) {
+        $instants[$k] = ['unix' => $d->getTimestamp(), 'micro' => (int) $d->format('u'), 'offset' => $d->getOffset()];
+    }
+    put('dates.json', json_encode($instants, JSON_PRETTY_PRINT) . "\n");
 
     // A realistic queued job command (about 2 KB).
     ser('job-command', new App\Jobs\ProcessPodcast());

@@ -27,6 +27,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // exitException is any status other than 0 and 75: the exec handler turns
@@ -149,17 +150,17 @@ func resultOf(cmd *payload.Command) map[string]any {
 	return out
 }
 
-func scalar(v *payload.Value) (any, bool) {
+func scalar(v *phpserialize.Value) (any, bool) {
 	switch v.Kind {
-	case payload.KindNull:
+	case phpserialize.KindNull:
 		return nil, true
-	case payload.KindBool:
+	case phpserialize.KindBool:
 		return v.Bool, true
-	case payload.KindInt:
+	case phpserialize.KindInt:
 		return v.Int, true
-	case payload.KindFloat:
+	case phpserialize.KindFloat:
 		return v.Float, true
-	case payload.KindString:
+	case phpserialize.KindString:
 		return string(v.Str), true
 	}
 	return nil, false
@@ -175,9 +176,9 @@ func propIs(cmd *payload.Command, cond string) bool {
 		return false
 	}
 	switch v = v.Deref(); v.Kind {
-	case payload.KindInt:
+	case phpserialize.KindInt:
 		return strconv.FormatInt(v.Int, 10) == want
-	case payload.KindString:
+	case phpserialize.KindString:
 		return string(v.Str) == want
 	}
 	return false

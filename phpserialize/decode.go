@@ -1,4 +1,4 @@
-package payload
+package phpserialize
 
 import (
 	"errors"
@@ -29,14 +29,15 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string {
 	var b strings.Builder
-	b.WriteString("payload: ")
+	b.WriteString("phpserialize: ")
 	if e.Path != "" {
 		b.WriteString("property " + strconv.Quote(e.Path) + ": ")
 	}
 	switch {
 	case e.Err != nil:
-		// Hook errors from this package carry the same prefix already.
-		b.WriteString(strings.TrimPrefix(e.Err.Error(), "payload: "))
+		// Hook errors from this package carry the same prefix already;
+		// others (payload's ModelIdentifier) keep theirs.
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "phpserialize: "))
 	case e.Detail != "":
 		b.WriteString("PHP " + e.PHP + " " + e.Detail + " Go " + e.GoType)
 	default:
@@ -61,7 +62,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func Decode(v *Value, out any) error {
 	rv := reflect.ValueOf(out)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return errors.New("payload: Decode needs a non-nil pointer, got " + reflect.TypeOf(out).String())
+		return errors.New("phpserialize: Decode needs a non-nil pointer, got " + reflect.TypeOf(out).String())
 	}
 	return new(walker).decodeValue(v, rv.Elem(), "", 0)
 }
@@ -151,18 +152,7 @@ func nullable(k reflect.Kind) bool {
 }
 
 func mismatch(v *Value, rv reflect.Value, path string) error {
-	return &DecodeError{Path: path, PHP: phpTypeName(v), GoType: rv.Type().String()}
-}
-
-// phpTypeName names v's type the way error messages show it.
-func phpTypeName(v *Value) string {
-	switch v.Kind {
-	case KindObject, KindCustom:
-		return "object " + v.Class
-	case KindEnum:
-		return "enum " + v.Class
-	}
-	return v.Kind.String()
+	return &DecodeError{Path: path, PHP: v.TypeName(), GoType: rv.Type().String()}
 }
 
 func decodeScalar(v *Value, rv reflect.Value, path string) error {

@@ -1,4 +1,4 @@
-package payload
+package phpserialize
 
 import (
 	"math"
@@ -181,6 +181,3 @@ func sameFloat(a, b float64) bool {
 	}
 	return math.Float64bits(a) == math.Float64bits(b)
 }
-
-// appendFloatPHP is the name the rest of the package uses.
-func appendFloatPHP(dst []byte, f float64) []byte { return AppendPHPFloat(dst, f) }

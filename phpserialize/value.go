@@ -1,7 +1,4 @@
-// Package payload reads and writes what Laravel stores in jobs.payload and
-// failed_jobs.payload: the JSON envelope, the PHP-serialized command inside it
-// (optionally encrypted), and the Laravel values found in commands.
-package payload
+package phpserialize
 
 import "strconv"
 
@@ -127,6 +124,21 @@ func (v *Value) IsList() bool {
 		}
 	}
 	return true
+}
+
+// TypeName names v's PHP type for error messages: "int", "array",
+// "object App\Jobs\Foo", "enum App\Suit", or "nothing" for a nil value.
+func (v *Value) TypeName() string {
+	if v == nil {
+		return "nothing"
+	}
+	switch v.Kind {
+	case KindObject, KindCustom:
+		return "object " + v.Class
+	case KindEnum:
+		return "enum " + v.Class
+	}
+	return v.Kind.String()
 }
 
 // Deref follows KindRef and KindRefAlias to the value they point at.

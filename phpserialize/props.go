@@ -1,4 +1,4 @@
-package payload
+package phpserialize
 
 import (
 	"errors"
@@ -45,7 +45,7 @@ func (e *AmbiguousPropertyError) Error() string {
 	for i, k := range e.Keys {
 		quoted[i] = strconv.Quote(k)
 	}
-	return "payload: property " + strconv.Quote(e.Name) + " is ambiguous: " + strings.Join(quoted, ", ")
+	return "phpserialize: property " + strconv.Quote(e.Name) + " is ambiguous: " + strings.Join(quoted, ", ")
 }
 
 // MangleProp returns the property key PHP uses for name declared with
@@ -95,7 +95,7 @@ func SplitPropertyName(key string) (vis Visibility, class, name string) {
 func (v *Value) Prop(name string) (*Value, error) {
 	obj := v.Deref()
 	if obj == nil || obj.Kind != KindObject {
-		return nil, errors.New("payload: property " + strconv.Quote(name) + ": not an object (" + kindOf(obj) + ")")
+		return nil, errors.New("phpserialize: property " + strconv.Quote(name) + ": not an object (" + kindOf(obj) + ")")
 	}
 	i, err := obj.propIndex(name)
 	if err != nil {
@@ -108,7 +108,7 @@ func (v *Value) Prop(name string) (*Value, error) {
 func (v *Value) PropKey(key string) (*Value, error) {
 	obj := v.Deref()
 	if obj == nil || obj.Kind != KindObject {
-		return nil, errors.New("payload: property " + strconv.Quote(key) + ": not an object (" + kindOf(obj) + ")")
+		return nil, errors.New("phpserialize: property " + strconv.Quote(key) + ": not an object (" + kindOf(obj) + ")")
 	}
 	for _, en := range obj.Entries {
 		if !en.Key.IsInt && en.Key.Str == key {
@@ -125,7 +125,7 @@ func propMissing(name string) error {
 type propError struct{ name string }
 
 func (e *propError) Error() string {
-	return "payload: property " + strconv.Quote(e.name) + ": " + ErrNoProperty.Error()
+	return "phpserialize: property " + strconv.Quote(e.name) + ": " + ErrNoProperty.Error()
 }
 func (e *propError) Unwrap() error { return ErrNoProperty }
 
@@ -171,7 +171,7 @@ func shortName(k Key) string {
 func (v *Value) SetProp(name string, val *Value) error {
 	obj := v.Deref()
 	if obj == nil || obj.Kind != KindObject {
-		return errors.New("payload: property " + strconv.Quote(name) + ": not an object (" + kindOf(obj) + ")")
+		return errors.New("phpserialize: property " + strconv.Quote(name) + ": not an object (" + kindOf(obj) + ")")
 	}
 	i, err := obj.propIndex(name)
 	switch {
@@ -190,7 +190,7 @@ func (v *Value) SetProp(name string, val *Value) error {
 func (v *Value) SetEntry(key Key, val *Value) error {
 	c := v.Deref()
 	if c == nil || (c.Kind != KindArray && c.Kind != KindObject) {
-		return errors.New("payload: key " + strconv.Quote(key.String()) + ": not an array or object (" + kindOf(c) + ")")
+		return errors.New("phpserialize: key " + strconv.Quote(key.String()) + ": not an array or object (" + kindOf(c) + ")")
 	}
 	for i := range c.Entries {
 		if c.Entries[i].Key == key {
@@ -207,7 +207,7 @@ func (v *Value) SetEntry(key Key, val *Value) error {
 func (v *Value) Index(key Key) (*Value, error) {
 	arr := v.Deref()
 	if arr == nil || arr.Kind != KindArray {
-		return nil, errors.New("payload: key " + strconv.Quote(key.String()) + ": not an array (" + kindOf(arr) + ")")
+		return nil, errors.New("phpserialize: key " + strconv.Quote(key.String()) + ": not an array (" + kindOf(arr) + ")")
 	}
 	key = normalizeKey(key)
 	for _, en := range arr.Entries {
@@ -225,9 +225,13 @@ func (v *Value) Get(key string) (*Value, error) { return v.Index(StrKey(key)) }
 type keyError struct{ key Key }
 
 func (e *keyError) Error() string {
-	return "payload: key " + strconv.Quote(e.key.String()) + ": " + ErrNoProperty.Error()
+	return "phpserialize: key " + strconv.Quote(e.key.String()) + ": " + ErrNoProperty.Error()
 }
 func (e *keyError) Unwrap() error { return ErrNoProperty }
+
+// ArrayKey is the key PHP stores for $array[s]: an int key when s is a
+// canonical decimal integer ("7", "-5", not "07" or "+5"), else s.
+func ArrayKey(s string) Key { return normalizeKey(StrKey(s)) }
 
 // normalizeKey applies PHP's rule that decimal integer strings are int keys.
 func normalizeKey(k Key) Key {

@@ -1,4 +1,4 @@
-package payload
+package phpserialize
 
 import (
 	"errors"
@@ -94,15 +94,15 @@ func TestDecodeErrorsNamePathAndTypes(t *testing.T) {
 	}{
 		{&struct {
 			X int `php:"batchId"`
-		}{}, `payload: property "batchId": cannot decode PHP string into Go int`},
+		}{}, `phpserialize: property "batchId": cannot decode PHP string into Go int`},
 		{&struct {
 			O struct {
 				B int8 `php:"bitrate"`
 			} `php:"options"`
-		}{}, `payload: property "options.bitrate": PHP int 192 overflows Go int8`},
+		}{}, `phpserialize: property "options.bitrate": PHP int 192 overflows Go int8`},
 		{&struct {
 			T []int `php:"tags"`
-		}{}, `payload: property "tags[0]": cannot decode PHP string into Go int`},
+		}{}, `phpserialize: property "tags[0]": cannot decode PHP string into Go int`},
 		{&struct {
 			C []string `php:"chapters"`
 		}{}, ``}, // not present at top level: no error
@@ -110,10 +110,10 @@ func TestDecodeErrorsNamePathAndTypes(t *testing.T) {
 			O struct {
 				C []string `php:"chapters"`
 			} `php:"options"`
-		}{}, `payload: property "options.chapters": PHP array with keys other than 0..n-1 cannot become Go []string`},
+		}{}, `phpserialize: property "options.chapters": PHP array with keys other than 0..n-1 cannot become Go []string`},
 		{&struct {
 			P string `php:"podcast"`
-		}{}, `payload: property "podcast": cannot decode PHP object Illuminate\Contracts\Database\ModelIdentifier into Go string`},
+		}{}, `phpserialize: property "podcast": cannot decode PHP object Illuminate\Contracts\Database\ModelIdentifier into Go string`},
 		{&struct {
 			D int `php:"delay"`
 		}{}, ``},
@@ -177,7 +177,7 @@ func TestDecodeHook(t *testing.T) {
 		C stamp `php:"c"`
 	}
 	err := Decode(v, &bad)
-	if err == nil || err.Error() != `payload: property "c": want a string stamp` {
+	if err == nil || err.Error() != `phpserialize: property "c": want a string stamp` {
 		t.Fatalf("hook error: %v", err)
 	}
 }

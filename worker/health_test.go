@@ -1,0 +1,146 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+const secretClass = `App\Jobs\Secret`
+
+// pushEncrypted pushes a ShouldBeEncrypted job of secretClass, encrypted
+// with enc, and returns its uuid.
+func pushEncrypted(t *testing.T, q *laravel.Queue, enc *payload.Encrypter) string {
+	t.Helper()
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(secretClass, phpserialize.Public("card", phpserialize.String("4242"))),
+		payload.BuildOptions{Encrypter: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushRaw(t, q, "", raw)
+	p, _ := payload.Parse(raw)
+	return p.UUID
+}
+
+func newKeyEncrypter(t *testing.T) *payload.Encrypter {
+	t.Helper()
+	key := make([]byte, 32)
+	rand.Read(key)
+	enc, err := payload.NewEncrypter(key, payload.DefaultCipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
+// A wrong or missing APP_KEY is the worker's configuration, not the job's
+// fault: encrypted jobs go back untouched (PHP workers, with the right
+// key, run them), their class is no longer claimed, the problem is logged
+// once (not once per job), counted, and reported by Health. Nothing lands
+// in failed_jobs, and the other classes run as usual.
+func TestAKeyProblemGivesJobsBackAndStopsTheClass(t *testing.T) {
+	appKey := newKeyEncrypter(t)
+	for _, c := range []struct {
+		name    string
+		workers *payload.Encrypter // the worker's key
+		want    string
+	}{
+		{"no key", nil, "no APP_KEY"},
+		{"wrong key", newKeyEncrypter(t), "The MAC is invalid."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+			for range 3 {
+				pushEncrypted(t, q, appKey)
+			}
+			plain := []string{push(t, q, "", classA), push(t, q, "", classA)}
+			runs := newCounter()
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
+			reg.HandleFunc(secretClass, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
+			cfg := testConfig()
+			cfg.Concurrency = 1
+			cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+			w, logs := newTestWorker(t, q, reg, cfg, c.workers)
+			if reason := runWorker(t, w, 30*time.Second); reason != StopEmpty {
+				t.Fatalf("stopped for %s", reason)
+			}
+			for _, uuid := range plain {
+				if runs.count(uuid) != 1 {
+					t.Fatalf("a plain job ran %d times", runs.count(uuid))
+				}
+			}
+			if f := failedRows(t, q); len(f) != 0 {
+				t.Fatalf("%d jobs in failed_jobs because of the worker's key: %s", len(f), f[0].Exception)
+			}
+			rows := jobRows(t, q)
+			if len(rows) != 3 {
+				t.Fatalf("want the 3 encrypted jobs left for PHP, got %d rows", len(rows))
+			}
+			for _, r := range rows {
+				if r.Attempts != 0 || r.ReservedAt.Valid {
+					t.Fatalf("an encrypted job was not given back untouched: %+v", r)
+				}
+			}
+			if w.Claimed() != 3 {
+				t.Errorf("claimed %d jobs, want the 2 plain ones and 1 encrypted (then its class is not claimed)", w.Claimed())
+			}
+			health := w.Health()
+			if health == nil || !strings.Contains(health.Error(), secretClass) || !strings.Contains(health.Error(), c.want) {
+				t.Fatalf("Health() = %v, want the key problem of %s", health, secretClass)
+			}
+			if n := strings.Count(logs.String(), "configuration problem"); n != 1 {
+				t.Errorf("the key problem was logged %d times, want once", n)
+			}
+			if got := testutil.ToFloat64(cfg.Metrics.config.WithLabelValues(kindAppKey)); got != 1 {
+				t.Errorf("laraworker_config_errors_total{kind=app_key} = %v, want 1", got)
+			}
+		})
+	}
+}
+
+// A missing table is a setup problem: claims are retried (not failed),
+// logged once a minute, and Health says so until a claim works again.
+func TestAMissingTableIsReportedNotLoggedPerClaim(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+	exec(t, q, "alter table "+q.Config().JobsTable+" rename to moved_away")
+	cfg := testConfig()
+	cfg.Sleep = time.Millisecond
+	cfg.StopWhenEmpty = false
+	w, logs := newTestWorker(t, q, reg, cfg, nil)
+	run := startWorker(w, 30*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Health() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // a few more failed claims (one a second)
+	health := w.Health()
+	if health == nil || !strings.Contains(health.Error(), "schema") {
+		t.Fatalf("Health() = %v, want the missing table", health)
+	}
+	if n := strings.Count(logs.String(), "configuration problem"); n != 1 {
+		t.Errorf("a missing table logged %d times in 3 s, want once", n)
+	}
+	exec(t, q, "alter table moved_away rename to "+q.Config().JobsTable)
+	deadline = time.Now().Add(10 * time.Second)
+	for w.Health() != nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	run.stop()
+	run.wait(t)
+	if err := w.Health(); err != nil {
+		t.Fatalf("Health() = %v after the table came back", err)
+	}
+}
