@@ -15,7 +15,6 @@ import (
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -99,20 +98,25 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	var metrics *worker.Metrics
-	if addr := c.String("metrics-addr"); addr != "" {
-		if metrics, err = serveMetrics(ctx, addr, q, log); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-	}
 	wcfg := workConfig(c, unrouted)
 	if len(wcfg.Queues) == 0 {
 		wcfg.Queues = []string{cfg.DefaultQueue}
 	}
-	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = log, enc, metrics
+	wcfg.Logger, wcfg.Encrypter = log, enc
+	metricsAddr := c.String("metrics-addr")
+	if metricsAddr != "" {
+		if wcfg.Metrics, err = workerMetrics(); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
 	w, err := worker.New(q, reg, wcfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
+	}
+	if metricsAddr != "" {
+		if err := serveMetrics(ctx, metricsAddr, q, w, wcfg.Metrics, log); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
 	}
 	go pauseOnSignals(ctx, w)
 	log.Info().Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
@@ -210,27 +214,42 @@ func pauseOnSignals(ctx context.Context, w *worker.Worker) {
 	}
 }
 
-// serveMetrics serves /metrics and /healthz and polls queue depth.
-func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, log zerolog.Logger) (*worker.Metrics, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := worker.NewMetrics(reg)
+// workerMetrics registers the worker's collectors on Prometheus's default
+// registry, the one /metrics serves: collectors a program registers there
+// itself (handlers.Metrics(prometheus.DefaultRegisterer)) show up too.
+func workerMetrics() (m *worker.Metrics, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("--metrics-addr: registering the worker's metrics: %v", r)
+		}
+	}()
+	return worker.NewMetrics(prometheus.DefaultRegisterer), nil
+}
+
+// serveMetrics serves /metrics (Prometheus's default registry) and
+// /healthz, and polls queue depth. /healthz is 503 while the database is
+// unreachable or the worker has a configuration problem, with the reason.
+func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, w *worker.Worker, m *worker.Metrics, log zerolog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, r *http.Request) {
 		if err := q.DB().PingContext(r.Context()); err != nil {
-			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+			http.Error(rw, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ok\n"))
+		if err := w.Health(); err != nil {
+			http.Error(rw, "configuration problem: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = rw.Write([]byte("ok\n"))
 	})
 	ln, err := listen("metrics-addr", addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	serveUntilDone(ctx, ln, mux)
 	go pollDepth(ctx, q, m, log)
-	return m, nil
+	return nil
 }
 
 func pollDepth(ctx context.Context, q *laravel.Queue, m *worker.Metrics, log zerolog.Logger) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -224,5 +225,59 @@ func TestMetricsAndHealth(t *testing.T) {
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/healthz: %v %v", err, resp)
+	}
+}
+
+// With the wrong APP_KEY, /healthz turns unhealthy and says why, the
+// encrypted job stays in the table for PHP, and nothing is failed.
+func TestHealthzReportsAKeyProblem(t *testing.T) {
+	dir, q := sqliteApp(t)
+	other, err := payload.NewEncrypter([]byte("another app's key, 32 bytes long"), payload.DefaultCipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\Secret`), payload.BuildOptions{Encrypter: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05",
+		"--metrics-addr", addr, "--route", `App\Jobs\Secret=noop`)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	var status int
+	var body string
+	for i := 0; i < 100 && status != http.StatusServiceUnavailable; i++ {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		status, body = resp.StatusCode, string(b)
+	}
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "app_key") || !strings.Contains(body, `App\Jobs\Secret`) {
+		t.Fatalf("/healthz: %d %q, want 503 naming the key problem", status, body)
+	}
+	if strings.Contains(body, "bGFyYXdvcmtlc") || strings.Contains(logs.String(), "bGFyYXdvcmtlc") {
+		t.Fatal("the APP_KEY reached /healthz or the log")
+	}
+	if n := countRows(t, q, "failed_jobs"); n != 0 {
+		t.Fatalf("%d failed jobs: a key problem must not fail jobs", n)
+	}
+	var attempts int
+	var reserved sql.NullInt64
+	if err := q.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil || attempts != 0 || reserved.Valid {
+		t.Fatalf("the job was not given back untouched: attempts %d reserved %v (%v)", attempts, reserved, err)
 	}
 }
