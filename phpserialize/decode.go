@@ -1,12 +1,15 @@
 package phpserialize
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Decoder is implemented by Go types that read themselves from a PHP value
@@ -48,17 +51,33 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// Decode stores v into out, which must be a non-nil pointer. Struct fields
-// are matched by their `php:"name"` tag (or their Go name) against short
-// property names of objects and string keys of arrays; `php:"-"` skips a
-// field. References are followed; properties missing from v leave fields
-// untouched and properties without a field are ignored.
+// Decode stores v into out, which must be a non-nil pointer. It never
+// guesses: a value either becomes what PHP meant or Decode returns a
+// *DecodeError naming the property, the PHP type and the Go type.
+//
+// Struct fields are matched against short property names of objects and
+// string keys of arrays: by their `php:"name"` tag exactly (PHP property
+// names are case-sensitive), or, without a tag, by their Go name ignoring
+// case (PodcastID matches podcastId). `php:"-"` skips a field. Properties
+// without a field are ignored. A field whose property is missing is an
+// error, unless its tag says what PHP would have held:
+//
+//	php:"quality,default=\"hd\""  the class declares public $quality = 'hd'
+//	php:"note,optional"           missing means Go's zero value
+//
+// or the struct implements Defaulter (its PHPDefaults sets every declared
+// default before decoding). Laravel 9.4+ leaves out of the serialized job
+// every property that still holds its declared default, so a field that
+// can hold its default needs one of these.
 //
 // Conversions: PHP string to string or []byte, bool to bool, int to any Go
-// integer (range checked) or float, float to float, a list (keys 0..n-1) to
-// a slice, an array or object to map[string]T, map[int]T or a struct, null to
-// a nil pointer, slice, map or interface, anything to *Value (raw), and
-// anything to interface{} as natural Go values (see Natural).
+// integer (range checked) or float, float to float, a DateTime (Carbon...)
+// to time.Time with its zone and microseconds, an enum case to a string
+// (the case name), a list (keys 0..n-1) or a collection object (one with
+// an items array, as Laravel's Collection) to a slice, an array or object
+// to map[string]T, map[int]T or a struct, null to a nil pointer, slice,
+// map or interface, anything to *Value (raw), and anything to interface{}
+// as natural Go values (see Natural). References are followed.
 func Decode(v *Value, out any) error {
 	rv := reflect.ValueOf(out)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -88,9 +107,18 @@ func (w *walker) visit(path string) error {
 	return nil
 }
 
+// Defaulter is implemented by structs that mirror a PHP class's declared
+// property defaults: Decode calls PHPDefaults on the struct before filling
+// it, and a property missing from the value then keeps its default.
+type Defaulter interface {
+	PHPDefaults()
+}
+
 var (
-	decoderType = reflect.TypeFor[Decoder]()
-	valuePtr    = reflect.TypeFor[*Value]()
+	decoderType   = reflect.TypeFor[Decoder]()
+	defaulterType = reflect.TypeFor[Defaulter]()
+	valuePtr      = reflect.TypeFor[*Value]()
+	timeType      = reflect.TypeFor[time.Time]()
 )
 
 func (w *walker) decodeValue(v *Value, rv reflect.Value, path string, depth int) error {
@@ -118,6 +146,9 @@ func (w *walker) decodeValue(v *Value, rv reflect.Value, path string, depth int)
 	if v.Kind == KindNull && nullable(t.Kind()) {
 		rv.SetZero()
 		return nil
+	}
+	if t == timeType {
+		return decodeTime(v, rv, path)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -155,13 +186,30 @@ func mismatch(v *Value, rv reflect.Value, path string) error {
 	return &DecodeError{Path: path, PHP: v.TypeName(), GoType: rv.Type().String()}
 }
 
+// decodeTime reads a serialized DateTime (or Carbon, or any subclass).
+func decodeTime(v *Value, rv reflect.Value, path string) error {
+	if v.Kind != KindObject {
+		return mismatch(v, rv, path)
+	}
+	t, err := Time(v)
+	if err != nil {
+		return &DecodeError{Path: path, Err: err}
+	}
+	rv.Set(reflect.ValueOf(t))
+	return nil
+}
+
 func decodeScalar(v *Value, rv reflect.Value, path string) error {
 	switch rv.Kind() {
 	case reflect.String:
-		if v.Kind != KindString {
+		switch v.Kind {
+		case KindString:
+			rv.SetString(string(v.Str))
+		case KindEnum:
+			rv.SetString(v.Case)
+		default:
 			return mismatch(v, rv, path)
 		}
-		rv.SetString(string(v.Str))
 	case reflect.Bool:
 		if v.Kind != KindBool {
 			return mismatch(v, rv, path)
@@ -328,7 +376,22 @@ func (w *walker) naturalMap(v *Value, depth int, object bool) (any, error) {
 	return out, nil
 }
 
+// collectionItems is the items array of a collection object (Laravel's
+// Illuminate\Support\Collection and its subclasses keep their elements in
+// a protected $items array), or v itself.
+func collectionItems(v *Value) *Value {
+	if v.Kind != KindObject {
+		return v
+	}
+	items, err := v.Prop("items")
+	if err != nil || items.Deref() == nil || items.Deref().Kind != KindArray {
+		return v
+	}
+	return items.Deref()
+}
+
 func (w *walker) decodeSlice(v *Value, rv reflect.Value, path string, depth int) error {
+	v = collectionItems(v)
 	if v.Kind != KindArray {
 		return mismatch(v, rv, path)
 	}
@@ -346,6 +409,7 @@ func (w *walker) decodeSlice(v *Value, rv reflect.Value, path string, depth int)
 }
 
 func (w *walker) decodeMap(v *Value, rv reflect.Value, path string, depth int) error {
+	v = collectionItems(v)
 	if v.Kind != KindArray && v.Kind != KindObject {
 		return mismatch(v, rv, path)
 	}
@@ -413,56 +477,135 @@ func (w *walker) decodeStruct(v *Value, rv reflect.Value, path string, depth int
 	if v.Kind != KindObject && v.Kind != KindArray {
 		return mismatch(v, rv, path)
 	}
-	fields := structFields(rv.Type())
-	var seen []bool
+	fields, err := structFields(rv.Type())
+	if err != nil {
+		return &DecodeError{Path: path, GoType: rv.Type().String(), Err: err}
+	}
+	defaulted := false
+	if rv.CanAddr() && reflect.PointerTo(rv.Type()).Implements(defaulterType) {
+		rv.Addr().Interface().(Defaulter).PHPDefaults()
+		defaulted = true
+	}
+	seen := make([]bool, len(fields.list))
 	for _, en := range v.Entries {
 		name := en.Key.String()
 		if v.Kind == KindObject {
 			name = shortName(en.Key)
 		}
-		idx, ok := fields[name]
+		i, ok := fields.lookup(name)
 		if !ok {
 			continue
 		}
-		if seen == nil {
-			seen = make([]bool, rv.NumField())
-		}
-		if seen[idx] {
+		if seen[i] {
 			return &DecodeError{Path: joinField(path, name), Err: errors.New("ambiguous: several properties have this name")}
 		}
-		seen[idx] = true
-		if err := w.decodeValue(en.Value, rv.Field(idx), joinField(path, name), depth+1); err != nil {
+		seen[i] = true
+		if err := w.decodeValue(en.Value, rv.Field(fields.list[i].index), joinField(path, name), depth+1); err != nil {
 			return err
+		}
+	}
+	for i, f := range fields.list {
+		if seen[i] || defaulted || f.optional {
+			continue
+		}
+		if f.def == "" {
+			return &DecodeError{Path: joinField(path, f.name), GoType: rv.Type().Field(f.index).Type.String(), Err: missingProperty(f)}
+		}
+		if err := json.Unmarshal([]byte(f.def), rv.Field(f.index).Addr().Interface()); err != nil {
+			return &DecodeError{Path: joinField(path, f.name), Err: fmt.Errorf("default=%s does not fit Go %s: %v", f.def, rv.Type().Field(f.index).Type, err)}
 		}
 	}
 	return nil
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]int
+// missingProperty explains a property that is not in the value.
+func missingProperty(f field) error {
+	return fmt.Errorf("not in the serialized value, and field %s declares no default (Laravel 9.4+ leaves out properties "+
+		"that hold their declared default: tag it php:\"%s,default=<JSON>\" with the PHP default, or php:\"%s,optional\")",
+		f.goName, f.name, f.name)
+}
 
-// structFields maps PHP names to exported field indexes of t.
-func structFields(t reflect.Type) map[string]int {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]int)
+// field is one struct field Decode fills.
+type field struct {
+	index    int
+	name     string // the PHP name: the tag, or the Go name
+	goName   string
+	tagged   bool
+	optional bool
+	def      string // default=..., a JSON literal
+}
+
+// fields are a struct's fields, by PHP name.
+type fields struct {
+	list    []field
+	byName  map[string]int // exact names
+	byLower map[string]int // lower-cased names of untagged fields
+}
+
+func (fs *fields) lookup(name string) (int, bool) {
+	if i, ok := fs.byName[name]; ok {
+		return i, true
 	}
-	m := make(map[string]int, t.NumField())
+	i, ok := fs.byLower[strings.ToLower(name)]
+	return i, ok
+}
+
+var fieldCache sync.Map // reflect.Type -> *fields
+
+// structFields lists the exported fields of t Decode fills, with their
+// tag options; a malformed tag is an error.
+func structFields(t reflect.Type) (*fields, error) {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(*fields), nil
+	}
+	fs := &fields{byName: map[string]int{}, byLower: map[string]int{}}
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
 			continue
 		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("php"); ok {
-			tag, _, _ = strings.Cut(tag, ",")
-			if tag == "-" {
+		f := field{index: i, name: sf.Name, goName: sf.Name}
+		if tag, ok := sf.Tag.Lookup("php"); ok {
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" && opts == "" {
 				continue
 			}
-			if tag != "" {
-				name = tag
+			if name != "" {
+				f.name, f.tagged = name, true
+			}
+			if err := f.options(opts); err != nil {
+				return nil, fmt.Errorf("field %s: tag php:%q: %w", sf.Name, tag, err)
 			}
 		}
-		m[name] = i
+		fs.byName[f.name] = len(fs.list)
+		if !f.tagged {
+			fs.byLower[strings.ToLower(f.name)] = len(fs.list)
+		}
+		fs.list = append(fs.list, f)
 	}
-	fieldCache.Store(t, m)
-	return m
+	fieldCache.Store(t, fs)
+	return fs, nil
+}
+
+// options reads a tag's options: optional, or default=JSON (which runs to
+// the end of the tag, so the literal may hold commas).
+func (f *field) options(opts string) error {
+	for opts != "" {
+		if def, ok := strings.CutPrefix(opts, "default="); ok {
+			if !json.Valid([]byte(def)) {
+				return fmt.Errorf("default=%s is not a JSON literal", def)
+			}
+			f.def = def
+			return nil
+		}
+		opt, rest, _ := strings.Cut(opts, ",")
+		switch opt {
+		case "optional":
+			f.optional = true
+		default:
+			return fmt.Errorf("unknown option %q (want optional or default=JSON)", opt)
+		}
+		opts = rest
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ type podcastJob struct {
 	Tries      uint8          `php:"tries"`
 	BatchID    string         `php:"batchId"`
 	Ignored    string         `php:"-"`
-	Missing    string         `php:"notInPayload"`
+	Missing    string         `php:"notInPayload,optional"`
 }
 
 func TestDecodeJobCommand(t *testing.T) {
@@ -104,8 +104,11 @@ func TestDecodeErrorsNamePathAndTypes(t *testing.T) {
 			T []int `php:"tags"`
 		}{}, `phpserialize: property "tags[0]": cannot decode PHP string into Go int`},
 		{&struct {
+			C []string `php:"chapters,optional"`
+		}{}, ``}, // not present at top level, optional: no error
+		{&struct {
 			C []string `php:"chapters"`
-		}{}, ``}, // not present at top level: no error
+		}{}, `phpserialize: property "chapters": not in the serialized value, and field C declares no default (Laravel 9.4+ leaves out properties that hold their declared default: tag it php:"chapters,default=<JSON>" with the PHP default, or php:"chapters,optional")`},
 		{&struct {
 			O struct {
 				C []string `php:"chapters"`
@@ -247,8 +250,8 @@ func TestDecodeSharedReferencesStayCheap(t *testing.T) {
 		t.Fatalf("Natural: %v", err)
 	}
 	type node struct {
-		A *node `php:"a"`
-		B *node `php:"b"`
+		A *node `php:"a,optional"`
+		B *node `php:"b,optional"`
 	}
 	var out []node
 	err := Decode(v, &out)
@@ -262,5 +265,55 @@ func TestDecodeSharedReferencesStayCheap(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+func TestDecodeCollectionsAsTheirItems(t *testing.T) {
+	// collect(['a', 'b']) and collect(['x' => 1]) as PHP 8.2 serializes them.
+	v := mustUnserialize(t, []byte(`a:2:{s:4:"list";O:29:"Illuminate\Support\Collection":2:{s:8:"`+"\x00*\x00"+`items";a:2:{i:0;s:1:"a";i:1;s:1:"b";}s:28:"`+"\x00*\x00"+`escapeWhenCastingToString";b:0;}s:3:"map";O:29:"Illuminate\Support\Collection":2:{s:8:"`+"\x00*\x00"+`items";a:1:{s:1:"x";i:1;}s:28:"`+"\x00*\x00"+`escapeWhenCastingToString";b:0;}}`))
+	var out struct {
+		List []string
+		Map  map[string]int
+	}
+	if err := Decode(v, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(out.List, ",") != "a,b" || out.Map["x"] != 1 {
+		t.Fatalf("decoded %+v", out)
+	}
+}
+
+func TestDecodeFieldMatching(t *testing.T) {
+	v := mustUnserialize(t, []byte(`a:2:{s:9:"podcastId";i:7;s:5:"Title";s:1:"t";}`))
+	var untagged struct {
+		PodcastID int
+		Title     string
+	}
+	if err := Decode(v, &untagged); err != nil || untagged.PodcastID != 7 || untagged.Title != "t" {
+		t.Fatalf("untagged fields match case-insensitively: %+v %v", untagged, err)
+	}
+	var tagged struct {
+		Title string `php:"title"` // PHP names are case-sensitive
+	}
+	if err := Decode(v, &tagged); err == nil || !strings.Contains(err.Error(), `property "title"`) {
+		t.Fatalf("a tag matches its name exactly: %v", err)
+	}
+	var badTag struct {
+		Title string `php:"Title,requried"`
+	}
+	if err := Decode(v, &badTag); err == nil || !strings.Contains(err.Error(), `unknown option "requried"`) {
+		t.Fatalf("an unknown tag option: %v", err)
+	}
+	var badDefault struct {
+		Other string `php:"other,default=hd"`
+	}
+	if err := Decode(v, &badDefault); err == nil || !strings.Contains(err.Error(), "default=hd is not a JSON literal") {
+		t.Fatalf("a default that is not JSON: %v", err)
+	}
+	var defaults struct {
+		Other []int `php:"other,default=[1,2]"`
+	}
+	if err := Decode(v, &defaults); err != nil || len(defaults.Other) != 2 || defaults.Other[1] != 2 {
+		t.Fatalf("default=[1,2] (a literal with a comma): %+v %v", defaults, err)
 	}
 }
