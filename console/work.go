@@ -41,6 +41,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.DurationFlag{Name: "grace", Value: worker.DefaultGrace, Usage: "after a stop signal, how long running jobs may finish before they are cancelled and released"},
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
+			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
@@ -53,7 +54,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 
 func runWork(c *cli.Context, reg *handlers.Registry) error {
 	log := newLogger(c).With().Str("worker", c.String("name")).Logger()
-	if err := addRoutes(reg, c.StringSlice("route"), log); err != nil {
+	if err := addRoutes(reg, c.StringSlice("route"), c.StringSlice("pass-env"), log); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
@@ -167,14 +168,14 @@ func orNone[T int | time.Duration](v T) T {
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // addRoutes registers built-in handlers from --route CLASS=HANDLER.
-func addRoutes(reg *handlers.Registry, routes []string, log zerolog.Logger) error {
+func addRoutes(reg *handlers.Registry, routes, passEnv []string, log zerolog.Logger) error {
 	for _, r := range routes {
 		for _, one := range splitRoutes(r) {
 			class, spec, ok := strings.Cut(one, "=")
 			if !ok || class == "" || spec == "" {
 				return errors.New("work: --route wants CLASS=HANDLER, got " + one)
 			}
-			h, err := handlers.Builtin(spec, log)
+			h, err := handlers.Builtin(spec, log, passEnv)
 			if err != nil {
 				return err
 			}

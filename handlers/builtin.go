@@ -11,7 +11,9 @@ import (
 
 // Builtin returns the built-in handler named by spec: "noop", "log", or
 // "exec:COMMAND ARGS..." (split on spaces; single or double quotes group).
-func Builtin(spec string, log zerolog.Logger) (Handler, error) {
+// log receives the log handler's lines and exec handlers' stdout; passEnv
+// names withheld environment variables exec handlers still get.
+func Builtin(spec string, log zerolog.Logger, passEnv []string) (Handler, error) {
 	switch {
 	case spec == "noop":
 		return Noop(), nil
@@ -25,7 +27,7 @@ func Builtin(spec string, log zerolog.Logger) (Handler, error) {
 		if len(argv) == 0 {
 			return nil, errors.New("handlers: exec: needs a command, as in exec:./handle.sh")
 		}
-		return Exec(argv...), nil
+		return Exec(argv, ExecOptions{Logger: log, PassEnv: passEnv}), nil
 	}
 	return nil, fmt.Errorf("handlers: unknown handler %q (want noop, log or exec:COMMAND)", spec)
 }

@@ -8,19 +8,22 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
 // ExitRelease is the exec handler's exit status for "release me with the
 // job's backoff" (EX_TEMPFAIL).
 const ExitRelease = 75
 
-// stderrTail is how much of a failed command's stderr becomes the exception
-// message.
+// stderrTail is how much of a command's output is kept: the tail of
+// stderr becomes a failure's exception message, the tail of stdout is
+// logged.
 const stderrTail = 4096
 
 // ExecInput is the JSON document the exec handler writes to the command's
@@ -38,13 +41,30 @@ type ExecInput struct {
 	CommandError string          `json:"commandError,omitempty"`
 }
 
+// ExecOptions configure an exec handler.
+type ExecOptions struct {
+	// Logger receives what the command prints on stdout (its last 4 KiB,
+	// one log line per run, with the job's uuid). The zero value discards
+	// it.
+	Logger zerolog.Logger
+	// PassEnv names variables of the worker's environment the command
+	// gets although they are withheld by default (see Exec).
+	PassEnv []string
+}
+
 // Exec runs argv for each job. Job data reaches the command only through
-// stdin (ExecInput) and LARAWORKER_* environment variables, never through
-// its arguments or a shell. Exit 0 deletes the job, 75 releases it with
-// backoff, anything else is an exception carrying the tail of stderr. The
-// command is killed when ctx ends (the job's timeout or shutdown): on Unix
-// with its whole process group, on Windows the process itself.
-func Exec(argv ...string) Handler {
+// stdin (ExecInput) and LARAWORKER_JOB_* environment variables, never
+// through its arguments or a shell. Exit 0 deletes the job, 75 releases it
+// with backoff, anything else is an exception whose message is the tail
+// of stderr. The command is killed when ctx ends (the job's timeout or
+// shutdown): on Unix with its whole process group, on Windows the process
+// itself.
+//
+// A handler may be a third-party program: it gets the worker's
+// environment without the variables laraworker reads its configuration
+// and secrets from (DB_*, DATABASE_URL, APP_*, REDIS_*, CACHE_*, QUEUE_*,
+// LARAWORKER_*), unless opts.PassEnv names them.
+func Exec(argv []string, opts ExecOptions) Handler {
 	return HandlerFunc(func(ctx context.Context, job *Job) error {
 		input, err := execInput(job)
 		if err != nil {
@@ -52,20 +72,51 @@ func Exec(argv ...string) Handler {
 		}
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Stdin = bytes.NewReader(input)
-		cmd.Env = append(os.Environ(),
+		cmd.Env = append(handlerEnviron(os.Environ(), opts.PassEnv),
 			"LARAWORKER_JOB_UUID="+job.UUID,
 			"LARAWORKER_JOB_ID="+strconv.FormatInt(job.ID, 10),
 			"LARAWORKER_JOB_QUEUE="+job.Queue,
 			"LARAWORKER_JOB_ATTEMPTS="+strconv.FormatInt(job.Attempts, 10),
 			"LARAWORKER_JOB_CLASS="+job.DisplayName,
 		)
-		var stderr tailBuffer
-		cmd.Stderr = &stderr
-		cmd.Stdout = &stderr
+		var stdout, stderr tailBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		killOnCancel(cmd)
 		cmd.WaitDelay = 2 * time.Second
-		return execResult(ctx, argv[0], cmd.Run(), stderr.String())
+		runErr := cmd.Run()
+		if out := strings.TrimSpace(stdout.String()); out != "" {
+			opts.Logger.Info().Str("uuid", job.UUID).Str("class", job.DisplayName).Str("command", argv[0]).
+				Str("stdout", out).Msg("exec handler output")
+		}
+		return execResult(ctx, argv[0], runErr, stderr.String())
 	})
+}
+
+// withheldPrefixes are the variables laraworker reads its configuration
+// from, secrets included (DB_PASSWORD, APP_KEY, LARAWORKER_DB_PASSWORD...).
+var withheldPrefixes = []string{"DB_", "DATABASE_URL", "APP_", "REDIS_", "CACHE_", "QUEUE_", "LARAWORKER_"}
+
+// handlerEnviron is environ without the withheld variables, except those
+// named in pass.
+func handlerEnviron(environ, pass []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if withheld(name) && !slices.Contains(pass, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func withheld(name string) bool {
+	for _, p := range withheldPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func execInput(job *Job) ([]byte, error) {

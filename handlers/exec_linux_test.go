@@ -17,7 +17,7 @@ import (
 func TestExecKillsTheProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	// The child gets its own stdout so the handler does not wait on it.
-	h, err := Builtin("exec:"+writeScript(t, "cat >/dev/null; sleep 60 >/dev/null 2>&1 & echo $! > "+pidFile+"; wait\n"), zerolog.Nop())
+	h, err := Builtin("exec:"+writeScript(t, "cat >/dev/null; sleep 60 >/dev/null 2>&1 & echo $! > "+pidFile+"; wait\n"), zerolog.Nop(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

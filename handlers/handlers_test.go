@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,7 +166,7 @@ func TestExecHandlerContract(t *testing.T) {
 	dir := t.TempDir()
 	stdinCopy := filepath.Join(dir, "stdin.json")
 	ok := writeScript(t, "cat > "+stdinCopy+"\necho \"$LARAWORKER_JOB_CLASS\" > "+filepath.Join(dir, "env")+"\nexit 0\n")
-	h, err := Builtin("exec:"+ok, zerolog.Nop())
+	h, err := Builtin("exec:"+ok, zerolog.Nop(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,20 +189,20 @@ func TestExecHandlerContract(t *testing.T) {
 		t.Fatalf("LARAWORKER_JOB_CLASS = %q", env)
 	}
 
-	release, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; exit 75\n"), zerolog.Nop())
+	release, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; exit 75\n"), zerolog.Nop(), nil)
 	var rel *ReleaseError
 	if err := release.Handle(context.Background(), job); !errors.As(err, &rel) || !rel.UseBackoff {
 		t.Fatalf("exit 75 must release with backoff: %v", err)
 	}
 
-	fail, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; echo 'lots of noise' >&2; echo 'disk full' >&2; exit 3\n"), zerolog.Nop())
+	fail, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; echo 'lots of noise' >&2; echo 'disk full' >&2; exit 3\n"), zerolog.Nop(), nil)
 	err = fail.Handle(context.Background(), job)
 	var ee *ExecError
 	if !errors.As(err, &ee) || ee.Status != 3 || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("exit 3 must be an exception with stderr's tail: %v", err)
 	}
 
-	slow, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; sleep 30 & sleep 30\n"), zerolog.Nop())
+	slow, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; sleep 30 & sleep 30\n"), zerolog.Nop(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -213,7 +214,7 @@ func TestExecHandlerContract(t *testing.T) {
 
 func TestBuiltinRejectsUnknownHandlers(t *testing.T) {
 	for _, spec := range []string{"", "nope", "exec:", "exec:'unclosed"} {
-		if _, err := Builtin(spec, zerolog.Nop()); err == nil {
+		if _, err := Builtin(spec, zerolog.Nop(), nil); err == nil {
 			t.Errorf("%q must be rejected", spec)
 		}
 	}
@@ -251,5 +252,67 @@ func TestMetricsMiddlewareCountsRunsByClassAndResult(t *testing.T) {
 	}
 	if counts[`App\Jobs\NoopJob/ok`] != 2 || counts[`App\Jobs\NoopJob/error`] != 1 {
 		t.Fatalf("histogram counts %v", counts)
+	}
+}
+
+// stdout of a run is logged (success or not); a failure's message is
+// stderr's tail only, as documented.
+func TestExecOutputs(t *testing.T) {
+	var logs bytes.Buffer
+	job := fixtureJob(t, "scalars.json")
+	ok, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; echo 'resized 3 images'\n"), zerolog.New(&logs), nil)
+	if err := ok.Handle(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"stdout":"resized 3 images"`) || !strings.Contains(logs.String(), job.UUID) {
+		t.Fatalf("a successful run's stdout is not logged: %s", logs.String())
+	}
+	fail, _ := Builtin("exec:"+writeScript(t, "cat >/dev/null; echo 'progress 50%'; echo 'disk full' >&2; exit 3\n"), zerolog.New(&logs), nil)
+	err := fail.Handle(context.Background(), job)
+	if err == nil || !strings.Contains(err.Error(), "disk full") || strings.Contains(err.Error(), "progress") {
+		t.Fatalf("the failure message must be stderr's tail only: %v", err)
+	}
+	if !strings.Contains(logs.String(), "progress 50%") {
+		t.Fatal("a failed run's stdout is not logged")
+	}
+}
+
+// A handler may be a third-party program: it does not get the variables
+// laraworker reads its secrets from, unless they are passed on purpose.
+func TestExecWithholdsTheWorkersSecrets(t *testing.T) {
+	t.Setenv("DB_PASSWORD", "hunter2")
+	t.Setenv("APP_KEY", "base64:c2VjcmV0")
+	t.Setenv("LARAWORKER_DB_PASSWORD", "hunter3")
+	t.Setenv("DATABASE_URL", "mysql://u:hunter4@h/db")
+	t.Setenv("REDIS_PASSWORD", "hunter5")
+	t.Setenv("MY_SERVICE_TOKEN", "ok-to-pass")
+	t.Setenv("DB_HOST", "db.internal")
+	dump := filepath.Join(t.TempDir(), "env")
+	script := writeScript(t, "cat >/dev/null; env > "+dump+"\n")
+	job := fixtureJob(t, "scalars.json")
+
+	h, _ := Builtin("exec:"+script, zerolog.Nop(), nil)
+	if err := h.Handle(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := os.ReadFile(dump)
+	for _, secret := range []string{"hunter2", "c2VjcmV0", "hunter3", "hunter4", "hunter5", "DB_HOST"} {
+		if strings.Contains(string(env), secret) {
+			t.Errorf("the handler's environment holds %q", secret)
+		}
+	}
+	for _, want := range []string{"MY_SERVICE_TOKEN=ok-to-pass", "PATH=", "LARAWORKER_JOB_UUID=" + job.UUID} {
+		if !strings.Contains(string(env), want) {
+			t.Errorf("the handler's environment lacks %s", want)
+		}
+	}
+
+	passed, _ := Builtin("exec:"+script, zerolog.Nop(), []string{"DB_HOST"})
+	if err := passed.Handle(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	env, _ = os.ReadFile(dump)
+	if !strings.Contains(string(env), "DB_HOST=db.internal") || strings.Contains(string(env), "hunter2") {
+		t.Fatalf("PassEnv must pass DB_HOST and nothing else withheld:\n%s", env)
 	}
 }
