@@ -104,6 +104,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		wcfg.Queues = []string{cfg.DefaultQueue}
 	}
 	wcfg.Logger, wcfg.Encrypter = log, enc
+	wcfg.App = &handlers.App{Config: cfg, DB: q.DB()}
 	metricsAddr := c.String("metrics-addr")
 	if metricsAddr != "" {
 		if wcfg.Metrics, err = workerMetrics(); err != nil {

@@ -73,5 +73,5 @@ func dispatched(command *phpserialize.Value) *handlers.Job {
 	if err != nil {
 		panic(err)
 	}
-	return handlers.NewJob(1, "default", 1, p, nil)
+	return handlers.NewJob(1, "default", 1, p, handlers.Env{})
 }

@@ -26,7 +26,7 @@ func fixtureJob(t *testing.T, name string) *Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewJob(7, "default", 1, p, nil)
+	return NewJob(7, "default", 1, p, Env{})
 }
 
 func TestRegistryRoutesCaseInsensitivelyWithMiddlewareInOrder(t *testing.T) {

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
 // Job is one reserved row of the jobs table as a handler sees it.
@@ -19,29 +22,59 @@ type Job struct {
 	// Payload is the decoded payload; Payload.Raw holds its exact bytes.
 	Payload *payload.Payload
 
-	encrypter *payload.Encrypter
-	once      sync.Once
-	command   *payload.Command
-	cmdErr    error
+	env     Env
+	once    sync.Once
+	command *payload.Command
+	cmdErr  error
 
 	mu       sync.Mutex
 	decision Decision
 }
 
-// NewJob builds a Job; the worker calls it for each reserved row. enc may
-// be nil when no APP_KEY is configured.
-func NewJob(id int64, queue string, attempts int64, p *payload.Payload, enc *payload.Encrypter) *Job {
+// Env is what a worker hands every job besides its row: the key to
+// decrypt commands, its logger and the app. Every field may be zero.
+type Env struct {
+	// Encrypter decrypts ShouldBeEncrypted commands; nil when no APP_KEY
+	// is configured.
+	Encrypter *payload.Encrypter
+	// Logger is the worker's logger.
+	Logger zerolog.Logger
+	// App is the Laravel app the jobs come from, if the worker knows it.
+	App *App
+}
+
+// App is what a handler may need of the Laravel app beyond its job: the
+// configuration the worker resolved (secrets stay laravel.Secret values,
+// which never print) and a pool on the app's database.
+type App struct {
+	Config laravel.Config
+	DB     *sql.DB
+}
+
+// NewJob builds a Job; the worker calls it for each reserved row.
+func NewJob(id int64, queue string, attempts int64, p *payload.Payload, env Env) *Job {
 	return &Job{
 		ID: id, UUID: p.UUID, Queue: queue, Attempts: attempts,
-		DisplayName: p.Name(), Payload: p, encrypter: enc,
+		DisplayName: p.Name(), Payload: p, env: env,
 	}
 }
+
+// Logger is the worker's logger with this job's uuid, class, queue and
+// attempt on every line.
+func (j *Job) Logger() zerolog.Logger {
+	return j.env.Logger.With().Str("uuid", j.UUID).Str("class", j.DisplayName).Str("queue", j.Queue).
+		Int64("attempt", j.Attempts).Logger()
+}
+
+// App is the Laravel app the job comes from (its resolved configuration
+// and database), nil when the worker was not given one.
+func (j *Job) App() *App { return j.env.App }
 
 // Command returns data.command decoded (decrypted when it is encrypted).
 // It is decoded once, on first use.
 func (j *Job) Command() (*payload.Command, error) {
 	j.once.Do(func() {
-		j.command, j.cmdErr = payload.DecodeCommand(j.Payload, j.encrypter)
+		j.command, j.cmdErr = payload.DecodeCommand(j.Payload, j.env.Encrypter)
 	})
 	return j.command, j.cmdErr
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -82,6 +83,9 @@ type Config struct {
 	// Encrypter decrypts ShouldBeEncrypted commands (the app's APP_KEY);
 	// nil fails such jobs with a message saying no key is configured.
 	Encrypter *payload.Encrypter
+	// App is the Laravel app handlers may reach through Job.App: its
+	// configuration and database. Nil is allowed.
+	App *handlers.App
 	// Cache is the app's cache store as far as Go can share it (the
 	// queue:restart signal, maxExceptions counters). Default: the store's
 	// own when it has one (a laravel.Queue on an app whose cache store is

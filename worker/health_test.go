@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +144,35 @@ func TestAMissingTableIsReportedNotLoggedPerClaim(t *testing.T) {
 	if err := w.Health(); err != nil {
 		t.Fatalf("Health() = %v after the table came back", err)
 	}
+}
+
+// A handler reaches the worker's logger (with the job's fields), the
+// app's resolved configuration and its database.
+func TestHandlersReachTheLoggerConfigAndDatabase(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	uuid := push(t, q, "", classA)
+	var jobs int
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(ctx context.Context, job *handlers.Job) error {
+		app := job.App()
+		if app == nil {
+			return errors.New("no app")
+		}
+		if err := app.DB.QueryRowContext(ctx, "select count(*) from "+app.Config.JobsTable).Scan(&jobs); err != nil {
+			return err
+		}
+		job.Logger().Info().Int("jobs", jobs).Msg("counted")
+		return nil
+	})
+	cfg := testConfig()
+	cfg.App = &handlers.App{Config: q.Config(), DB: q.DB()}
+	w, logs := newTestWorker(t, q, reg, cfg, nil)
+	runWorker(t, w, 30*time.Second)
+	if f := failedRows(t, q); len(f) != 0 {
+		t.Fatalf("handler failed: %s", f[0].Exception)
+	}
+	if jobs != 1 {
+		t.Fatalf("the handler counted %d jobs through the app's database, want its own", jobs)
+	}
+	mustContain(t, "log", logs.String(), `"message":"counted"`, `"uuid":"`+uuid+`"`, `"class":"App\\Jobs\\SendMail"`, `"worker":"default"`)
 }

@@ -129,7 +129,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	if err != nil {
 		return w.unrouted(p)
 	}
-	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.cfg.Encrypter)
+	job := handlers.NewJob(row.ID, row.Queue, attempts, p, handlers.Env{Encrypter: w.cfg.Encrypter, Logger: w.log, App: w.cfg.App})
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
 			if decryptProblem(err) {
