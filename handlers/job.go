@@ -61,9 +61,10 @@ func NewJob(id int64, queue string, attempts int64, p *payload.Payload, env Env)
 
 // Logger is the worker's logger with this job's uuid, class, queue and
 // attempt on every line.
-func (j *Job) Logger() zerolog.Logger {
-	return j.env.Logger.With().Str("uuid", j.UUID).Str("class", j.DisplayName).Str("queue", j.Queue).
+func (j *Job) Logger() *zerolog.Logger {
+	l := j.env.Logger.With().Str("uuid", j.UUID).Str("class", j.DisplayName).Str("queue", j.Queue).
 		Int64("attempt", j.Attempts).Logger()
+	return &l
 }
 
 // App is the Laravel app the job comes from (its resolved configuration
