@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -46,6 +47,8 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
 			laravelVersionFlag(),
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"LARAWORKER_LOG_LEVEL"}, Usage: "`LEVEL`: debug (every job's start too), info (every job's end), warn, error"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 		),
 		Action: func(c *cli.Context) error { return runWork(c, reg) },
@@ -53,7 +56,10 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 }
 
 func runWork(c *cli.Context, reg *handlers.Registry) error {
-	log := newLogger(c).With().Str("worker", c.String("name")).Logger()
+	log, err := workLogger(c)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
 	if err := addRoutes(reg, c.StringSlice("route"), c.StringSlice("pass-env"), log); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -121,11 +127,15 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		}
 	}
 	go pauseOnSignals(ctx, w)
-	log.Info().Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
+	log.Info().Str("worker", wcfg.Name).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
 		Int("concurrency", c.Int("concurrency")).Msg("worker started")
 	reason := w.Run(ctx)
 	st := w.Stats()
-	log.Info().Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
+	stopped := log.Info()
+	if reason == worker.StopMemory {
+		stopped = log.Warn().Str("memory", fmt.Sprintf("RSS reached --memory %d MB", c.Int("memory")))
+	}
+	stopped.Str("worker", wcfg.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
 		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).Msg("worker stopped")
 	if code := reason.ExitCode(); code != 0 {
 		return cli.Exit("", code)
@@ -278,14 +288,44 @@ func pollDepth(ctx context.Context, q *laravel.Queue, m *worker.Metrics, log zer
 
 // newLogger logs JSON when stderr is not a terminal, readable text on one.
 func newLogger(c *cli.Context) zerolog.Logger {
-	out := c.App.ErrWriter
+	log, _ := buildLogger(c.App.ErrWriter, "auto")
+	return log
+}
+
+// workLogger is the worker's logger as --log-format and --log-level say.
+func workLogger(c *cli.Context) (zerolog.Logger, error) {
+	log, err := buildLogger(c.App.ErrWriter, c.String("log-format"))
+	if err != nil {
+		return log, err
+	}
+	level, err := zerolog.ParseLevel(c.String("log-level"))
+	if err != nil || c.String("log-level") == "" || level > zerolog.ErrorLevel || level < zerolog.DebugLevel {
+		return log, fmt.Errorf("work: --log-level %q: want debug, info, warn or error", c.String("log-level"))
+	}
+	return log.Level(level), nil
+}
+
+// buildLogger writes JSON lines, or readable text (format "text", or
+// "auto" on a terminal).
+func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 	if out == nil {
 		out = os.Stderr
 	}
-	if f, ok := out.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return zerolog.New(zerolog.ConsoleWriter{Out: f, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+	text := false
+	switch format {
+	case "json":
+	case "text":
+		text = true
+	case "auto":
+		if f, ok := out.(*os.File); ok {
+			st, err := f.Stat()
+			text = err == nil && st.Mode()&os.ModeCharDevice != 0
 		}
+	default:
+		return zerolog.Nop(), fmt.Errorf("work: --log-format %q: want json, text or auto", format)
 	}
-	return zerolog.New(out).With().Timestamp().Logger()
+	if text {
+		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(out).With().Timestamp().Logger(), nil
 }

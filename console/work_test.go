@@ -281,3 +281,33 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 		t.Fatalf("the job was not given back untouched: attempts %d reserved %v (%v)", attempts, reserved, err)
 	}
 }
+
+// --log-level picks what is logged: debug shows each job's start, warn
+// hides the per-job lines; the log names its units.
+func TestWorkLogLevels(t *testing.T) {
+	dir, q := sqliteApp(t)
+	bin := laraworkerBinary(t)
+	run := func(level string) (string, error) {
+		pushJob(t, q, `App\Jobs\A`)
+		cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
+			"--log-level", level, "--route", `App\Jobs\A=noop`)
+		var logs bytes.Buffer
+		cmd.Stderr = &logs
+		err := cmd.Run()
+		return logs.String(), err
+	}
+	debug, err := run("debug")
+	if err != nil || !strings.Contains(debug, `"message":"job started"`) || !strings.Contains(debug, `"duration_ms":`) {
+		t.Fatalf("--log-level debug: %v\n%s", err, debug)
+	}
+	if !strings.Contains(debug, `"done":1`) || !strings.Contains(debug, `"message":"worker stopped"`) {
+		t.Fatalf("the final line must summarise outcomes:\n%s", debug)
+	}
+	warn, err := run("warn")
+	if err != nil || strings.Contains(warn, `"message":"job"`) || strings.Contains(warn, "worker started") {
+		t.Fatalf("--log-level warn still logs info lines: %v\n%s", err, warn)
+	}
+	if _, err := run("loud"); err == nil {
+		t.Fatal("--log-level loud accepted")
+	}
+}
