@@ -61,7 +61,8 @@ func TestSQLDoc(t *testing.T) {
 	}
 }
 
-// TestClaimQueryIsLaravels compares with the query quoted in spec 2.2
+// TestClaimQueryIsLaravels compares with the query Laravel renders for
+// DatabaseQueue::getNextAvailableJob on MySQL
 // (Laravel's own rendering, PR #44027).
 func TestClaimQueryIsLaravels(t *testing.T) {
 	st := newStatements(mysqlDialect{}, DefaultTables, LockSkipLocked)

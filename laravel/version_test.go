@@ -36,7 +36,8 @@ func TestLockForPopping(t *testing.T) {
 	cases := []struct {
 		engine, version, override, want string
 	}{
-		// Every row of spec 2.3's table.
+		// Every case of MySqlGrammar/PostgresGrammar's lock choice
+		// (DatabaseQueue::getLockForPopping).
 		{"mysql", "8.0.0", "", LockForUpdate},
 		{"mysql", "8.0.1", "", LockSkipLocked},
 		{"mysql", "8.0.35-0ubuntu0.22.04.1", "", LockSkipLocked},

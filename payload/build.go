@@ -13,7 +13,8 @@ import (
 )
 
 // Shape selects which keys a built payload carries, after the Laravel
-// version that will run it (spec 4.2). Every version reads every shape; the
+// version that will run it (Queue::createObjectPayload and
+// createPayloadArray in each version). Every version reads every shape; the
 // shape only matters for byte-for-byte comparison with what PHP would write.
 type Shape int
 

@@ -18,7 +18,8 @@ import (
 	"unicode/utf8"
 )
 
-// This file reimplements Illuminate\Encryption\Encrypter (spec §4.6) so that
+// This file reimplements Illuminate\Encryption\Encrypter (laravel/framework,
+// src/Illuminate/Encryption/Encrypter.php) so that
 // commands of ShouldBeEncrypted jobs can be read and written. Behaviour
 // follows Laravel 11+ (previous keys, tag checked before the MAC); payloads
 // produced by Laravel 8.54+ decrypt identically.
