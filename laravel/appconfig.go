@@ -204,9 +204,9 @@ type appAnswer struct {
 		AfterCommit bool    `json:"after_commit"`
 		Connection  *string `json:"connection"`
 	} `json:"queue"`
-	DBConnection *string `json:"db_connection"`
+	DBConnection *string  `json:"db_connection"`
 	DB           answerDB `json:"db"`
-	Failed struct {
+	Failed       struct {
 		Driver, Database, Table *string
 	} `json:"failed"`
 	Batching struct {
