@@ -131,4 +131,3 @@ func TestMissingTablesAndClassSample(t *testing.T) {
 		}
 	})
 }
-
