@@ -60,10 +60,11 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if len(reg.Names()) == 0 && c.String("unrouted") != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
 	}
-	cfg, err := loadConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	logAppConfig(log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
 	q, err := laravel.Open(ctx, cfg)
@@ -75,6 +76,14 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		if err := q.CreateTables(ctx); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
+	}
+	opts := workOptions(c)
+	queues := effectiveQueues(opts.Queues, cfg.DefaultQueue)
+	if err := checkSetup(ctx, q, info, queues, reg.Names(), log); err != nil {
+		return cli.Exit("work: "+err.Error(), 1)
+	}
+	if !c.IsSet("laravel-version") && info.Version != "" {
+		opts.LaravelVersion = info.Version // failed_jobs texts of the app's version
 	}
 	enc, err := encrypterFor(cfg)
 	if err != nil {
@@ -91,13 +100,13 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	w, err := worker.New(q, reg, enc, workOptions(c), log, metrics)
+	w, err := worker.New(q, reg, enc, opts, log, metrics)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	go pauseOnSignals(ctx, w)
-	log.Info().Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
-		Int("concurrency", c.Int("concurrency")).Msg("worker started")
+	log.Info().Strs("queues", queues).Strs("routes", reg.Names()).Int("concurrency", c.Int("concurrency")).
+		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Msg("worker started")
 	reason := w.Run(ctx)
 	log.Info().Str("reason", string(reason)).Int64("jobs", w.Processed()).Msg("worker stopped")
 	if code := reason.ExitCode(); code != 0 {
@@ -126,6 +135,22 @@ func workOptions(c *cli.Context) worker.Options {
 	o.Unrouted = c.String("unrouted")
 	o.LaravelVersion = c.String("laravel-version")
 	return o
+}
+
+// effectiveQueues is what the worker watches: --queue, else the
+// connection's default queue (Laravel's getQueue).
+func effectiveQueues(queues []string, def string) []string {
+	out := make([]string, 0, len(queues))
+	for _, q := range queues {
+		if q == "" {
+			q = def
+		}
+		out = append(out, q)
+	}
+	if len(out) == 0 {
+		out = append(out, def)
+	}
+	return out
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -60,59 +60,63 @@ const ClassSample = 5000
 const moveBatch = 500
 
 // Move puts the unreserved jobs of classes on queue from onto queue to,
-// moveBatch rows per statement, and returns how many moved. Each statement
-// is `update ... set queue = to where id in (...) and queue = from and
-// reserved_at is null`: a row a worker reserves meanwhile is left where it
-// is, never touched. Rows keep their id, attempts, available_at and
-// payload, so delayed jobs stay delayed.
-func (q *Queue) Move(ctx context.Context, from, to string, classes []string) (int64, error) {
+// at most moveBatch rows per statement, and returns how many moved per
+// class. Each statement is `update ... set queue = to where id in (...)
+// and queue = from and reserved_at is null`: a row a worker reserves
+// meanwhile is left where it is, never touched. Rows keep their id,
+// attempts, available_at and payload, so delayed jobs stay delayed.
+func (q *Queue) Move(ctx context.Context, from, to string, classes []string) (map[string]int64, error) {
+	moved := map[string]int64{}
 	if from == to {
-		return 0, fmt.Errorf("laravel: moving jobs from queue %q to itself", from)
+		return moved, fmt.Errorf("laravel: moving jobs from queue %q to itself", from)
 	}
 	want := map[string]bool{}
 	for _, c := range classes {
 		want[c] = true
 	}
 	pats := ClaimOptions{DisplayNames: classes}.patterns()
-	var moved, after int64
+	var after int64
 	for {
-		ids, last, err := q.moveCandidates(ctx, from, pats, want, after)
-		if err != nil {
+		byClass, last, err := q.moveCandidates(ctx, from, pats, want, after)
+		if err != nil || last == 0 {
 			return moved, err
-		}
-		if last == 0 {
-			return moved, nil
 		}
 		after = last
-		if len(ids) == 0 {
-			continue
-		}
-		var n int64
-		err = q.retrying(ctx, func(int) error {
-			res, err := q.db.ExecContext(ctx, q.st.moveJobs(len(ids)), append([]any{to, from}, int64sToArgs(ids)...)...)
+		for class, ids := range byClass {
+			n, err := q.moveIDs(ctx, from, to, ids)
 			if err != nil {
-				return err
+				return moved, err
 			}
-			n, err = res.RowsAffected()
-			return err
-		})
-		if err != nil {
-			return moved, err
+			moved[class] += n
 		}
-		moved += n
 	}
 }
 
+// moveIDs runs one guarded move statement.
+func (q *Queue) moveIDs(ctx context.Context, from, to string, ids []int64) (int64, error) {
+	var n int64
+	err := q.retrying(ctx, func(int) error {
+		res, err := q.db.ExecContext(ctx, q.st.moveJobs(len(ids)), append([]any{to, from}, int64sToArgs(ids)...)...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
 // moveCandidates reads the next rows after id `after` that the LIKE filter
-// matches and keeps those whose displayName is exactly one of want; last is
-// the highest id read (0 when none was left).
-func (q *Queue) moveCandidates(ctx context.Context, from string, pats []any, want map[string]bool, after int64) (ids []int64, last int64, err error) {
+// matches and keeps, by class, those whose displayName is exactly one of
+// want; last is the highest id read (0 when none was left).
+func (q *Queue) moveCandidates(ctx context.Context, from string, pats []any, want map[string]bool, after int64) (byClass map[string][]int64, last int64, err error) {
 	args := append(append([]any{from}, pats...), after)
 	rows, err := q.db.QueryContext(ctx, q.st.moveSelect(len(pats), moveBatch), args...)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
+	byClass = map[string][]int64{}
 	for rows.Next() {
 		var id, payload any
 		if err := rows.Scan(&id, &payload); err != nil {
@@ -124,10 +128,10 @@ func (q *Queue) moveCandidates(ctx context.Context, from string, pats []any, wan
 		}
 		last = n
 		if _, name, err := payloadMeta(toBytes(payload)); err == nil && want[name] {
-			ids = append(ids, n)
+			byClass[name] = append(byClass[name], n)
 		}
 	}
-	return ids, last, rows.Err()
+	return byClass, last, rows.Err()
 }
 
 // ClassesOnQueues returns the displayNames of the first limit jobs of the

@@ -47,8 +47,8 @@ func TestMove(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n != int64(len(wantMoved)) {
-			t.Fatalf("moved %d, want %d", n, len(wantMoved))
+		if n[moved] != int64(len(wantMoved)) || len(n) != 1 {
+			t.Fatalf("moved %v, want %d", n, len(wantMoved))
 		}
 		after := map[int64]Job{}
 		for _, j := range e.allJobs(t) {
@@ -65,8 +65,8 @@ func TestMove(t *testing.T) {
 				t.Errorf("row %d (%+v) must stay on %s", k.id, after[k.id], k.queue)
 			}
 		}
-		if n, err := e.q.Move(e.ctx, "default", "go", []string{moved}); err != nil || n != 0 {
-			t.Errorf("second move: %d %v", n, err)
+		if n, err := e.q.Move(e.ctx, "default", "go", []string{moved}); err != nil || n[moved] != 0 {
+			t.Errorf("second move: %v %v", n, err)
 		}
 		if _, err := e.q.Move(e.ctx, "go", "go", []string{moved}); err == nil {
 			t.Error("moving a queue onto itself must be an error")
@@ -81,7 +81,7 @@ func TestMoveSkipsRowsReservedMeanwhile(t *testing.T) {
 		now := e.clock.Unix()
 		id := e.insertRow(t, row{queue: "default", payload: testPayload(newUUID(t), `App\Jobs\Heavy`), availableAt: now, createdAt: now})
 		ids, _, err := e.q.moveCandidates(e.ctx, "default", ClaimOptions{DisplayNames: []string{`App\Jobs\Heavy`}}.patterns(), map[string]bool{`App\Jobs\Heavy`: true}, 0)
-		if err != nil || len(ids) != 1 {
+		if err != nil || len(ids[`App\Jobs\Heavy`]) != 1 {
 			t.Fatalf("candidates %v %v", ids, err)
 		}
 		claimOne(t, e, "default") // a worker reserves it now

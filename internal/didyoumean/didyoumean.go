@@ -44,13 +44,20 @@ func Suggest(input string, candidates []string, norm Normalizer) (string, bool) 
 		}
 	} else if c, ok := uniqueShortMatch(n, candidates, norm); ok && c != input {
 		return c, true // a short name given for a namespaced class
+	} else if !ok && c == "" && countShort(n, candidates, norm) > 1 {
+		return "", false // a short name of several classes: no guess
 	}
 	best, bestDist := "", maxDistance(n)+1
 	for _, c := range candidates {
 		if c == input {
 			continue
 		}
-		if d := Distance(n, norm(c)); d < bestDist {
+		nc := norm(c)
+		d := Distance(n, nc)
+		if short := lastSegment(nc); short != nc && lastSegment(n) == n {
+			d = min(d, Distance(n, short)) // a short name, mistyped
+		}
+		if d < bestDist {
 			best, bestDist = c, d
 		}
 	}
@@ -87,6 +94,16 @@ func uniqueShortMatch(short string, candidates []string, norm Normalizer) (strin
 		}
 	}
 	return found, found != ""
+}
+
+func countShort(short string, candidates []string, norm Normalizer) int {
+	n := 0
+	for _, c := range candidates {
+		if lastSegment(norm(c)) == short {
+			n++
+		}
+	}
+	return n
 }
 
 // Distance is the Levenshtein distance between a and b, in runes.

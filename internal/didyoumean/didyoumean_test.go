@@ -15,6 +15,7 @@ func TestSuggestClassNames(t *testing.T) {
 		{`ScalarsJob`, `App\Jobs\ScalarsJob`, true},            // short name
 		{`App\Jobs\ScalarJob`, `App\Jobs\ScalarsJob`, true},    // typo
 		{`App\Jobs\NopJob`, `App\Jobs\NoopJob`, true},
+		{`ScalarJob`, `App\Jobs\ScalarsJob`, true}, // short and mistyped
 		{`BuildReport`, "", false},          // ambiguous short name
 		{`App\Jobs\SendInvoice`, "", false}, // nothing close
 		{`App\Jobs\NoopJob`, "", false},     // already right
