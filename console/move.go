@@ -126,9 +126,9 @@ func warnAbsentClasses(c *cli.Context, q *laravel.Queue, rows []moveRow, from st
 				return err
 			}
 		}
-		msg := fmt.Sprintf("move: no %s job on queue %q", r.Class, from)
+		msg := fmt.Sprintf(`move: no %s job on queue "%s"`, r.Class, from)
 		if s, ok := didyoumean.Suggest(r.Class, laravel.SortedClasses(present), didyoumean.ClassName); ok {
-			msg += fmt.Sprintf("; did you mean %q?", s)
+			msg += fmt.Sprintf(`; did you mean "%s"?`, s)
 		}
 		fmt.Fprintln(c.App.ErrWriter, msg)
 	}

@@ -132,13 +132,13 @@ func routeWarning(route string, queues, names []string, present map[string]int64
 	if len(names) == 0 {
 		// Nothing queued: only a name no class can have is worth a word.
 		if fixed := strings.TrimPrefix(collapseBackslashes(route), `\`); fixed != route {
-			return fmt.Sprintf("route %q can never match: Laravel writes class names with single backslashes and no leading one (%q); the watched queues %s are empty now", route, fixed, strings.Join(queues, ","))
+			return fmt.Sprintf(`route "%s" can never match: Laravel writes class names with single backslashes and no leading one ("%s"); the watched queues %s are empty now`, route, fixed, strings.Join(queues, ","))
 		}
 		return ""
 	}
-	msg := fmt.Sprintf("route %q matches no job on queues %s", route, strings.Join(queues, ","))
+	msg := fmt.Sprintf(`route "%s" matches no job on queues %s.`, route, strings.Join(queues, ","))
 	if ok {
-		msg += fmt.Sprintf("; did you mean %q?", suggestion)
+		msg = strings.TrimSuffix(msg, ".") + fmt.Sprintf(`; did you mean "%s"?`, suggestion)
 	}
 	listed := names
 	if len(listed) > 5 {
@@ -152,7 +152,7 @@ func routeWarning(route string, queues, names []string, present map[string]int64
 	if len(names) > len(listed) {
 		more = fmt.Sprintf(" and %d more", len(names)-len(listed))
 	}
-	return msg + "; queued classes: " + strings.Join(parts, ", ") + more
+	return msg + " Queued classes: " + strings.Join(parts, ", ") + more
 }
 
 func collapseBackslashes(s string) string {
