@@ -57,8 +57,13 @@ class Routes
     private function add(string $class, $queue, $connection): void
     {
         $where = "config/laraworker.php routes [{$class}]";
+        if (strpos($class, '\\\\') !== false) {
+            $single = preg_replace('/\\\\+/', '\\', $class);
+            throw new InvalidArgumentException("{$where}: doubled backslashes; write it as {$single}::class");
+        }
+        $class = ltrim($class, '\\');
         if (! class_exists($class) && ! interface_exists($class) && ! trait_exists($class)) {
-            throw new InvalidArgumentException("{$where}: no such class, interface or trait (write it as {$class}::class, with single backslashes)");
+            throw new InvalidArgumentException("{$where}: no such class, interface or trait");
         }
         if (is_subclass_of($class, ShouldBeUnique::class)) {
             throw new InvalidArgumentException("{$where}: it implements ShouldBeUnique; laraworker cannot release unique locks, keep it on PHP");
@@ -69,7 +74,7 @@ class Routes
         if ($connection !== null && (! is_string($connection) || $connection === '')) {
             throw new InvalidArgumentException("{$where}: the connection must be a name or null");
         }
-        $this->routes[ltrim($class, '\\')] = [$connection, $queue];
+        $this->routes[$class] = [$connection, $queue];
     }
 
     public function isEmpty(): bool

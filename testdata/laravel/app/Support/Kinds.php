@@ -16,6 +16,8 @@ use App\Jobs\NoopJob;
 use App\Jobs\OptionsJob;
 use App\Jobs\PrivatePropsJob;
 use App\Jobs\RetryUntilJob;
+use App\Jobs\Routed\MonthlyReport;
+use App\Jobs\Routed\UniqueReport;
 use App\Jobs\ScalarsJob;
 use App\Jobs\SleepJob;
 use App\Models\Podcast;
@@ -75,6 +77,8 @@ class Kinds
             'movable-push' => fn ($q, $d) => self::push(new MovableJob('pushed'), $q, $d),
             'movable-chain' => fn ($q, $d) => self::movableChain(),
             'movable-batch' => fn ($q, $d) => self::movableBatch(),
+            'report' => fn ($q, $d) => self::job(new MonthlyReport, $q, $d),
+            'unique-report' => fn ($q, $d) => self::job(new UniqueReport, $q, $d),
         ];
     }
 
