@@ -169,4 +169,3 @@ return [
 		t.Errorf("unknown connection:\n%s", out)
 	}
 }
-

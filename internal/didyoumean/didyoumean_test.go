@@ -16,9 +16,9 @@ func TestSuggestClassNames(t *testing.T) {
 		{`App\Jobs\ScalarJob`, `App\Jobs\ScalarsJob`, true},    // typo
 		{`App\Jobs\NopJob`, `App\Jobs\NoopJob`, true},
 		{`ScalarJob`, `App\Jobs\ScalarsJob`, true}, // short and mistyped
-		{`BuildReport`, "", false},          // ambiguous short name
-		{`App\Jobs\SendInvoice`, "", false}, // nothing close
-		{`App\Jobs\NoopJob`, "", false},     // already right
+		{`BuildReport`, "", false},                 // ambiguous short name
+		{`App\Jobs\SendInvoice`, "", false},        // nothing close
+		{`App\Jobs\NoopJob`, "", false},            // already right
 	}
 	for _, c := range cases {
 		got, ok := Suggest(c.in, present, ClassName)
