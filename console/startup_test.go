@@ -169,3 +169,27 @@ return [
 		t.Errorf("unknown connection:\n%s", out)
 	}
 }
+
+// TestWorkExceptionTextsFollowTheDetectedVersion: without --laravel-version
+// the failed_jobs texts are those of the version the app runs (here from
+// composer.lock, read without PHP).
+func TestWorkExceptionTextsFollowTheDetectedVersion(t *testing.T) {
+	dir, q := sqliteApp(t)
+	os.WriteFile(filepath.Join(dir, "artisan"), []byte("<?php\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "composer.lock"), []byte(`{"packages":[{"name":"laravel/framework","version":"v8.83.27"}]}`), 0o644)
+	pushJob(t, q, `App\Jobs\A`)
+	if _, err := q.DB().Exec("update jobs set attempts = 1"); err != nil { // its one try is used up
+		t.Fatal(err)
+	}
+	out, code := runWorkCLI(t, "--app", dir, "--php", "off", "--stop-when-empty", "--route", `App\Jobs\A=noop`)
+	if code != 0 || !strings.Contains(lineWith(out, `"laravel config"`), `"laravel":"8.83.27"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var exception string
+	if err := q.DB().QueryRow("select exception from failed_jobs").Scan(&exception); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exception, `App\Jobs\A has been attempted too many times or run too long. The job may have previously timed out.`) {
+		t.Errorf("exception %.200q, want Laravel 8's MaxAttemptsExceeded text", exception)
+	}
+}
