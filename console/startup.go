@@ -64,8 +64,8 @@ func queueDriverWarning(info laravel.AppInfo) string {
 		}
 		return msg
 	case driver != "database":
-		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database: PHP does not push its jobs to the %s table; %s",
-			info.Connection, info.ConnectionFrom, driver, "jobs", hint)
+		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database: PHP does not push its jobs to the jobs table; %s",
+			info.Connection, info.ConnectionFrom, driver, hint)
 	}
 	return ""
 }

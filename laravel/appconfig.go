@@ -108,7 +108,7 @@ func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error
 		environ = os.Environ()
 	}
 	if appDir == "" {
-		info.Source, info.Why = "env", "no Laravel app folder (no artisan beside the .env; --app names one)"
+		info.Source, info.Why = "env", "no artisan beside the .env, and no --app"
 		cfg, err := LoadConfig(LoadOptions{EnvFile: envFile, Environ: environ, Overrides: opts.Overrides})
 		return cfg, info, err
 	}

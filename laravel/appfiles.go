@@ -154,7 +154,15 @@ func (f *appFiles) apply(values map[string]string, connection string) {
 	modern := info.Version != "" && VersionCompare(info.Version, "11") >= 0
 	queueDefault, ok := f.str("queue.default")
 	if !ok {
-		queueDefault = orDefault(f.env2("QUEUE_CONNECTION"), map[bool]string{true: "database", false: "sync"}[modern || info.Version == ""])
+		queueDefault = f.env2("QUEUE_CONNECTION")
+	}
+	if queueDefault == "" {
+		// The skeleton's default: sync before 11, database from 11 (and
+		// laraworker's own when the version is unknown).
+		queueDefault = "database"
+		if info.Version != "" && !modern {
+			queueDefault = "sync"
+		}
 	}
 	info.Connection, info.ConnectionFrom = connection, "--connection"
 	if connection == "" {
@@ -162,17 +170,13 @@ func (f *appFiles) apply(values map[string]string, connection string) {
 	}
 	values["QUEUE_CONNECTION_NAME"] = info.Connection
 	base := "queue.connections." + info.Connection
-	if root := f.root("queue"); root != nil {
+	if conns := f.root("queue").lookup("connections"); conns != nil && conns.kind == "array" {
 		info.QueueConnections = map[string]string{}
-		if conns := root.lookup("connections"); conns != nil && conns.kind == "array" {
-			for _, k := range conns.keys {
-				d, _ := f.str("queue.connections." + k.String() + ".driver")
-				info.QueueConnections[k.String()] = orDefault(d, "?")
-			}
+		for _, k := range conns.keys {
+			d, _ := f.str("queue.connections." + k.String() + ".driver")
+			info.QueueConnections[k.String()] = orDefault(d, "?")
 		}
 		info.QueueDriver = info.QueueConnections[info.Connection]
-	} else {
-		info.QueueDriver = map[bool]string{true: "database", false: ""}[info.Connection == "database"]
 	}
 	prefix := f.dbPrefix()
 	if v, ok := f.str(base + ".table"); ok {
