@@ -24,6 +24,7 @@ return [
     'concat' => env('APP_NAME', 'laravel').'_'.'cache',
     'slug' => Str::slug(env('APP_NAME', 'laravel'), '_').'_cache',
     'slug_fqcn' => \Illuminate\Support\Str::slug('My App').'-cache-',
+    'prefix_12' => env('CACHE_PREFIX', Str::slug((string) env('APP_NAME', 'laravel')).'-cache-'),
     'closure' => (function () { return 'x'; })(),
     'helper' => storage_path('framework/cache'),
     'ternary' => env('X') ? 'a' : 'b',
@@ -50,7 +51,7 @@ return [
 		"literal": {"90", true}, "negative": {"-5", true}, "string": {`double "quoted" $x`, true},
 		"env_default": {"fallback", true}, "env_set": {"from env", true}, "env_quoted": {"quoted value", true},
 		"env_null": {"", true}, "env_bool": {"1", true}, "int_cast": {"300", true}, "int_of_text": {"12", true},
-		"concat": {"My Shop_cache", true}, "slug": {"my_shop_cache", true}, "slug_fqcn": {"my-app-cache-", true},
+		"concat": {"My Shop_cache", true}, "slug": {"my_shop_cache", true}, "slug_fqcn": {"my-app-cache-", true}, "prefix_12": {"my-shop-cache-", true},
 		"closure": {"", false}, "helper": {"", false}, "ternary": {"", false}, "coalesce": {"", false}, "interpolated": {"", false},
 		"duplicate": {"second", true},
 	}
