@@ -51,6 +51,10 @@ func newTarget(t *testing.T, engine string) *target {
 	t.Cleanup(cancel)
 	sfx := randomSuffix(t)
 	dir := t.TempDir()
+	// An empty .env: nothing from a developer's ./.env, no app to boot.
+	if err := os.WriteFile(filepath.Join(dir, "no.env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	flags := []string{
 		"--env", filepath.Join(dir, "no.env"), "--db", engine,
 		"--table", "jobs_" + sfx, "--failed-table", "failed_jobs_" + sfx, "--batches-table", "job_batches_" + sfx,

@@ -24,6 +24,7 @@ func New(reg *handlers.Registry) *cli.App {
 			demoCommand(),
 			inspectCommand(),
 			pushCommand(),
+			moveCommand(),
 			benchCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,

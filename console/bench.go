@@ -45,7 +45,6 @@ func benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
 			&cli.StringFlag{Name: "only", Usage: "comma-separated contenders to run (default all): " + strings.Join(allContenderNames(), ",")},
 			&cli.StringFlag{Name: "laravel-app", Value: "testdata/laravel", Usage: "Laravel app to copy for the PHP workers (\"\" skips PHP)"},
-			&cli.StringFlag{Name: "php", Value: "php", Usage: "PHP binary"},
 			&cli.IntFlag{Name: "latency-jobs", Value: 300, Usage: "jobs pushed one by one for the pick-up latency phase (0 skips it)"},
 			&cli.IntFlag{Name: "latency-rate", Value: 100, Usage: "jobs per second pushed in the latency phase"},
 			&cli.IntFlag{Name: "big-delayed", Usage: "also run the large-table scenario with this many delayed jobs (e.g. 1000000)"},
@@ -108,7 +107,7 @@ func newBench(c *cli.Context) (*bench, error) {
 			return nil, err
 		}
 	}
-	b := &bench{c: c, cfg: cfg, phpBin: c.String("php")}
+	b := &bench{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
 	if b.exe, err = os.Executable(); err != nil {
 		return nil, err
 	}
@@ -284,4 +283,13 @@ func scrub(msg string, cfg laravel.Config) string {
 		msg = strings.ReplaceAll(msg, cfg.Password.Reveal(), "[redacted]")
 	}
 	return msg
+}
+
+// benchPHP is the php that runs artisan: --php (shared with the config
+// reader), else php from PATH.
+func benchPHP(flag string) string {
+	if flag == "" || flag == "off" {
+		return "php"
+	}
+	return flag
 }

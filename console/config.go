@@ -15,25 +15,17 @@ func envFlag() cli.Flag {
 // The key's value is never shown: not in --help, not in errors.
 func keyFlags() []cli.Flag {
 	return []cli.Flag{
-		envFlag(),
+		envFlag(), appFlag(), phpFlag(),
 		&cli.StringFlag{Name: "key", Usage: "APP_KEY to decrypt encrypted commands (`base64:...`; default: APP_KEY from the environment or .env)"},
 		&cli.StringFlag{Name: "cipher", Usage: "APP_CIPHER (default AES-256-CBC)"},
 	}
 }
 
-// loadConfig reads the .env and environment, with flag overrides keyed by
-// their .env names.
+// loadConfig reads the app's configuration (see loadAppConfig), with flag
+// overrides keyed by their .env names.
 func loadConfig(c *cli.Context, overrides map[string]string) (laravel.Config, error) {
-	if overrides == nil {
-		overrides = map[string]string{}
-	}
-	if k := c.String("key"); k != "" {
-		overrides["APP_KEY"] = k
-	}
-	if ci := c.String("cipher"); ci != "" {
-		overrides["APP_CIPHER"] = ci
-	}
-	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: c.String("env"), Overrides: overrides})
+	cfg, _, err := loadAppConfig(c, overrides)
+	return cfg, err
 }
 
 // encrypterFromFlags returns nil (and no error) when no key is configured:

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func payloadFile(name string) string { return filepath.Join("..", "testdata", "p
 const fixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
 
 func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--compact", payloadFile("models.json"))
+	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", payloadFile("models.json"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -60,23 +61,23 @@ func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
 }
 
 func TestInspectDecryptsWithTheKey(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--compact", "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 0 || !strings.Contains(out, `"encrypted":true`) || !strings.Contains(out, `"class":"App\\Jobs\\EncryptedJob"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", payloadFile("encrypted-aes-256-cbc.json"))
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 1 || !strings.Contains(errOut, "no APP_KEY") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("without a key: exit %d, %q", code, errOut)
 	}
 	wrong := "base64:" + strings.Repeat("A", 43) + "="
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", "/nonexistent/.env", "--key", wrong, payloadFile("encrypted-aes-256-cbc.json"))
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key", wrong, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 1 || !strings.Contains(errOut, "The MAC is invalid.") || strings.Contains(errOut, wrong) {
 		t.Fatalf("wrong key: exit %d, %q", code, errOut)
 	}
 }
 
 func TestInspectBareSerializedValueFromStdin(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, `a:2:{i:0;E:11:"Suit:Hearts";s:1:"d";d:1.0E+25;}`, "inspect", "--env", "/nonexistent/.env", "--compact", "-")
+	out, errOut, code := runInspectCLI(t, `a:2:{i:0;E:11:"Suit:Hearts";s:1:"d";d:1.0E+25;}`, "inspect", "--env", emptyEnv(t), "--compact", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -93,9 +94,19 @@ func TestInspectBadInputIsOneLineWithTheOffset(t *testing.T) {
 		{`{"uuid":`, "invalid JSON"},
 		{``, "empty input"},
 	} {
-		out, errOut, code := runInspectCLI(t, c.in, "inspect", "--env", "/nonexistent/.env", "-")
+		out, errOut, code := runInspectCLI(t, c.in, "inspect", "--env", emptyEnv(t), "-")
 		if code != 1 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q (want one line with %q)", c.in, code, out, errOut, c.want)
 		}
 	}
+}
+
+// emptyEnv is an empty .env: no key from a developer's ./.env, no app.
+func emptyEnv(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -76,10 +76,11 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if len(reg.Names()) == 0 && unrouted != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
 	}
-	cfg, err := loadConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	logAppConfig(log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
 	var openOpts []laravel.Option
@@ -96,6 +97,14 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
+	wcfg := workConfig(c, unrouted)
+	wcfg.Queues = effectiveQueues(wcfg.Queues, cfg.DefaultQueue)
+	if err := checkSetup(ctx, q, info, wcfg.Queues, reg.Names(), log); err != nil {
+		return cli.Exit("work: "+err.Error(), 1)
+	}
+	if !c.IsSet("laravel-version") && info.Version != "" {
+		wcfg.LaravelVersion = info.Version // failed_jobs texts of the app's version
+	}
 	enc, err := encrypterFor(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
@@ -104,10 +113,6 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		if err := servePprof(ctx, addr, log); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
-	}
-	wcfg := workConfig(c, unrouted)
-	if len(wcfg.Queues) == 0 {
-		wcfg.Queues = []string{cfg.DefaultQueue}
 	}
 	wcfg.Logger, wcfg.Encrypter = log, enc
 	wcfg.App = &handlers.App{Config: cfg, DB: q.DB()}
@@ -127,8 +132,8 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		}
 	}
 	go pauseOnSignals(ctx, w)
-	log.Info().Str("worker", wcfg.Name).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
-		Int("concurrency", c.Int("concurrency")).Msg("worker started")
+	log.Info().Str("worker", wcfg.Name).Strs("queues", wcfg.Queues).Strs("routes", reg.Names()).Int("concurrency", c.Int("concurrency")).
+		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Msg("worker started")
 	reason := w.Run(ctx)
 	st := w.Stats()
 	stopped := log.Info()
@@ -174,6 +179,22 @@ func orNone[T int | time.Duration](v T) T {
 		return -1
 	}
 	return v
+}
+
+// effectiveQueues is what the worker watches: --queue, else the
+// connection's default queue (Laravel's getQueue).
+func effectiveQueues(queues []string, def string) []string {
+	out := make([]string, 0, len(queues))
+	for _, q := range queues {
+		if q == "" {
+			q = def
+		}
+		out = append(out, q)
+	}
+	if len(out) == 0 {
+		out = append(out, def)
+	}
+	return out
 }
 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -127,6 +127,11 @@ func (s *suite) setUp(root string) error {
 	if err := copyApp(filepath.Join(root, "testdata"), filepath.Join(s.dir, "testdata")); err != nil {
 		return err
 	}
+	// The bridge sits where the app's autoloader looks for it: beside
+	// testdata/, as in the repository.
+	if err := copyTree(filepath.Join(root, "bridge"), filepath.Join(s.dir, "bridge")); err != nil {
+		return err
+	}
 	if err := s.runSetup(); err != nil {
 		return err
 	}
@@ -176,6 +181,19 @@ func copyApp(from, to string) error {
 			return err
 		}
 		return copyFile(path, dst, info.Mode().Perm())
+	})
+}
+
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		return copyFile(path, filepath.Join(to, rel), 0o644)
 	})
 }
 

@@ -288,5 +288,9 @@ func (s statements) catalogue() []namedStatement {
 		{"batch update counters", "", s.updateBatchCounts()},
 		{"batch finished", "", s.finishBatch()},
 		{"batch cancel", "", s.cancelBatch()},
+		{"move: count a class by state (laraworker move)", "bindings: queue, the class's displayName patterns", s.countClassByState(1)},
+		{"move: read candidates (no lock)", "bindings: from, patterns, last id read; displayName checked exactly in Go", s.moveSelect(1, moveBatch)},
+		{"move: move (3 ids)", "bindings: to, from, ids; a row reserved meanwhile is not touched", s.moveJobs(3)},
+		{"startup: sample payloads of the watched queues", "", s.samplePayloads(2, ClassSample)},
 	}
 }

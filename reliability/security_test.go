@@ -153,7 +153,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		envFile := testEnvFile(t, cfg, otherKey)
-		out := runCLI(t, cleanEnv(), bins.laraworker, "work", "--env", envFile, "--failed-table", cfg.FailedTable,
+		out := runCLI(t, cleanEnv(), bins.laraworker, "work", "--env", envFile, "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable,
 			"--route", noopClass+"=noop", "--stop-when-empty", "--sleep", "0.1")
 		f := failedRows(t, q.DB(), cfg.FailedTable)
 		if len(f) != len(items) {
@@ -180,7 +180,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 		}
 		envFile := testEnvFile(t, cfg, key, "APP_PREVIOUS_KEYS="+otherKey)
 		env := append(cleanEnv(), "LARAWORKER_ENV="+envFile)
-		out := runCLI(t, env, bins.relworker, "work", "--failed-table", cfg.FailedTable, "--stop-when-empty", "--sleep", "0.1")
+		out := runCLI(t, env, bins.relworker, "work", "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable, "--stop-when-empty", "--sleep", "0.1")
 		f := failedRows(t, q.DB(), cfg.FailedTable)
 		if len(f) != 1 || !strings.Contains(f[0].Exception, "handler gave up with config") {
 			t.Fatalf("the panicking job did not fail with its panic: %d rows; output:\n%s", len(f), tail(out))
@@ -232,7 +232,7 @@ func TestExecHandlerTakesNoJobDataInArgv(t *testing.T) {
 	out := filepath.Join(dir, "calls.jsonl")
 	route := fmt.Sprintf(`%s=exec:%s %s fixed "two words"`, class, bins.argvdump, out)
 	envFile := testEnvFile(t, cfg, "")
-	log := runCLI(t, cleanEnv(), bins.laraworker, "work", "--env", envFile, "--failed-table", cfg.FailedTable,
+	log := runCLI(t, cleanEnv(), bins.laraworker, "work", "--env", envFile, "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable,
 		"--queue", queue, "--route", route, "--stop-when-empty", "--sleep", "0.1")
 
 	for i := 1; i <= 9; i++ {

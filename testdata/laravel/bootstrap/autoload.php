@@ -16,3 +16,17 @@ spl_autoload_register(function ($class) {
         require $file;
     }
 });
+
+// The laraworker bridge (bridge/ at the root of this repository), as
+// Composer would load it once installed from a path repository. Copies of
+// this app that leave the repository behind simply run without it.
+spl_autoload_register(function ($class) {
+    $prefix = 'Laraworker\\Bridge\\';
+    if (strncmp($class, $prefix, strlen($prefix)) !== 0) {
+        return;
+    }
+    $file = dirname(__DIR__, 3).'/bridge/src/'.str_replace('\\', '/', substr($class, strlen($prefix))).'.php';
+    if (is_file($file)) {
+        require $file;
+    }
+});

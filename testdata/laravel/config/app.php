@@ -27,6 +27,10 @@ return [
         Illuminate\Queue\QueueServiceProvider::class,
         Illuminate\Translation\TranslationServiceProvider::class,
         Illuminate\Validation\ValidationServiceProvider::class,
+        // The laraworker bridge, when this app sits in the repository (no
+        // package discovery without Composer). It routes nothing until a
+        // config/laraworker.php lists job classes.
+        ...(class_exists(Laraworker\Bridge\LaraworkerServiceProvider::class) ? [Laraworker\Bridge\LaraworkerServiceProvider::class] : []),
     ],
 
     'aliases' => [

@@ -11,10 +11,13 @@ use App\Jobs\EnumsDatesJob;
 use App\Jobs\FailingJob;
 use App\Jobs\MaxExceptionsJob;
 use App\Jobs\ModelsJob;
+use App\Jobs\MovableJob;
 use App\Jobs\NoopJob;
 use App\Jobs\OptionsJob;
 use App\Jobs\PrivatePropsJob;
 use App\Jobs\RetryUntilJob;
+use App\Jobs\Routed\MonthlyReport;
+use App\Jobs\Routed\UniqueReport;
 use App\Jobs\ScalarsJob;
 use App\Jobs\SleepJob;
 use App\Models\Podcast;
@@ -59,6 +62,47 @@ class Kinds
             'string' => fn ($q, $d) => self::string($q, ['podcastId' => 42, 'tags' => ['a', 'b'], 'title' => 'Ünïcode / slash']),
             'string-nodata' => fn ($q, $d) => self::string($q, null),
         ];
+    }
+
+    /**
+     * Kinds for moving MovableJob from PHP to Go (not part of "all"): the
+     * dispatch forms the bridge routes. None names a queue unless --queue.
+     *
+     * @return array<string, callable(?string, ?int): string>
+     */
+    public static function movable(): array
+    {
+        return [
+            'movable' => fn ($q, $d) => self::job(new MovableJob('plain'), $q, $d),
+            'movable-push' => fn ($q, $d) => self::push(new MovableJob('pushed'), $q, $d),
+            'movable-chain' => fn ($q, $d) => self::movableChain(),
+            'movable-batch' => fn ($q, $d) => self::movableBatch(),
+            'report' => fn ($q, $d) => self::job(new MonthlyReport, $q, $d),
+            'unique-report' => fn ($q, $d) => self::job(new UniqueReport, $q, $d),
+        ];
+    }
+
+    private static function push(object $job, ?string $queue, ?int $delay): string
+    {
+        $delay === null ? Queue::push($job, '', $queue) : Queue::later($delay, $job, '', $queue);
+
+        return get_class($job).' (Queue::push)';
+    }
+
+    // A chain that names no queue: MovableJob, ChainLinkJob, MovableJob.
+    private static function movableChain(): string
+    {
+        Bus::chain([new MovableJob('link 1'), new ChainLinkJob(2, 'php link'), new MovableJob('link 3')])->dispatch();
+
+        return 'chain of MovableJob, ChainLinkJob, MovableJob';
+    }
+
+    // A batch without callbacks that names no queue.
+    private static function movableBatch(): string
+    {
+        $batch = Bus::batch([new MovableJob('member 1'), new BatchMemberJob(2), new MovableJob('member 3')])->dispatch();
+
+        return 'batch '.$batch->id;
     }
 
     private static function job(object $job, ?string $queue, ?int $delay): string

@@ -22,6 +22,9 @@ class DispatchCommand extends Command
     {
         $kinds = Kinds::all();
         $kind = $this->argument('kind');
+        if (isset(Kinds::movable()[$kind])) {
+            $kinds = Kinds::movable();
+        }
 
         if ($kind === 'list') {
             foreach (array_keys($kinds) as $name) {

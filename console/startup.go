@@ -1,0 +1,215 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/laraworker/laraworker/internal/didyoumean"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/rs/zerolog"
+)
+
+// logAppConfig is the one startup line that says what configuration was
+// read and from where, followed by the app's setup warnings.
+func logAppConfig(log zerolog.Logger, cfg laravel.Config, info laravel.AppInfo) {
+	ev := log.Info().Str("source", info.Source).Str("from", info.Describe()).
+		Str("connection", cfg.ConnectionName).Str("driver", cfg.Driver).Str("database", cfg.Database).
+		Str("table", cfg.JobsTable).Str("default_queue", cfg.DefaultQueue).Int("retry_after", cfg.RetryAfter).
+		Str("cache_store", cfg.CacheStore)
+	if cfg.CacheStore == "database" {
+		ev = ev.Str("cache_table", cfg.CacheTable).Str("cache_prefix", cfg.CachePrefix)
+	}
+	if info.Version != "" {
+		ev = ev.Str("laravel", info.Version)
+	}
+	ev.Msg("laravel config")
+	for _, w := range info.Warnings {
+		log.Warn().Msg(w)
+	}
+	if w := queueDriverWarning(info); w != "" {
+		log.Warn().Msg(w)
+	}
+}
+
+// queueDriverWarning: the served queue connection must be a database one,
+// or PHP pushes its jobs elsewhere and Go waits on an empty table.
+func queueDriverWarning(info laravel.AppInfo) string {
+	if info.QueueConnections == nil || info.Connection == "" {
+		return ""
+	}
+	driver, ok := info.QueueConnections[info.Connection]
+	var dbConns []string
+	for name, d := range info.QueueConnections {
+		if d == "database" {
+			dbConns = append(dbConns, name)
+		}
+	}
+	sort.Strings(dbConns)
+	hint := "no queue connection of the app has the database driver"
+	if len(dbConns) > 0 {
+		hint = "serve one with --connection " + strings.Join(dbConns, " or --connection ")
+	}
+	switch {
+	case !ok:
+		names := make([]string, 0, len(info.QueueConnections))
+		for n := range info.QueueConnections {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		msg := fmt.Sprintf("queue connection %q (%s) is not in the app's config/queue.php (it has %s)", info.Connection, info.ConnectionFrom, strings.Join(names, ", "))
+		if s, ok := didyoumean.Suggest(info.Connection, names, nil); ok {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return msg
+	case driver != "database":
+		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database: PHP does not push its jobs to the jobs table; %s",
+			info.Connection, info.ConnectionFrom, driver, hint)
+	}
+	return ""
+}
+
+// missingTablesError is the error for queue tables that do not exist.
+func missingTablesError(missing []laravel.MissingTable) error {
+	parts := make([]string, len(missing))
+	for i, m := range missing {
+		parts[i] = m.String()
+	}
+	return fmt.Errorf("%s (laraworker work --create-tables creates them too)", strings.Join(parts, "; "))
+}
+
+// routeWarnings checks each Go route against the classes waiting on the
+// watched queues: a route that matches none of them gets one warning that
+// names the classes that are there, with a "did you mean" for near misses
+// (doubled backslashes, a short name, a typo). With empty queues only
+// names no PHP class can have are reported.
+func routeWarnings(ctx context.Context, q *laravel.Queue, queues, routes []string) ([]string, error) {
+	if len(routes) == 0 {
+		return nil, nil
+	}
+	present, read, err := q.ClassesOnQueues(ctx, queues, laravel.ClassSample)
+	if err != nil {
+		return nil, err
+	}
+	names := laravel.SortedClasses(present)
+	var out []string
+	for _, route := range routes {
+		if _, ok := present[route]; ok {
+			continue
+		}
+		if read >= laravel.ClassSample { // a sample: confirm the class is absent
+			n, err := countOnQueues(ctx, q, queues, route)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				continue
+			}
+		}
+		if w := routeWarning(route, queues, names, present); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func countOnQueues(ctx context.Context, q *laravel.Queue, queues []string, class string) (int64, error) {
+	var total int64
+	for _, name := range queues {
+		c, err := q.CountClasses(ctx, name, []string{class})
+		if err != nil {
+			return 0, err
+		}
+		total += c[0].Unreserved + c[0].Reserved
+	}
+	return total, nil
+}
+
+// routeWarning words the warning for one route that matches no job.
+func routeWarning(route string, queues, names []string, present map[string]int64) string {
+	suggestion, ok := didyoumean.Suggest(route, names, didyoumean.ClassName)
+	if len(names) == 0 {
+		// Nothing queued: only a name no class can have is worth a word.
+		if fixed := strings.TrimPrefix(collapseBackslashes(route), `\`); fixed != route {
+			return fmt.Sprintf(`route "%s" can never match: Laravel writes class names with single backslashes and no leading one ("%s"); the watched queues %s are empty now`, route, fixed, strings.Join(queues, ","))
+		}
+		return ""
+	}
+	msg := fmt.Sprintf(`route "%s" matches no job on queues %s.`, route, strings.Join(queues, ","))
+	if ok {
+		msg = strings.TrimSuffix(msg, ".") + fmt.Sprintf(`; did you mean "%s"?`, suggestion)
+	}
+	listed := names
+	if len(listed) > 5 {
+		listed = listed[:5]
+	}
+	parts := make([]string, len(listed))
+	for i, n := range listed {
+		parts[i] = fmt.Sprintf("%s (%d)", n, present[n])
+	}
+	more := ""
+	if len(names) > len(listed) {
+		more = fmt.Sprintf(" and %d more", len(names)-len(listed))
+	}
+	return msg + " Queued classes: " + strings.Join(parts, ", ") + more
+}
+
+func collapseBackslashes(s string) string {
+	for strings.Contains(s, `\\`) {
+		s = strings.ReplaceAll(s, `\\`, `\`)
+	}
+	return s
+}
+
+// bridgeWarnings: classes the bridge sends to a queue this worker does not
+// watch wait there for nobody.
+func bridgeWarnings(b *laravel.BridgeConfig, connection string, queues []string) []string {
+	if b == nil {
+		return nil
+	}
+	watched := map[string]bool{}
+	for _, q := range queues {
+		watched[q] = true
+	}
+	var out []string
+	for _, r := range b.Jobs {
+		queue, conn := orString(r.Queue, b.Queue), orString(r.Connection, b.Connection)
+		if conn != "" && conn != connection {
+			continue // another connection: another laraworker serves it
+		}
+		if queue != "" && !watched[queue] {
+			out = append(out, fmt.Sprintf("the bridge (config/laraworker.php) sends %s to queue %q, which this worker does not watch (--queue %s)", r.Class, queue, strings.Join(queues, ",")))
+		}
+	}
+	return out
+}
+
+func orString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// checkSetup runs the startup checks of `work`: missing tables are an
+// error; a route that matches no queued job and a bridge route to an
+// unwatched queue are warnings. Nothing is claimed before they ran.
+func checkSetup(ctx context.Context, q *laravel.Queue, info laravel.AppInfo, queues, routes []string, log zerolog.Logger) error {
+	missing, err := q.MissingTables(ctx)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return missingTablesError(missing)
+	}
+	warnings, err := routeWarnings(ctx, q, queues, routes)
+	if err != nil {
+		return err
+	}
+	warnings = append(warnings, bridgeWarnings(info.Bridge, q.Config().ConnectionName, queues)...)
+	for _, w := range warnings {
+		log.Warn().Msg(w)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package console
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/laraworker/laraworker/laravel"
+)
+
+// runWorkCLI runs `laraworker work` with args and returns its combined
+// output and exit code.
+func runWorkCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(laraworkerBinary(t), append([]string{"work", "--sleep", "0.05"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// assertUntouched: a bad setup claims and fails nothing.
+func assertUntouched(t *testing.T, q *laravel.Queue, jobs int) {
+	t.Helper()
+	var n, reserved int
+	if err := q.DB().QueryRow("select count(*), count(reserved_at) from jobs where attempts = 0").Scan(&n, &reserved); err != nil {
+		t.Fatal(err)
+	}
+	if n != jobs || reserved != 0 || countRows(t, q, "failed_jobs") != 0 {
+		t.Errorf("jobs untouched %d of %d (reserved %d), failed %d", n, jobs, reserved, countRows(t, q, "failed_jobs"))
+	}
+}
+
+// TestWorkBadPaths: a --env or --app that does not exist is an error that
+// names it; the worker never falls back to SQLite defaults.
+func TestWorkBadPaths(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\A`)
+	// A database.sqlite where the default would look must not be used.
+	os.MkdirAll(filepath.Join(dir, "database"), 0o755)
+	os.WriteFile(filepath.Join(dir, "database", "database.sqlite"), nil, 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", filepath.Join(dir, "nope", ".env")}, "--env " + filepath.Join(dir, "nope", ".env") + " does not exist"},
+		{[]string{"--app", filepath.Join(dir, "nope")}, "is not a folder"},
+		{[]string{"--app", dir}, "holds no artisan"},
+	} {
+		out, code := runWorkCLI(t, append(c.args, "--stop-when-empty", "--route", `App\Jobs\A=noop`)...)
+		if code != 1 || !strings.Contains(out, c.want) || strings.Contains(out, "worker started") {
+			t.Errorf("%v: exit %d, output:\n%s", c.args, code, out)
+		}
+	}
+	assertUntouched(t, q, 1)
+}
+
+// TestWorkMissingTables: a missing table stops the worker before it claims
+// anything, naming the artisan command and `laraworker tables`.
+func TestWorkMissingTables(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\A`)
+	if _, err := q.DB().Exec("drop table job_batches"); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`)
+	for _, want := range []string{`the job_batches table "job_batches" does not exist`, "php artisan queue:batches-table", "laraworker tables"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || strings.Contains(out, "worker started") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	assertUntouched(t, q, 1)
+
+	// --create-tables is the way out the message names.
+	out, code = runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--create-tables", "--route", `App\Jobs\A=noop`)
+	if code != 0 || countRows(t, q, "jobs") != 0 {
+		t.Errorf("with --create-tables: exit %d, %d jobs left\n%s", code, countRows(t, q, "jobs"), out)
+	}
+}
+
+// TestWorkRouteWarnings: routes that match no queued job get one warning
+// each, naming the classes that are there and the likely meant one; the
+// jobs they missed are not claimed, and a good route runs normally.
+func TestWorkRouteWarnings(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\ScalarsJob`)
+	pushJob(t, q, `App\Jobs\ScalarsJob`)
+	pushJob(t, q, `App\Jobs\NoopJob`)
+	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty",
+		"--route", `App\\Jobs\\ScalarsJob=noop`, "--route", `ScalarJob=noop`, "--route", `App\Jobs\ScalarsJobs=noop`)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	// (JSON log lines: each backslash is doubled, quotes escaped.)
+	for _, route := range []string{`App\\\\Jobs\\\\ScalarsJob`, `ScalarJob`, `App\\Jobs\\ScalarsJobs`} {
+		line := lineWith(out, `"route \"`+route+`\" matches no job on queues default`)
+		if line == "" || !strings.Contains(line, `did you mean \"App\\Jobs\\ScalarsJob\"?`) ||
+			!strings.Contains(line, `Queued classes: App\\Jobs\\ScalarsJob (2), App\\Jobs\\NoopJob (1)`) || !strings.Contains(line, `"level":"warn"`) {
+			t.Errorf("no warning for route %s:\n%s", route, out)
+		}
+	}
+	started := lineWith(out, "worker started")
+	for _, want := range []string{`"queues":["default"]`, `"routes":[`, `"concurrency":10`, `"config":"env"`} {
+		if !strings.Contains(started, want) {
+			t.Errorf("worker started line lacks %s: %s", want, started)
+		}
+	}
+	if !strings.Contains(lineWith(out, `"laravel config"`), `"source":"env"`) {
+		t.Errorf("no config source line:\n%s", out)
+	}
+	assertUntouched(t, q, 3)
+
+	// Empty queues: only a name no class can have is reported.
+	q.DB().Exec("delete from jobs")
+	out, _ = runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `\App\Jobs\A=noop`, "--route", `App\Jobs\B=noop`)
+	if !strings.Contains(out, `can never match`) || strings.Contains(out, `App\\Jobs\\B\" matches`) {
+		t.Errorf("empty queues:\n%s", out)
+	}
+}
+
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestWorkQueueDriverWarning: an app whose queue connection is not a
+// database one gets a warning naming the database connection to serve
+// (read from config/queue.php without PHP here; the same check runs on
+// PHP's answer).
+func TestWorkQueueDriverWarning(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\A`)
+	os.WriteFile(filepath.Join(dir, "artisan"), []byte("<?php\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "config"), 0o755)
+	os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(`<?php
+return [
+    'default' => env('QUEUE_CONNECTION', 'sync'),
+    'connections' => [
+        'sync' => ['driver' => 'sync'],
+        'redis' => ['driver' => 'redis', 'queue' => 'default'],
+        'database' => ['driver' => 'database', 'table' => 'jobs', 'queue' => 'default', 'retry_after' => 90],
+    ],
+];
+`), 0o644)
+	out, code := runWorkCLI(t, "--app", dir, "--php", "off", "--route", `App\Jobs\A=noop`, "--stop-when-empty")
+	line := lineWith(out, `has driver \"sync\", not database`)
+	if code != 0 || line == "" || !strings.Contains(line, "--connection database") || !strings.Contains(line, "queue.default") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(lineWith(out, `"laravel config"`), `without php (--php off)`) {
+		t.Errorf("the config line does not say php was off:\n%s", out)
+	}
+	out, _ = runWorkCLI(t, "--app", dir, "--php", "off", "--connection", "databse", "--route", `App\Jobs\A=noop`, "--stop-when-empty")
+	if !strings.Contains(out, `queue connection \"databse\" (--connection) is not in the app's config/queue.php`) || !strings.Contains(out, `did you mean \"database\"?`) {
+		t.Errorf("unknown connection:\n%s", out)
+	}
+}
+
+// TestWorkExceptionTextsFollowTheDetectedVersion: without --laravel-version
+// the failed_jobs texts are those of the version the app runs (here from
+// composer.lock, read without PHP).
+func TestWorkExceptionTextsFollowTheDetectedVersion(t *testing.T) {
+	dir, q := sqliteApp(t)
+	os.WriteFile(filepath.Join(dir, "artisan"), []byte("<?php\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "composer.lock"), []byte(`{"packages":[{"name":"laravel/framework","version":"v8.83.27"}]}`), 0o644)
+	pushJob(t, q, `App\Jobs\A`)
+	if _, err := q.DB().Exec("update jobs set attempts = 1"); err != nil { // its one try is used up
+		t.Fatal(err)
+	}
+	out, code := runWorkCLI(t, "--app", dir, "--php", "off", "--stop-when-empty", "--route", `App\Jobs\A=noop`)
+	if code != 0 || !strings.Contains(lineWith(out, `"laravel config"`), `"laravel":"8.83.27"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var exception string
+	if err := q.DB().QueryRow("select exception from failed_jobs").Scan(&exception); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exception, `App\Jobs\A has been attempted too many times or run too long. The job may have previously timed out.`) {
+		t.Errorf("exception %.200q, want Laravel 8's MaxAttemptsExceeded text", exception)
+	}
+}

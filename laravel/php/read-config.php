@@ -1,0 +1,178 @@
+<?php
+
+// laraworker's reader of a Laravel app's queue configuration (Laravel 8-13).
+//
+// laraworker runs it with the app's own PHP, the script on standard input:
+//
+//     php -d display_errors=stderr -- APP_DIR ENV_FILE CONNECTION < read-config.php
+//
+// It boots the app's console kernel as `php artisan` does (the app's service
+// providers run), then only reads configuration values: it opens no database
+// connection and runs no job. What it prints:
+//
+// - stdout: one JSON object with the values laraworker needs, no secrets;
+// - file descriptor 3, only when laraworker opened it: one JSON object with
+//   the secrets (DB password, app key, previous keys). Run by hand, the
+//   secrets are not printed anywhere.
+//
+// CONNECTION names the queue connection laraworker serves; empty means
+// config('laraworker.connection') (the bridge), else config('queue.default').
+// ENV_FILE, when not empty, is the .env laraworker was pointed at.
+
+[$appDir, $envFile, $connection] = array_slice($argv, 1, 3) + ['', '', ''];
+
+// Read from standard input, PHP defines no STDERR constant.
+$stderr = fopen('php://stderr', 'w');
+
+if ($appDir === '' || ! is_file($appDir.'/bootstrap/app.php')) {
+    fwrite($stderr, "laraworker: no bootstrap/app.php in {$appDir}\n");
+    exit(2);
+}
+
+// Composer apps have vendor/autoload.php; the repo's test app (Debian's
+// framework, no Composer) has bootstrap/autoload.php.
+$autoload = is_file($appDir.'/vendor/autoload.php') ? $appDir.'/vendor/autoload.php' : $appDir.'/bootstrap/autoload.php';
+if (! is_file($autoload)) {
+    fwrite($stderr, "laraworker: no vendor/autoload.php in {$appDir} (run composer install)\n");
+    exit(2);
+}
+
+// Whatever the app prints while booting must not mix with the answer.
+ob_start();
+try {
+    require $autoload;
+    $app = require $appDir.'/bootstrap/app.php';
+    if ($envFile !== '') {
+        $app->useEnvironmentPath(dirname($envFile));
+        $app->loadEnvironmentFrom(basename($envFile));
+    }
+    $app->make(Illuminate\Contracts\Console\Kernel::class)->bootstrap();
+} catch (Throwable $e) {
+    fwrite($stderr, (string) ob_get_clean());
+    fwrite($stderr, 'laraworker: '.get_class($e).': '.$e->getMessage().' in '.$e->getFile().':'.$e->getLine()."\n");
+    exit(1);
+}
+fwrite($stderr, (string) ob_get_clean());
+
+$config = $app['config'];
+
+/** A string, or null for anything that is not a scalar. */
+function laraworker_str($value)
+{
+    if (is_array($value)) {
+        $value = reset($value); // read/write hosts: the first one
+    }
+
+    return is_scalar($value) ? (string) $value : null;
+}
+
+$bridge = $config->get('laraworker');
+$from = '--connection';
+if ($connection === '') {
+    $connection = is_array($bridge) ? (string) ($bridge['connection'] ?? '') : '';
+    $from = 'config/laraworker.php';
+}
+if ($connection === '') {
+    $connection = (string) $config->get('queue.default');
+    $from = 'queue.default';
+}
+
+$queueConnections = [];
+foreach ((array) $config->get('queue.connections') as $name => $settings) {
+    $queueConnections[$name] = laraworker_str($settings['driver'] ?? null);
+}
+
+$qc = (array) $config->get("queue.connections.{$connection}", []);
+$dbName = laraworker_str($qc['connection'] ?? null) ?? laraworker_str($config->get('database.default'));
+
+// Laravel merges a connection's `url` into its settings when it connects.
+$db = (array) $config->get("database.connections.{$dbName}", []);
+$db = (new Illuminate\Support\ConfigurationUrlParser)->parseConfiguration($db);
+
+// The store's own prefix wins over cache.prefix (CacheManager::getPrefix).
+$store = laraworker_str($config->get('cache.default'));
+$cache = (array) $config->get("cache.stores.{$store}", []);
+
+$answer = [
+    'version' => $app->version(),
+    'queue_default' => laraworker_str($config->get('queue.default')),
+    'connection' => $connection,
+    'connection_from' => $from,
+    'queue_connections' => $queueConnections,
+    'queue' => [
+        'driver' => laraworker_str($qc['driver'] ?? null),
+        'table' => laraworker_str($qc['table'] ?? null),
+        'queue' => laraworker_str($qc['queue'] ?? null),
+        // DatabaseConnector's own default when the key is missing.
+        'retry_after' => (int) ($qc['retry_after'] ?? 60),
+        'after_commit' => (bool) ($qc['after_commit'] ?? false),
+        'connection' => laraworker_str($qc['connection'] ?? null),
+    ],
+    'db_connection' => $dbName,
+    'db' => [
+        'driver' => laraworker_str($db['driver'] ?? null),
+        'host' => laraworker_str($db['host'] ?? null),
+        'port' => laraworker_str($db['port'] ?? null),
+        'database' => laraworker_str($db['database'] ?? null),
+        'username' => laraworker_str($db['username'] ?? null),
+        'unix_socket' => laraworker_str($db['unix_socket'] ?? null),
+        'prefix' => laraworker_str($db['prefix'] ?? null),
+        'version' => laraworker_str($db['version'] ?? null),
+    ],
+    'failed' => [
+        'driver' => laraworker_str($config->get('queue.failed.driver')),
+        'database' => laraworker_str($config->get('queue.failed.database')),
+        'table' => laraworker_str($config->get('queue.failed.table')),
+    ],
+    'batching' => [
+        'database' => laraworker_str($config->get('queue.batching.database')),
+        'table' => laraworker_str($config->get('queue.batching.table')),
+    ],
+    'cache' => [
+        'store' => $store,
+        'driver' => laraworker_str($cache['driver'] ?? null),
+        'table' => laraworker_str($cache['table'] ?? null),
+        'lock_table' => laraworker_str($cache['lock_table'] ?? null),
+        'connection' => laraworker_str($cache['connection'] ?? null),
+        'prefix' => laraworker_str($cache['prefix'] ?? $config->get('cache.prefix')),
+    ],
+    'app' => [
+        'name' => laraworker_str($config->get('app.name')),
+        'timezone' => laraworker_str($config->get('app.timezone')),
+        'cipher' => laraworker_str($config->get('app.cipher')),
+    ],
+    'bridge' => null,
+];
+
+if (is_array($bridge)) {
+    $jobs = [];
+    foreach ((array) ($bridge['jobs'] ?? []) as $class => $target) {
+        if (is_int($class)) {
+            [$class, $target] = [$target, null];
+        }
+        $jobs[] = [
+            'class' => laraworker_str($class),
+            'queue' => laraworker_str(is_array($target) ? ($target['queue'] ?? null) : $target),
+            'connection' => laraworker_str(is_array($target) ? ($target['connection'] ?? null) : null),
+        ];
+    }
+    $answer['bridge'] = [
+        'queue' => laraworker_str($bridge['queue'] ?? null),
+        'connection' => laraworker_str($bridge['connection'] ?? null),
+        'jobs' => $jobs,
+    ];
+}
+
+echo json_encode($answer, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n";
+
+// Secrets go only to file descriptor 3, which laraworker reads through a pipe.
+$secrets = @fopen('php://fd/3', 'w');
+if ($secrets !== false) {
+    $previous = $config->get('app.previous_keys', []);
+    fwrite($secrets, json_encode([
+        'db_password' => laraworker_str($db['password'] ?? null),
+        'app_key' => laraworker_str($config->get('app.key')),
+        'app_previous_keys' => array_values(array_filter(array_map('laraworker_str', is_array($previous) ? $previous : []))),
+    ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE));
+    fclose($secrets);
+}

@@ -1,0 +1,7 @@
+<?php
+
+namespace App\Jobs\Routed;
+
+class MonthlyReport extends BaseReport
+{
+}
