@@ -28,18 +28,18 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 		Flags: append(connectionFlags(),
 			&cli.StringFlag{Name: "queue", Usage: "queues in priority order, comma separated (default: the connection's default queue)"},
 			&cli.StringFlag{Name: "name", Value: "default", Usage: "worker name, shown in logs"},
-			&cli.Float64Flag{Name: "sleep", Value: worker.DefaultSleep.Seconds(), Usage: "seconds to sleep when no job is available"},
-			&cli.Float64Flag{Name: "rest", Value: 0, Usage: "seconds to rest after each claim that found jobs"},
+			durationFlag("sleep", worker.DefaultSleep, "how long to sleep when no job is available"),
+			durationFlag("rest", 0, "how long to rest after each claim that found jobs"),
 			&cli.BoolFlag{Name: "once", Usage: "run a single job, then stop"},
 			&cli.BoolFlag{Name: "stop-when-empty", Usage: "stop when the queues are empty"},
 			&cli.IntFlag{Name: "max-jobs", Usage: "stop after this many jobs (0: no limit)"},
-			&cli.IntFlag{Name: "max-time", Usage: "stop after this many seconds (0: no limit)"},
+			durationFlag("max-time", 0, "stop after this long (0: no limit)"),
 			&cli.IntFlag{Name: "memory", Value: worker.DefaultMemoryMB, Usage: "stop with status 12 when RSS reaches this many MB (0: never)"},
-			&cli.IntFlag{Name: "timeout", Value: int(worker.DefaultTimeout.Seconds()), Usage: "seconds a job may run when its payload sets no timeout (0: none)"},
+			durationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
 			&cli.IntFlag{Name: "tries", Value: worker.DefaultTries, Usage: "attempts when the payload sets no maxTries (0: unlimited)"},
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
-			&cli.DurationFlag{Name: "grace", Value: worker.DefaultGrace, Usage: "after a stop signal, how long running jobs may finish before they are cancelled and released"},
+			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
@@ -155,18 +155,18 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 	return worker.Config{
 		Queues:         worker.ParseQueues(c.String("queue")),
 		Name:           c.String("name"),
-		Sleep:          orNone(seconds(c.Float64("sleep"))),
-		Rest:           seconds(c.Float64("rest")),
+		Sleep:          orNone(durationOf(c, "sleep")),
+		Rest:           durationOf(c, "rest"),
 		Once:           c.Bool("once"),
 		StopWhenEmpty:  c.Bool("stop-when-empty"),
 		MaxJobs:        c.Int("max-jobs"),
-		MaxTime:        time.Duration(c.Int("max-time")) * time.Second,
+		MaxTime:        durationOf(c, "max-time"),
 		MemoryMB:       orNone(c.Int("memory")),
-		Timeout:        orNone(time.Duration(c.Int("timeout")) * time.Second),
+		Timeout:        orNone(durationOf(c, "timeout")),
 		Tries:          orNone(c.Int("tries")),
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
-		Grace:          orNone(c.Duration("grace")),
+		Grace:          orNone(durationOf(c, "grace")),
 		LaravelExact:   c.Bool("laravel-exact"),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
@@ -197,7 +197,6 @@ func effectiveQueues(queues []string, def string) []string {
 	return out
 }
 
-func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // addRoutes registers built-in handlers from --route CLASS=HANDLER.
 func addRoutes(reg *handlers.Registry, routes, passEnv []string, log zerolog.Logger) error {
