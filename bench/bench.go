@@ -28,7 +28,7 @@ batched mode (concurrency 1, 16, 128) and in --laravel-exact mode, and a raw
 SQL loop of the same statements (the ceiling of each mode). Each round pushes
 --jobs no-op jobs in bulk and drains them with one contender; figures are
 medians of the rounds with the spread (min-max). The method is written down
-in docs/PERFORMANCE.md.
+in docs/PERFORMANCE.md. "bench soak" measures memory over a million jobs.
 
 Tables default to laraworker_bench_jobs, laraworker_bench_failed_jobs and
 laraworker_bench_job_batches; they are created, emptied and dropped at the
@@ -37,7 +37,7 @@ own .env; the original is never touched. The laraworker workers are this
 program's own "work" command, run as child processes.`
 
 // Command is `bench`: throughput against php artisan queue:work and raw
-// SQL. It runs the
+// SQL, with `bench soak` (memory over a long run) below it. It runs the
 // program's own `work` command in child processes, so it belongs in an app
 // built by console.New; the laraworker binary adds it, an embedding program
 // may append it too.
@@ -61,7 +61,9 @@ func Command() *cli.Command {
 			&cli.BoolFlag{Name: "keep-tables", Usage: "do not drop the bench tables at the end"},
 			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON as well"},
 		),
-		Action:      console.NoArgs(runDrains),
+		Action:          console.NoArgs(runDrains),
+		Subcommands:     []*cli.Command{soakCommand()},
+		HideHelpCommand: true,
 	}
 }
 

@@ -163,12 +163,14 @@ func (r *report) print(w io.Writer) {
 			lat, cpu, rss, fmt.Sprintf("%.2f-%.2f", s.LoadMin, s.LoadMax)})
 	}
 	_ = console.WriteTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "peak RSS MB", "load1"}, rows)
-	fmt.Fprintln(w)
-	var rrows [][]string
-	for _, ra := range r.Ratios {
-		rrows = append(rrows, []string{ra.Name, fmt.Sprintf("%.2f", ra.Median), fmt.Sprintf("%.2f-%.2f", ra.Min, ra.Max)})
+	if len(r.Ratios) > 0 {
+		fmt.Fprintln(w)
+		var rrows [][]string
+		for _, ra := range r.Ratios {
+			rrows = append(rrows, []string{ra.Name, fmt.Sprintf("%.2f", ra.Median), fmt.Sprintf("%.2f-%.2f", ra.Min, ra.Max)})
+		}
+		_ = console.WriteTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	}
-	_ = console.WriteTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	fmt.Fprintf(w, "\nidle RSS, work --concurrency 128 on an empty queue: %.1f MB\n", r.IdleRSSMB)
 	if r.Big != nil {
 		r.Big.print(w)
