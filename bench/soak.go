@@ -48,6 +48,7 @@ func soakCommand() *cli.Command {
 			&cli.Float64Flag{Name: "sleep", Value: 0.1, Usage: "the worker's --sleep: seconds to wait when no job is available (short, so the backlog stays small at a steady rate; work's default is 3)"},
 			&cli.StringFlag{Name: "max-heap-growth", Value: "4MiB", Usage: "fail when the live heap grows by more than this (`SIZE`: bytes, or with KiB, MiB, GiB)"},
 			&cli.DurationFlag{Name: "drain-timeout", Value: time.Minute, Usage: "after the last push, give up when no job was handled for this long"},
+			&cli.StringFlag{Name: "heap-profile", Usage: "write a heap profile at every sample to `DIR`/heap-<sample>.pprof (compare two with go tool pprof -base)"},
 			&cli.BoolFlag{Name: "keep-tables", Usage: "do not drop the bench tables at the end"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON instead of tables"},
 		),
@@ -62,6 +63,7 @@ type soakOptions struct {
 	maxHeapGrowth                          int64
 	drainTimeout                           time.Duration
 	keepTables                             bool
+	heapProfiles                           string // directory, "" for none
 }
 
 func soakOptionsFrom(c *cli.Context) (soakOptions, error) {
@@ -69,6 +71,7 @@ func soakOptionsFrom(c *cli.Context) (soakOptions, error) {
 		jobs: c.Int("jobs"), rate: c.Int("rate"), every: c.Int("every"), warmUp: c.Int("warm-up"),
 		concurrency: c.Int("concurrency"), sleep: time.Duration(c.Float64("sleep") * float64(time.Second)),
 		drainTimeout: c.Duration("drain-timeout"), keepTables: c.Bool("keep-tables"),
+		heapProfiles: c.String("heap-profile"),
 	}
 	var err error
 	if o.maxHeapGrowth, err = parseSize(c.String("max-heap-growth")); err != nil {
@@ -89,6 +92,11 @@ func soakOptionsFrom(c *cli.Context) (soakOptions, error) {
 		return o, errors.New("--sleep must not be negative")
 	case o.drainTimeout <= 0:
 		return o, errors.New("--drain-timeout must be positive")
+	}
+	if o.heapProfiles != "" {
+		if st, err := os.Stat(o.heapProfiles); err != nil || !st.IsDir() {
+			return o, fmt.Errorf("--heap-profile %q is not a directory", o.heapProfiles)
+		}
 	}
 	return o, nil
 }

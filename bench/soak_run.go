@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -227,6 +230,9 @@ func (s *soakRun) takeSample(ctx context.Context, rep *soakReport, label string)
 		Claimed: s.w.Processed(), Handled: s.handled.Load()}
 	// The heap first: the count query below allocates.
 	sm.HeapLiveBytes = liveHeap()
+	if err := s.writeHeapProfile(label); err != nil {
+		return err
+	}
 	sm.Goroutines = runtime.NumGoroutine()
 	sm.RSSBytes = rssBytes()
 	sm.Load1 = load1()
@@ -239,6 +245,23 @@ func (s *soakRun) takeSample(ctx context.Context, rep *soakReport, label string)
 	fmt.Fprintf(s.stderr, "bench soak: %-7s %7.1f s  pushed %d  handled %d  backlog %d  live heap %.2f MiB  RSS %.1f MiB  goroutines %d  load %.2f\n",
 		label, sm.ElapsedSec, sm.Pushed, sm.Handled, sm.Backlog, mib(sm.HeapLiveBytes), mib(sm.RSSBytes), sm.Goroutines, sm.Load1)
 	return nil
+}
+
+// writeHeapProfile saves the heap profile of the collection liveHeap just
+// forced, when --heap-profile names a directory.
+func (s *soakRun) writeHeapProfile(label string) error {
+	if s.opts.heapProfiles == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(s.opts.heapProfiles, "heap-"+label+".pprof"))
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // countOutcome reads what the database holds at the end: jobs left and
@@ -298,6 +321,10 @@ func (s *soakRun) produce(ctx context.Context) (res produceResult) {
 			return
 		}
 		s.pushed.Add(int64(len(items)))
+		// The payloads are the database's now: dropping them keeps the
+		// producer's share of the live heap to the batch in flight
+		// (a 5,000-job catch-up batch would otherwise stay referenced).
+		clear(items)
 	}
 	return
 }
