@@ -5,10 +5,15 @@ package main
 import (
 	"os"
 
+	"github.com/laraworker/laraworker/bench"
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
 )
 
 func main() {
-	os.Exit(console.Run(console.New(handlers.NewRegistry()), os.Args))
+	app := console.New(handlers.NewRegistry(), console.Options{Name: "laraworker"})
+	// The tour and the benchmark belong to this binary only: a program
+	// embedding laraworker gets the worker commands without them.
+	app.Commands = append(app.Commands, console.DemoCommand(), bench.Command())
+	os.Exit(console.Run(app, os.Args))
 }

@@ -57,16 +57,7 @@ func (s *session) fail(err error) error {
 	return cli.Exit(s.clean(s.c.Command.Name+": "+err.Error()), 1)
 }
 
-func (s *session) clean(msg string) string {
-	secrets := []laravel.Secret{s.cfg.Password, s.cfg.AppKey}
-	secrets = append(secrets, s.cfg.AppPreviousKeys...)
-	for _, sec := range secrets {
-		if sec.IsSet() {
-			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
-		}
-	}
-	return oneLine(msg)
-}
+func (s *session) clean(msg string) string { return ErrorLine(s.cfg, msg) }
 
 // action adapts a command body that takes its positional arguments
 // (flags after arguments applied) to cli.ActionFunc.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -145,7 +144,7 @@ func randomSuffix(t *testing.T) string {
 // and exit status.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	app := New(handlers.NewRegistry())
+	app := testApp()
 	var out, errb bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errb
 	code = Run(app, append([]string{"laraworker"}, args...))
@@ -600,7 +599,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		}
 	}
 	runs := [][]string{{"--help"}}
-	for _, cmd := range New(handlers.NewRegistry()).Commands {
+	for _, cmd := range testApp().Commands {
 		runs = append(runs, []string{cmd.Name, "--help"}, []string{cmd.Name, "-h"})
 	}
 	unreachable := []string{"--env", env, "--db", "mysql", "--db-host", "127.0.0.1", "--db-port", "1", "--db-database", "test"}

@@ -24,7 +24,10 @@ const (
 	demoReport  = `App\Jobs\BuildReport`
 )
 
-func demoCommand() *cli.Command {
+// DemoCommand is `demo`, the newcomer's tour on an embedded SQLite
+// database. Only the laraworker binary adds it; an embedding program may
+// append it to its app's Commands too.
+func DemoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "create the tables in an embedded SQLite database, push a few jobs as Laravel would, and run them",

@@ -7,15 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/laraworker/laraworker/handlers"
 )
 
 // runCLI runs the CLI in-process and returns stdout, stderr and the exit
 // status.
 func runInspectCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	app := New(handlers.NewRegistry())
+	app := testApp()
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter, app.Reader = &out, &errOut, strings.NewReader(stdin)
 	code := Run(app, append([]string{"laraworker"}, args...))

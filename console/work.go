@@ -197,7 +197,6 @@ func effectiveQueues(queues []string, def string) []string {
 	return out
 }
 
-
 // addRoutes registers built-in handlers from --route CLASS=HANDLER.
 func addRoutes(reg *handlers.Registry, routes, passEnv []string, log zerolog.Logger) error {
 	for _, r := range routes {

@@ -48,5 +48,8 @@ func main() {
 		fmt.Printf("would ping %s\n", url.Str)
 		return nil
 	})
-	os.Exit(console.Run(console.New(reg), os.Args))
+	// The program names itself; its version is the module version the Go
+	// toolchain recorded (or -ldflags "-X .../console.Version=...").
+	app := console.New(reg, console.Options{Name: "podcast", Usage: "runs the podcast jobs of the Laravel app in Go"})
+	os.Exit(console.Run(app, os.Args))
 }

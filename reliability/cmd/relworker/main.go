@@ -35,7 +35,7 @@ func main() {
 	reg.HandleFunc(`App\Jobs\NoopJob`, noop)
 	reg.HandleFunc(`App\Jobs\SleepJob`, sleepJob)
 	reg.HandleFunc(`LaraWorker\Reliability\Panic`, panicky)
-	os.Exit(console.Run(console.New(reg), os.Args))
+	os.Exit(console.Run(console.New(reg, console.Options{}), os.Args))
 }
 
 // recorder is the handlers' own connection to the app database, opened on

@@ -1,4 +1,4 @@
-package console
+package bench
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/laraworker/laraworker/console"
 )
 
 // bigResult is the large-table scenario: the same drains with many delayed
@@ -39,7 +41,7 @@ type bigSmall struct {
 // laraworker at concurrency 128 and with its raw ceiling, with Laravel's
 // index and with the composite one. Rows get explicit ids so the ready
 // set can be put back with the same ids between drains.
-func (b *bench) bigTable(delayed, ready int, small map[string]float64) (*bigResult, error) {
+func (b *runner) bigTable(delayed, ready int, small map[string]float64) (*bigResult, error) {
 	res := &bigResult{Delayed: delayed, Ready: ready}
 	for _, name := range []string{"lw-c128", "raw-b128"} {
 		res.Small = append(res.Small, bigSmall{name, small[name]})
@@ -81,7 +83,7 @@ func (b *bench) bigTable(delayed, ready int, small map[string]float64) (*bigResu
 
 // bigDrain puts the ready rows (back) in place and drains them for at most
 // limit; the rate counts the jobs actually drained.
-func (b *bench) bigDrain(ct contender, readyFrom int64, ready, delayed int, limit time.Duration) (drainMeasure, error) {
+func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, limit time.Duration) (drainMeasure, error) {
 	ctx := b.c.Context
 	var m drainMeasure
 	if err := b.deleteReady(); err != nil {
@@ -134,13 +136,13 @@ func (b *bench) bigDrain(ct contender, readyFrom int64, ready, delayed int, limi
 }
 
 // deleteReady removes what is left of the ready set (and any reservation).
-func (b *bench) deleteReady() error {
+func (b *runner) deleteReady() error {
 	_, err := b.q.DB().ExecContext(b.c.Context, b.rawSQL("delete from %s where %s <= ?", b.qi(b.cfg.JobsTable), b.qi("available_at")), time.Now().Unix()+3600)
 	return err
 }
 
 // insertRows inserts n jobs with ids from first on, available after delay.
-func (b *bench) insertRows(first int64, n int, delay time.Duration) error {
+func (b *runner) insertRows(first int64, n int, delay time.Duration) error {
 	const perStatement = 500
 	cols := []string{"id", "queue", "attempts", "reserved_at", "available_at", "created_at", "payload"}
 	for i := range cols {
@@ -151,7 +153,7 @@ func (b *bench) insertRows(first int64, n int, delay time.Duration) error {
 		rows := min(perStatement, n-start)
 		args := make([]any, 0, rows*len(cols))
 		for r := range rows {
-			raw, err := b.jobPayload()
+			raw, err := b.jobs.payload()
 			if err != nil {
 				return err
 			}
@@ -169,7 +171,7 @@ func (b *bench) insertRows(first int64, n int, delay time.Duration) error {
 
 // analyze refreshes the planner's statistics after a bulk load, as a
 // production table's would be.
-func (b *bench) analyze() error {
+func (b *runner) analyze() error {
 	stmt := "analyze " + b.qi(b.cfg.JobsTable)
 	if b.cfg.Driver == "mysql" || b.cfg.Driver == "mariadb" {
 		stmt = "analyze table " + b.qi(b.cfg.JobsTable)
@@ -195,14 +197,14 @@ func (r *bigResult) print(w io.Writer) {
 		}
 		rows = append(rows, []string{c.Contender, c.Delayed, c.Index, fmt.Sprintf("%.0f", c.Drain.JobsPerSec), ratio, fmt.Sprintf("%.2f", c.Drain.Load1)})
 	}
-	_ = writeTable(w, []string{"contender", "delayed rows", "index", "jobs/s", "of small table", "load1"}, rows)
+	_ = console.WriteTable(w, []string{"contender", "delayed rows", "index", "jobs/s", "of small table", "load1"}, rows)
 }
 
 // indexVariants: Laravel's migration (index on queue only) and laraworker's
 // optional composite index.
-func (b *bench) indexVariants() []string { return []string{"default", "composite"} }
+func (b *runner) indexVariants() []string { return []string{"default", "composite"} }
 
-func (b *bench) setIndex(index string) error {
+func (b *runner) setIndex(index string) error {
 	if index == "composite" {
 		return b.q.CreateClaimIndex(b.c.Context)
 	}

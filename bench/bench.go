@@ -1,4 +1,4 @@
-package console
+package bench
 
 import (
 	"context"
@@ -6,45 +6,52 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/laravel"
-	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
 )
 
 // benchClass is the job class every benchmark job carries. The PHP side
 // gets a class of that name whose handle() does nothing (written into the
-// temporary copy of the test app), laraworker routes it to `noop`.
+// temporary copy of the Laravel app), laraworker routes it to `noop`.
 const benchClass = `App\Jobs\BenchNoopJob`
 
-const benchHelp = `Measures, on one database in one run: php artisan queue:work (1 and 2
-processes, when php and the Laravel test app are there), laraworker work in
+const drainHelp = `Measures, on one database in one run: php artisan queue:work (1 and 2
+processes, when --laravel-app names a Laravel app), laraworker work in
 batched mode (concurrency 1, 16, 128) and in --laravel-exact mode, and a raw
 SQL loop of the same statements (the ceiling of each mode). Each round pushes
 --jobs no-op jobs in bulk and drains them with one contender; figures are
 medians of the rounds with the spread (min-max). The method is written down
-in docs/PERFORMANCE.md.
+in docs/PERFORMANCE.md. "bench soak" measures memory over a million jobs.
 
 Tables default to laraworker_bench_jobs, laraworker_bench_failed_jobs and
 laraworker_bench_job_batches; they are created, emptied and dropped at the
 end. The PHP app is a copy of --laravel-app in a temporary directory with its
-own .env; the original is never touched.`
+own .env; the original is never touched. The laraworker workers are this
+program's own "work" command, run as child processes.`
 
-func benchCommand() *cli.Command {
+// Command is `bench`: throughput against php artisan queue:work and raw
+// SQL, with `bench soak` (memory over a long run) below it. It runs the
+// program's own `work` command in child processes, so it belongs in an app
+// built by console.New; the laraworker binary adds it, an embedding program
+// may append it too.
+func Command() *cli.Command {
 	return &cli.Command{
 		Name:        "bench",
 		Usage:       "benchmark laraworker against php artisan queue:work and raw SQL on one database",
-		Description: benchHelp,
-		Flags: append(connectionFlags(),
+		Description: drainHelp,
+		Flags: append(console.ConnectionFlags(),
 			&cli.IntFlag{Name: "jobs", Value: 20000, Usage: "jobs per drain for laraworker and the raw loops"},
 			&cli.IntFlag{Name: "php-jobs", Value: 3000, Usage: "jobs per drain for PHP workers (they are slow; the rate is what counts)"},
 			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
 			&cli.StringFlag{Name: "only", Usage: "comma-separated contenders to run (default all): " + strings.Join(allContenderNames(), ",")},
-			&cli.StringFlag{Name: "laravel-app", Value: "testdata/laravel", Usage: "Laravel app to copy for the PHP workers (\"\" skips PHP)"},
+			&cli.StringFlag{Name: "laravel-app", Usage: "`DIR` of a Laravel app to copy for the PHP contenders (without it PHP is not measured)"},
 			&cli.IntFlag{Name: "latency-jobs", Value: 300, Usage: "jobs pushed one by one for the pick-up latency phase (0 skips it)"},
 			&cli.IntFlag{Name: "latency-rate", Value: 100, Usage: "jobs per second pushed in the latency phase"},
 			&cli.IntFlag{Name: "big-delayed", Usage: "also run the large-table scenario with this many delayed jobs (e.g. 1000000)"},
@@ -53,44 +60,54 @@ func benchCommand() *cli.Command {
 			&cli.BoolFlag{Name: "keep-tables", Usage: "do not drop the bench tables at the end"},
 			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON as well"},
 		),
-		Action: noArgs(runBench),
+		Action:          console.NoArgs(runDrains),
+		Subcommands:     []*cli.Command{soakCommand()},
+		HideHelpCommand: true,
 	}
 }
 
-// bench is one benchmark run: the database, the files the workers share and
-// the results so far.
-type bench struct {
-	c        *cli.Context
-	cfg      laravel.Config
-	q        *laravel.Queue
-	dir      string // temp dir: .env, logs, PHP app copy
-	envFile  string
-	phpApp   string // "" when PHP is not benchmarked
-	phpBin   string
-	exe      string
-	template []byte // one job payload; uuids are replaced per job
-	rawTx    *rawTxChoice
+// runner is one benchmark run: the database, the files the workers share
+// and the contenders.
+type runner struct {
+	c          *cli.Context
+	cfg        laravel.Config
+	q          *laravel.Queue
+	dir        string // temp dir: .env, logs, PHP app copy
+	envFile    string
+	phpApp     string // the copy of --laravel-app; "" when PHP is not measured
+	phpBin     string
+	exe        string
+	jobs       jobTemplate
+	rawTx      *rawTxChoice
+	contenders []contender
 }
 
-func runBench(c *cli.Context) error {
-	b, err := newBench(c)
+func runDrains(c *cli.Context) error {
+	cfg, err := loadBenchConfig(c)
 	if err != nil {
-		return cli.Exit("bench: "+oneLine(err.Error()), 1)
+		return cli.Exit("bench: "+console.ErrorLine(cfg, err.Error()), 1)
+	}
+	b, err := newRunner(c, cfg)
+	if err != nil {
+		return cli.Exit("bench: "+console.ErrorLine(cfg, err.Error()), 1)
 	}
 	defer b.close()
 	rep, err := b.run()
 	if err != nil {
-		return cli.Exit("bench: "+oneLine(scrub(err.Error(), b.cfg)), 1)
+		return cli.Exit("bench: "+console.ErrorLine(cfg, err.Error()), 1)
 	}
 	rep.print(c.App.Writer)
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rep)
+		return console.WriteJSON(c.App.Writer, rep)
 	}
 	return nil
 }
 
-func newBench(c *cli.Context) (*bench, error) {
-	overrides := connectionOverrides(c)
+// loadBenchConfig is the connection the flags and .env name, with the
+// bench tables unless --table and friends say otherwise. A relative SQLite
+// path is made absolute: child processes read it from another directory.
+func loadBenchConfig(c *cli.Context) (laravel.Config, error) {
+	overrides := console.ConnectionOverrides(c)
 	for key, def := range map[string]string{"DB_QUEUE_TABLE": "laraworker_bench_jobs",
 		"QUEUE_FAILED_TABLE": "laraworker_bench_failed_jobs", "QUEUE_BATCHES_TABLE": "laraworker_bench_job_batches"} {
 		if _, ok := overrides[key]; !ok {
@@ -98,16 +115,25 @@ func newBench(c *cli.Context) (*bench, error) {
 		}
 	}
 	overrides["DB_QUEUE"] = "default"
-	cfg, err := loadConfig(c, overrides)
+	cfg, err := console.LoadConfig(c, overrides)
 	if err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if cfg.Driver == laravel.EngineSQLite && !filepath.IsAbs(cfg.Database) {
-		if cfg.Database, err = filepath.Abs(cfg.Database); err != nil {
-			return nil, err
-		}
+		cfg.Database, err = filepath.Abs(cfg.Database)
 	}
-	b := &bench{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
+	return cfg, err
+}
+
+func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
+	b := &runner{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
+	var err error
+	if b.contenders, err = selectContenders(c.String("only"), c.String("laravel-app") != ""); err != nil {
+		return nil, err
+	}
+	if err := b.checkPHP(); err != nil {
+		return nil, err
+	}
 	if b.exe, err = os.Executable(); err != nil {
 		return nil, err
 	}
@@ -125,33 +151,51 @@ func newBench(c *cli.Context) (*bench, error) {
 	return b, nil
 }
 
-func (b *bench) prepare() error {
+// checkPHP says on stderr when PHP is not measured for want of
+// --laravel-app, and fails when --laravel-app is given but cannot run.
+func (b *runner) checkPHP() error {
+	app := b.c.String("laravel-app")
+	if app == "" && b.c.String("only") == "" {
+		console.Warn(b.c, "bench: php artisan queue:work is not measured: no --laravel-app (the path of a Laravel app to copy, e.g. testdata/laravel in laraworker's repository)")
+		return nil
+	}
+	if !b.wantsPHP() {
+		return nil
+	}
+	if _, err := exec.LookPath(b.phpBin); err != nil {
+		return fmt.Errorf("--php %q: %w", b.phpBin, err)
+	}
+	if _, err := os.Stat(filepath.Join(app, "artisan")); err != nil {
+		return fmt.Errorf("--laravel-app %q is not a Laravel app: %w", app, err)
+	}
+	return nil
+}
+
+func (b *runner) wantsPHP() bool {
+	return slices.ContainsFunc(b.contenders, func(ct contender) bool { return ct.php })
+}
+
+func (b *runner) prepare() error {
 	ctx := b.c.Context
 	_ = b.q.DropTables(ctx)
 	if err := b.q.CreateTables(ctx); err != nil {
 		return err
 	}
-	tpl, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
-	if err != nil {
+	var err error
+	if b.jobs, err = newJobTemplate(); err != nil {
 		return err
 	}
-	b.template = tpl
 	if err := b.writeEnv(); err != nil {
 		return err
 	}
-	app := b.c.String("laravel-app")
-	if app == "" {
-		return nil
-	}
-	if !phpAvailable(b.phpBin, app) {
-		warn(b.c, "bench: no PHP at %q or no Laravel app at %q: PHP workers are not measured", b.phpBin, app)
+	if !b.wantsPHP() {
 		return nil
 	}
 	b.phpApp = filepath.Join(b.dir, "laravel")
-	return copyLaravelApp(app, b.phpApp, b.envFile)
+	return copyLaravelApp(b.c.String("laravel-app"), b.phpApp, b.envFile)
 }
 
-func (b *bench) close() {
+func (b *runner) close() {
 	if b.q != nil {
 		if !b.c.Bool("keep-tables") {
 			_ = b.q.DropTables(context.Background())
@@ -166,7 +210,7 @@ func (b *bench) close() {
 // writeEnv writes the .env both laraworker and the PHP copy read, so they
 // use the same database and tables. It holds the password, so it is 0600
 // in a private temp dir and removed at the end.
-func (b *bench) writeEnv() error {
+func (b *runner) writeEnv() error {
 	cfg := b.cfg
 	key := make([]byte, 32) // a fresh key: no benchmark job is encrypted
 	if _, err := rand.Read(key); err != nil {
@@ -190,13 +234,10 @@ func (b *bench) writeEnv() error {
 
 // run measures every selected contender for the given rounds, then the
 // latency phase, the idle footprint and, if asked, the large table.
-func (b *bench) run() (*benchReport, error) {
-	rep := &benchReport{Driver: b.cfg.Driver, ServerVersion: b.q.ServerVersion(), Lock: b.q.LockClause(),
+func (b *runner) run() (*report, error) {
+	rep := &report{Driver: b.cfg.Driver, ServerVersion: b.q.ServerVersion(), Lock: b.q.LockClause(),
 		Jobs: b.c.Int("jobs"), PHPJobs: b.c.Int("php-jobs"), Rounds: b.c.Int("rounds"), Started: time.Now().UTC()}
-	contenders, err := b.contenders()
-	if err != nil {
-		return nil, err
-	}
+	contenders := b.contenders
 	for round := 1; round <= rep.Rounds; round++ {
 		for _, ct := range contenders {
 			n := rep.Jobs
@@ -245,44 +286,40 @@ func (b *bench) run() (*benchReport, error) {
 	return rep, nil
 }
 
-func (b *bench) progress(format string, args ...any) {
-	warn(b.c, format, args...)
+func (b *runner) progress(format string, args ...any) {
+	console.Warn(b.c, format, args...)
 }
 
-// contenders filters allContenders by --only and by PHP's availability.
-func (b *bench) contenders() ([]contender, error) {
-	only := map[string]bool{}
-	for _, n := range strings.Split(b.c.String("only"), ",") {
+// selectContenders filters allContenders by --only (comma separated; empty
+// means all) and drops the PHP ones when there is no Laravel app. Naming a
+// PHP contender in --only without an app is an error, not a silent skip.
+func selectContenders(only string, withPHP bool) ([]contender, error) {
+	named := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
 		if n = strings.TrimSpace(n); n != "" {
-			only[n] = true
+			named[n] = true
 		}
 	}
 	var out []contender
 	known := map[string]bool{}
 	for _, ct := range allContenders() {
 		known[ct.name] = true
-		if len(only) > 0 && !only[ct.name] {
+		switch {
+		case len(named) > 0 && !named[ct.name]:
 			continue
-		}
-		if ct.php && b.phpApp == "" {
+		case ct.php && !withPHP && named[ct.name]:
+			return nil, fmt.Errorf("--only %s: %s needs --laravel-app (the Laravel app PHP workers run)", ct.name, ct.name)
+		case ct.php && !withPHP:
 			continue
 		}
 		out = append(out, ct)
 	}
-	for n := range only {
+	for n := range named {
 		if !known[n] {
 			return nil, fmt.Errorf("unknown contender %q (want %s)", n, strings.Join(allContenderNames(), ","))
 		}
 	}
 	return out, nil
-}
-
-// scrub keeps the password out of anything printed.
-func scrub(msg string, cfg laravel.Config) string {
-	if cfg.Password.IsSet() {
-		msg = strings.ReplaceAll(msg, cfg.Password.Reveal(), "[redacted]")
-	}
-	return msg
 }
 
 // benchPHP is the php that runs artisan: --php (shared with the config

@@ -1,15 +1,17 @@
-package console
+package bench
 
 import (
 	"fmt"
 	"io"
 	"slices"
 	"time"
+
+	"github.com/laraworker/laraworker/console"
 )
 
-// benchReport holds every measurement of a run and the summaries drawn
+// report holds every measurement of a run and the summaries drawn
 // from them.
-type benchReport struct {
+type report struct {
 	Driver        string                      `json:"driver"`
 	ServerVersion string                      `json:"server_version"`
 	Lock          string                      `json:"lock"`
@@ -19,7 +21,7 @@ type benchReport struct {
 	Started       time.Time                   `json:"started"`
 	Order         []string                    `json:"order"`
 	Results       map[string]*contenderResult `json:"results"`
-	Ratios        []benchRatio                `json:"ratios"`
+	Ratios        []ratio                     `json:"ratios"`
 	IdleRSSMB     float64                     `json:"idle_rss_mb_concurrency_128"`
 	Big           *bigResult                  `json:"big_table,omitempty"`
 }
@@ -27,11 +29,11 @@ type benchReport struct {
 type contenderResult struct {
 	Drains  []drainMeasure   `json:"drains"`
 	Latency []latencyMeasure `json:"latency,omitempty"`
-	Summary benchSummary     `json:"summary"`
+	Summary summary          `json:"summary"`
 }
 
-// benchSummary: medians over the rounds, with the spread of the rate.
-type benchSummary struct {
+// summary: medians over the rounds, with the spread of the rate.
+type summary struct {
 	JobsPerSec    float64 `json:"jobs_per_sec"`
 	JobsPerSecMin float64 `json:"jobs_per_sec_min"`
 	JobsPerSecMax float64 `json:"jobs_per_sec_max"`
@@ -43,16 +45,16 @@ type benchSummary struct {
 	LoadMax       float64 `json:"load1_max"`
 }
 
-// benchRatio compares two contenders round by round (same run, same
+// ratio compares two contenders round by round (same run, same
 // round), so slow phases of a shared machine hit both sides.
-type benchRatio struct {
+type ratio struct {
 	Name   string  `json:"name"`
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
 }
 
-func (r *benchReport) result(name string) *contenderResult {
+func (r *report) result(name string) *contenderResult {
 	if r.Results == nil {
 		r.Results = map[string]*contenderResult{}
 	}
@@ -65,12 +67,12 @@ func (r *benchReport) result(name string) *contenderResult {
 	return cr
 }
 
-func (r *benchReport) add(name string, m drainMeasure) {
+func (r *report) add(name string, m drainMeasure) {
 	cr := r.result(name)
 	cr.Drains = append(cr.Drains, m)
 }
 
-func (r *benchReport) addLatency(name string, m latencyMeasure) {
+func (r *report) addLatency(name string, m latencyMeasure) {
 	cr := r.result(name)
 	cr.Latency = append(cr.Latency, m)
 }
@@ -95,7 +97,7 @@ func pluck[T any](items []T, f func(T) float64) []float64 {
 	return out
 }
 
-func (r *benchReport) finish() {
+func (r *report) finish() {
 	for _, cr := range r.Results {
 		rates := pluck(cr.Drains, func(m drainMeasure) float64 { return m.JobsPerSec })
 		loads := append(pluck(cr.Drains, func(m drainMeasure) float64 { return m.Load1 }),
@@ -127,7 +129,7 @@ func (r *benchReport) finish() {
 	r.addRatio("php-1 / lw-exact (CPU per job)", "php-1", "lw-exact", func(m drainMeasure) float64 { return m.CPUPer1k })
 }
 
-func (r *benchReport) addRatio(name, a, b string, f func(drainMeasure) float64) {
+func (r *report) addRatio(name, a, b string, f func(drainMeasure) float64) {
 	ra, rb := r.Results[a], r.Results[b]
 	if ra == nil || rb == nil {
 		return
@@ -139,11 +141,11 @@ func (r *benchReport) addRatio(name, a, b string, f func(drainMeasure) float64) 
 		}
 	}
 	if len(v) > 0 {
-		r.Ratios = append(r.Ratios, benchRatio{Name: name, Median: median(v), Min: slices.Min(v), Max: slices.Max(v)})
+		r.Ratios = append(r.Ratios, ratio{Name: name, Median: median(v), Min: slices.Min(v), Max: slices.Max(v)})
 	}
 }
 
-func (r *benchReport) print(w io.Writer) {
+func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "%s %s (lock: %s), %d rounds, %d jobs per drain (PHP %d), started %s\n\n",
 		r.Driver, r.ServerVersion, orDash(r.Lock), r.Rounds, r.Jobs, r.PHPJobs, r.Started.Format(time.RFC3339))
 	rows := [][]string{}
@@ -160,13 +162,15 @@ func (r *benchReport) print(w io.Writer) {
 		rows = append(rows, []string{name, fmt.Sprintf("%.0f", s.JobsPerSec), fmt.Sprintf("%.0f-%.0f", s.JobsPerSecMin, s.JobsPerSecMax),
 			lat, cpu, rss, fmt.Sprintf("%.2f-%.2f", s.LoadMin, s.LoadMax)})
 	}
-	_ = writeTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "peak RSS MB", "load1"}, rows)
-	fmt.Fprintln(w)
-	var rrows [][]string
-	for _, ra := range r.Ratios {
-		rrows = append(rrows, []string{ra.Name, fmt.Sprintf("%.2f", ra.Median), fmt.Sprintf("%.2f-%.2f", ra.Min, ra.Max)})
+	_ = console.WriteTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "peak RSS MB", "load1"}, rows)
+	if len(r.Ratios) > 0 {
+		fmt.Fprintln(w)
+		var rrows [][]string
+		for _, ra := range r.Ratios {
+			rrows = append(rrows, []string{ra.Name, fmt.Sprintf("%.2f", ra.Median), fmt.Sprintf("%.2f-%.2f", ra.Min, ra.Max)})
+		}
+		_ = console.WriteTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	}
-	_ = writeTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	fmt.Fprintf(w, "\nidle RSS, work --concurrency 128 on an empty queue: %.1f MB\n", r.IdleRSSMB)
 	if r.Big != nil {
 		r.Big.print(w)

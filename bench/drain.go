@@ -1,4 +1,4 @@
-package console
+package bench
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/laravel"
-	"github.com/laraworker/laraworker/payload"
 )
 
 // contender is one way of draining the queue.
@@ -68,7 +67,7 @@ type drainMeasure struct {
 
 // measureDrain empties the tables, times the contender on an empty queue
 // (its start-up and shut-down cost), pushes n jobs and times the drain.
-func (b *bench) measureDrain(ct contender, n int) (drainMeasure, error) {
+func (b *runner) measureDrain(ct contender, n int) (drainMeasure, error) {
 	ctx := b.c.Context
 	m := drainMeasure{Jobs: n}
 	if err := b.reset(); err != nil {
@@ -125,7 +124,7 @@ func (b *bench) measureDrain(ct contender, n int) (drainMeasure, error) {
 
 // drainCommands are the worker processes for a contender, stopping when
 // the queue is empty.
-func (b *bench) drainCommands(ct contender) []*exec.Cmd {
+func (b *runner) drainCommands(ct contender) []*exec.Cmd {
 	if ct.php {
 		var cmds []*exec.Cmd
 		for range ct.procs {
@@ -136,7 +135,7 @@ func (b *bench) drainCommands(ct contender) []*exec.Cmd {
 	return []*exec.Cmd{b.workCommand(ct, "--sleep", "0", "--stop-when-empty")}
 }
 
-func (b *bench) phpCommand(extra ...string) *exec.Cmd {
+func (b *runner) phpCommand(extra ...string) *exec.Cmd {
 	args := append([]string{"artisan", "queue:work", "database", "--queue=default"}, extra...)
 	cmd := exec.Command(b.phpBin, args...)
 	cmd.Dir = b.phpApp
@@ -144,7 +143,7 @@ func (b *bench) phpCommand(extra ...string) *exec.Cmd {
 	return cmd
 }
 
-func (b *bench) workCommand(ct contender, extra ...string) *exec.Cmd {
+func (b *runner) workCommand(ct contender, extra ...string) *exec.Cmd {
 	args := []string{"work", "--env", b.envFile, "--queue", "default", "--route", benchClass + "=noop",
 		"--concurrency", strconv.Itoa(ct.concurrency)}
 	if ct.exact {
@@ -182,7 +181,7 @@ type procStats struct {
 // runProcs starts the commands together and waits for all of them; wall is
 // from the first start to the last exit. Output goes to a log file whose
 // tail is returned with a failure.
-func (b *bench) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Duration) (procStats, error) {
+func (b *runner) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Duration) (procStats, error) {
 	var st procStats
 	logs := make([]*os.File, len(cmds))
 	for i, cmd := range cmds {
@@ -234,11 +233,11 @@ func logTail(path string) string {
 	if len(data) > 600 {
 		data = data[len(data)-600:]
 	}
-	return oneLine(string(data))
+	return string(data) // made one line (and scrubbed) with the error it joins
 }
 
 // reset empties the bench tables.
-func (b *bench) reset() error {
+func (b *runner) reset() error {
 	ctx := b.c.Context
 	for _, t := range []string{b.cfg.JobsTable, b.cfg.FailedTable, b.cfg.BatchesTable} {
 		if _, err := b.q.DB().ExecContext(ctx, "delete from "+b.q.Dialect().Quote(t)); err != nil {
@@ -248,19 +247,15 @@ func (b *bench) reset() error {
 	return nil
 }
 
-func (b *bench) countRows(table string) (int, error) {
-	var n int
-	err := b.q.DB().QueryRowContext(b.c.Context, "select count(*) from "+b.q.Dialect().Quote(table)).Scan(&n)
-	return n, err
-}
+func (b *runner) countRows(table string) (int, error) { return countRows(b.c.Context, b.q, table) }
 
 // pushJobs inserts n jobs in bulk, each with its own uuid, as Queue::bulk
 // would: delay applies to all of them.
-func (b *bench) pushJobs(ctx context.Context, n int, delay time.Duration) error {
+func (b *runner) pushJobs(ctx context.Context, n int, delay time.Duration) error {
 	const perCall = 5000
 	items := make([]laravel.PushItem, 0, min(n, perCall))
 	for i := range n {
-		raw, err := b.jobPayload()
+		raw, err := b.jobs.payload()
 		if err != nil {
 			return err
 		}
@@ -273,20 +268,6 @@ func (b *bench) pushJobs(ctx context.Context, n int, delay time.Duration) error 
 		}
 	}
 	return nil
-}
-
-// jobPayload is the template with a fresh uuid (same length, so a plain
-// replacement of the 36 bytes).
-func (b *bench) jobPayload() ([]byte, error) {
-	p, err := payload.Parse(b.template)
-	if err != nil {
-		return nil, err
-	}
-	id, err := payload.NewUUID()
-	if err != nil {
-		return nil, err
-	}
-	return bytes.Replace(b.template, []byte(p.UUID), []byte(id), 1), nil
 }
 
 // load1 is the 1-minute load average, recorded with every figure because
@@ -302,7 +283,7 @@ func load1() float64 {
 
 // idleRSS starts `work --concurrency n` on the empty queue with the
 // default --sleep and reads its resident set size after a few idle polls.
-func (b *bench) idleRSS(concurrency int) (float64, error) {
+func (b *runner) idleRSS(concurrency int) (float64, error) {
 	if err := b.reset(); err != nil {
 		return 0, err
 	}

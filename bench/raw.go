@@ -1,13 +1,10 @@
-package console
+package bench
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +17,7 @@ import (
 // handler, no goroutines). "exact" is Laravel's per-job claim transaction
 // then its deleteReserved transaction; "batch" claims ct.batch rows in one
 // transaction and deletes them in one statement.
-func (b *bench) rawDrain(ctx context.Context, ct contender) (procStats, error) {
+func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) {
 	start := time.Now()
 	limit := ct.batch
 	if ct.raw == "exact" {
@@ -45,9 +42,9 @@ func (b *bench) rawDrain(ctx context.Context, ct contender) (procStats, error) {
 	}
 }
 
-func (b *bench) qi(ident string) string { return b.q.Dialect().Quote(ident) }
+func (b *runner) qi(ident string) string { return b.q.Dialect().Quote(ident) }
 
-func (b *bench) rawSQL(format string, args ...any) string {
+func (b *runner) rawSQL(format string, args ...any) string {
 	return b.q.Dialect().Rebind(fmt.Sprintf(format, args...))
 }
 
@@ -55,7 +52,7 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 
 // rawClaim runs the claim transaction: Laravel's select with laraworker's
 // displayName filter and lock, then the reserve update.
-func (b *bench) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, error) {
+func (b *runner) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, error) {
 	tx, err := b.q.DB().BeginTx(ctx, b.rawTxOptions(ctx))
 	if err != nil {
 		return nil, err
@@ -118,7 +115,7 @@ func scanIDs(rows *sql.Rows, err error) ([]any, []int64, error) {
 // rawTxOptions: the queue's pool may already run at the dialect's level
 // (laravel.Open sets READ COMMITTED per MySQL connection); then the raw
 // loop, like the worker, sends no SET TRANSACTION of its own.
-func (b *bench) rawTxOptions(ctx context.Context) *sql.TxOptions {
+func (b *runner) rawTxOptions(ctx context.Context) *sql.TxOptions {
 	if b.rawTx == nil {
 		b.rawTx = &rawTxChoice{opts: b.q.Dialect().TxOptions()}
 		if b.rawTx.opts != nil && b.rawTx.opts.Isolation == sql.LevelReadCommitted {
@@ -139,7 +136,7 @@ func (b *bench) rawTxOptions(ctx context.Context) *sql.TxOptions {
 type rawTxChoice struct{ opts *sql.TxOptions }
 
 // rawDeleteReserved is Laravel's deleteReserved transaction.
-func (b *bench) rawDeleteReserved(ctx context.Context, id any) error {
+func (b *runner) rawDeleteReserved(ctx context.Context, id any) error {
 	tx, err := b.q.DB().BeginTx(ctx, b.rawTxOptions(ctx))
 	if err != nil {
 		return err
@@ -170,7 +167,7 @@ const pickupTable = "laraworker_bench_pickup"
 // on an empty queue, pushes n jobs one by one at rate per second and
 // reads, per job, the database clock at its insert and at the update that
 // reserved it (recorded by triggers, so no worker is changed).
-func (b *bench) measureLatency(ct contender, n, rate int) (latencyMeasure, error) {
+func (b *runner) measureLatency(ct contender, n, rate int) (latencyMeasure, error) {
 	ctx := b.c.Context
 	m := latencyMeasure{Jobs: n}
 	if err := b.reset(); err != nil {
@@ -197,7 +194,7 @@ func (b *bench) measureLatency(ct contender, n, rate int) (latencyMeasure, error
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	for range n {
 		<-tick.C
-		raw, err := b.jobPayload()
+		raw, err := b.jobs.payload()
 		if err == nil {
 			_, err = b.q.Push(ctx, laravel.PushItem{Queue: "default", Payload: raw})
 		}
@@ -215,7 +212,7 @@ func (b *bench) measureLatency(ct contender, n, rate int) (latencyMeasure, error
 	return b.readPickups(ctx, m)
 }
 
-func (b *bench) readPickups(ctx context.Context, m latencyMeasure) (latencyMeasure, error) {
+func (b *runner) readPickups(ctx context.Context, m latencyMeasure) (latencyMeasure, error) {
 	rows, err := b.q.DB().QueryContext(ctx, b.rawSQL("select %s - %s from %s where %s is not null",
 		b.qi("picked_at"), b.qi("pushed_at"), b.qi(pickupTable), b.qi("picked_at")))
 	if err != nil {
@@ -249,7 +246,7 @@ func percentile(v []float64, p float64) float64 {
 	return s[max(0, min(rank, len(s)-1))]
 }
 
-func (b *bench) execAll(ctx context.Context, stmts []string) error {
+func (b *runner) execAll(ctx context.Context, stmts []string) error {
 	for _, s := range stmts {
 		if _, err := b.q.DB().ExecContext(ctx, s); err != nil {
 			return err
@@ -260,7 +257,7 @@ func (b *bench) execAll(ctx context.Context, stmts []string) error {
 
 // pickupTriggers record, per job, the database clock when its row is
 // inserted and when it is first reserved (reserved_at set).
-func (b *bench) pickupTriggers() []string {
+func (b *runner) pickupTriggers() []string {
 	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
 	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
 	switch b.cfg.Driver {
@@ -286,7 +283,7 @@ func (b *bench) pickupTriggers() []string {
 		"create trigger "+upd+" after update on "+j+" for each row update "+p+" set picked_at = "+clock+" where job_id = new.id and picked_at is null and new.reserved_at is not null")
 }
 
-func (b *bench) dropPickupTriggers() []string {
+func (b *runner) dropPickupTriggers() []string {
 	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
 	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
 	switch b.cfg.Driver {
@@ -296,109 +293,3 @@ func (b *bench) dropPickupTriggers() []string {
 	}
 	return []string{"drop trigger if exists " + ins, "drop trigger if exists " + upd, "drop table if exists " + p}
 }
-
-// phpAvailable reports whether php runs and app looks like a Laravel app.
-func phpAvailable(php, app string) bool {
-	if _, err := exec.LookPath(php); err != nil {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(app, "artisan"))
-	return err == nil
-}
-
-// copyLaravelApp copies the app without its .env, databases, logs and
-// caches, gives it the bench .env, reads the table names from it and adds
-// a job class whose handle() does nothing.
-func copyLaravelApp(src, dst, envFile string) error {
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if skipInAppCopy(rel, d) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		return err
-	}
-	for _, dir := range []string{"storage/logs", "storage/framework/cache/data", "storage/framework/views", "bootstrap/cache"} {
-		if err := os.MkdirAll(filepath.Join(dst, dir), 0o755); err != nil {
-			return err
-		}
-	}
-	env, err := os.ReadFile(envFile)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dst, ".env"), env, 0o600); err != nil {
-		return err
-	}
-	if err := patchQueueConfig(filepath.Join(dst, "config", "queue.php")); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dst, "app", "Jobs", "BenchNoopJob.php"), []byte(benchNoopJobPHP), 0o644)
-}
-
-func skipInAppCopy(rel string, d fs.DirEntry) bool {
-	switch {
-	case rel == ".env", rel == "storage/logs", rel == "bootstrap/cache", rel == "storage/framework":
-		return true
-	case !d.IsDir() && strings.HasPrefix(rel, "database/") && strings.Contains(d.Name(), ".sqlite"):
-		return true
-	}
-	return false
-}
-
-// patchQueueConfig makes the copy's table names come from the .env.
-func patchQueueConfig(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s := string(data)
-	for _, r := range [][2]string{
-		{`'table' => 'jobs',`, `'table' => env('DB_QUEUE_TABLE', 'jobs'),`},
-		{`'table' => 'job_batches',`, `'table' => env('QUEUE_BATCHES_TABLE', 'job_batches'),`},
-		{`'table' => 'failed_jobs',`, `'table' => env('QUEUE_FAILED_TABLE', 'failed_jobs'),`},
-	} {
-		if !strings.Contains(s, r[0]) {
-			return fmt.Errorf("%s: cannot find %s to point it at the bench tables", path, r[0])
-		}
-		s = strings.Replace(s, r[0], r[1], 1)
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
-}
-
-const benchNoopJobPHP = `<?php
-
-namespace App\Jobs;
-
-use Illuminate\Bus\Queueable;
-use Illuminate\Contracts\Queue\ShouldQueue;
-use Illuminate\Foundation\Bus\Dispatchable;
-use Illuminate\Queue\InteractsWithQueue;
-use Illuminate\Queue\SerializesModels;
-
-// Written by laraworker bench into its temporary copy of the app.
-class BenchNoopJob implements ShouldQueue
-{
-    use Dispatchable, InteractsWithQueue, Queueable, SerializesModels;
-
-    public function handle()
-    {
-    }
-}
-`

@@ -1,0 +1,68 @@
+package console
+
+import (
+	"io"
+	"strings"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/urfave/cli/v2"
+)
+
+// This file is the small API for commands that live outside this package
+// (package bench, or an embedding program's own commands): they take the
+// same connection flags, read the configuration the same way and print
+// tables, JSON and errors as the built-in commands do.
+
+// ConnectionFlags are the flags every database command takes: --env, --key,
+// --cipher, --db, --db-host, --db-port, --db-database, --db-username,
+// --db-socket, --connection, --table, --failed-table, --batches-table and
+// --retry-after. There is no password flag on purpose (it would show in
+// `ps`): the password comes from DB_PASSWORD in the .env or
+// LARAWORKER_DB_PASSWORD.
+func ConnectionFlags() []cli.Flag { return connectionFlags() }
+
+// ConnectionOverrides returns the connection flags the user set, keyed by
+// the .env names LoadConfig knows (DB_CONNECTION, DB_QUEUE_TABLE, ...). A
+// command adds its own defaults for keys that are absent.
+func ConnectionOverrides(c *cli.Context) map[string]string { return connectionOverrides(c) }
+
+// LoadConfig reads the configuration as every command does: the .env named
+// by --env (default ./.env when present), the environment, LARAWORKER_*
+// variables, then overrides (usually ConnectionOverrides) and --key and
+// --cipher. Errors name the setting at fault and never hold a secret.
+func LoadConfig(c *cli.Context, overrides map[string]string) (laravel.Config, error) {
+	return loadConfig(c, overrides)
+}
+
+// WriteTable prints rows under headers in artisan's table style. Control
+// characters and invalid UTF-8 in cells are shown escaped, so text read from
+// the database cannot drive the terminal.
+func WriteTable(w io.Writer, headers []string, rows [][]string) error {
+	return writeTable(w, headers, rows)
+}
+
+// WriteJSON prints v as indented JSON with a final newline, without HTML
+// escaping (class names hold backslashes).
+func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
+
+// ErrorLine is msg on one line with every secret of cfg (DB password,
+// APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]": what a command may
+// print of an error that a driver or a child process wrote. Package laravel
+// already keeps secrets out of its errors; this guards the rest.
+func ErrorLine(cfg laravel.Config, msg string) string {
+	secrets := append([]laravel.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
+	for _, sec := range secrets {
+		if sec.IsSet() {
+			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
+		}
+	}
+	return oneLine(msg)
+}
+
+// NoArgs wraps the body of a command that takes no positional arguments:
+// an argument is a usage error (exit status 2) naming it, and flags written
+// after arguments are still read, as for the built-in commands.
+func NoArgs(fn cli.ActionFunc) cli.ActionFunc { return noArgs(fn) }
+
+// Warn prints one line on the app's stderr (progress, a skipped step).
+func Warn(c *cli.Context, format string, args ...any) { warn(c, format, args...) }
