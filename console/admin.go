@@ -111,7 +111,7 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 		}
 		f := commandFlag(c.Command, name)
 		if f == nil {
-			return nil, cli.Exit(fmt.Sprintf("%s: flag provided but not defined: -%s", c.Command.Name, name), 2)
+			return nil, commandUsageError(c, fmt.Errorf("flag provided but not defined: -%s", name))
 		}
 		if !hasValue {
 			if tv, ok := f.(cli.DocGenerationFlag); ok && !tv.TakesValue() {
@@ -120,11 +120,14 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 				i++
 				value = rest[i]
 			} else {
-				return nil, cli.Exit(fmt.Sprintf("%s: flag needs an argument: -%s", c.Command.Name, name), 2)
+				return nil, commandUsageError(c, fmt.Errorf("--%s needs a value", name))
 			}
 		}
 		if err := c.Set(name, value); err != nil {
-			return nil, cli.Exit(fmt.Sprintf("%s: invalid value for flag -%s: %v", c.Command.Name, name, err), 2)
+			if tv, ok := f.(cli.DocGenerationFlag); ok && !tv.TakesValue() {
+				return nil, commandUsageError(c, fmt.Errorf("invalid boolean value %q for -%s: %v", value, name, err))
+			}
+			return nil, commandUsageError(c, fmt.Errorf("invalid value %q for flag -%s: %v", value, name, err))
 		}
 	}
 	return args, nil

@@ -13,7 +13,7 @@ import (
 // same connection flags, read the configuration the same way and print
 // tables, JSON and errors as the built-in commands do.
 
-// ConnectionFlags are the flags every database command takes: --env, --key,
+// ConnectionFlags are the flags every database command takes: --env, --key-file,
 // --cipher, --db, --db-host, --db-port, --db-database, --db-username,
 // --db-socket, --connection, --table, --failed-table, --batches-table and
 // --retry-after. There is no password flag on purpose (it would show in
@@ -28,7 +28,7 @@ func ConnectionOverrides(c *cli.Context) map[string]string { return connectionOv
 
 // LoadConfig reads the configuration as every command does: the .env named
 // by --env (default ./.env when present), the environment, LARAWORKER_*
-// variables, then overrides (usually ConnectionOverrides) and --key and
+// variables, then overrides (usually ConnectionOverrides) and --key-file and
 // --cipher. Errors name the setting at fault and never hold a secret.
 func LoadConfig(c *cli.Context, overrides map[string]string) (laravel.Config, error) {
 	return loadConfig(c, overrides)

@@ -97,6 +97,7 @@ func buildVersion() string {
 // as one line on stderr, prefixed with the program's name.
 func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
+	conventions(app)
 	if err := app.Run(args); err != nil {
 		printError(app.ErrWriter, app.Name, err)
 		if coder, ok := err.(cli.ExitCoder); ok {

@@ -1,6 +1,10 @@
 package console
 
 import (
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/urfave/cli/v2"
 )
@@ -19,13 +23,17 @@ func phpFlag() cli.Flag {
 
 // loadAppConfig reads the app's configuration: through its PHP when there
 // is an app and a php, else from its files; flags (overrides, by .env
-// name), --key and --cipher win.
+// name), --key-file and --cipher win.
 func loadAppConfig(c *cli.Context, overrides map[string]string) (laravel.Config, laravel.AppInfo, error) {
 	if overrides == nil {
 		overrides = map[string]string{}
 	}
-	if k := c.String("key"); k != "" {
-		overrides["APP_KEY"] = k
+	if file := c.String("key-file"); file != "" {
+		key, err := readKeyFile(file)
+		if err != nil {
+			return laravel.Config{}, laravel.AppInfo{}, err
+		}
+		overrides["APP_KEY"] = key
 	}
 	if ci := c.String("cipher"); ci != "" {
 		overrides["APP_CIPHER"] = ci
@@ -37,4 +45,28 @@ func loadAppConfig(c *cli.Context, overrides map[string]string) (laravel.Config,
 		Connection: c.String("connection"),
 		Overrides:  overrides,
 	})
+}
+
+// readKeyFile reads an APP_KEY from a file: the key alone on its first
+// line (base64:...), or a .env holding APP_KEY=. Its content never appears
+// in errors.
+func readKeyFile(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--key-file: %w", err)
+	}
+	text := strings.TrimSpace(string(raw))
+	if strings.Contains(text, "APP_KEY=") {
+		vals, err := laravel.ParseDotenv(text, func(string) (string, bool) { return "", false })
+		if err != nil {
+			return "", fmt.Errorf("--key-file %s: %w", path, err)
+		}
+		text = vals["APP_KEY"]
+	} else if first, _, _ := strings.Cut(text, "\n"); first != text {
+		text = strings.TrimSpace(first)
+	}
+	if text == "" {
+		return "", fmt.Errorf("--key-file %s: no APP_KEY in it", path)
+	}
+	return text, nil
 }

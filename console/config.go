@@ -16,7 +16,7 @@ func envFlag() cli.Flag {
 func keyFlags() []cli.Flag {
 	return []cli.Flag{
 		envFlag(), appFlag(), phpFlag(),
-		&cli.StringFlag{Name: "key", Usage: "APP_KEY to decrypt encrypted commands (`base64:...`; default: APP_KEY from the environment or .env)"},
+		&cli.StringFlag{Name: "key-file", Usage: "`FILE` holding the APP_KEY to decrypt encrypted commands (default: APP_KEY from the environment, LARAWORKER_APP_KEY or the .env; a key is never taken from the command line, where `ps` shows it)"},
 		&cli.StringFlag{Name: "cipher", Usage: "APP_CIPHER (default AES-256-CBC)"},
 	}
 }

@@ -59,7 +59,9 @@ func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
 }
 
 func TestInspectDecryptsWithTheKey(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	keyFile := filepath.Join(t.TempDir(), "app.key")
+	os.WriteFile(keyFile, []byte(fixtureKey+"\n"), 0o600)
+	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key-file", keyFile, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 0 || !strings.Contains(out, `"encrypted":true`) || !strings.Contains(out, `"class":"App\\Jobs\\EncryptedJob"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -68,9 +70,15 @@ func TestInspectDecryptsWithTheKey(t *testing.T) {
 		t.Fatalf("without a key: exit %d, %q", code, errOut)
 	}
 	wrong := "base64:" + strings.Repeat("A", 43) + "="
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key", wrong, payloadFile("encrypted-aes-256-cbc.json"))
+	wrongFile := filepath.Join(t.TempDir(), ".env")
+	os.WriteFile(wrongFile, []byte("APP_NAME=x\nAPP_KEY="+wrong+"\n"), 0o600)
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key-file", wrongFile, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 1 || !strings.Contains(errOut, "The MAC is invalid.") || strings.Contains(errOut, wrong) {
 		t.Fatalf("wrong key: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 2 || strings.Contains(errOut, fixtureKey) {
+		t.Fatalf("--key (a secret in argv) must be refused as a usage error, without echoing it: exit %d, %q", code, errOut)
 	}
 }
 

@@ -51,7 +51,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 		),
-		Action: func(c *cli.Context) error { return runWork(c, reg) },
+		Action: noArgs(func(c *cli.Context) error { return runWork(c, reg) }),
 	}
 }
 
@@ -65,13 +65,13 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
+		return usageError("work: %v", err)
 	}
 	if v := c.String("laravel-version"); v != "" && !laravel.ValidVersion(v) {
-		return cli.Exit(fmt.Sprintf("work: --laravel-version %q: want a version such as 8.83 or 12.67", v), 1)
+		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
 	}
 	if c.Int("concurrency") < 1 {
-		return cli.Exit("work: --concurrency must be at least 1", 1)
+		return usageError("work: --concurrency must be at least 1")
 	}
 	if len(reg.Names()) == 0 && unrouted != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
