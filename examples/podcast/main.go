@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -19,13 +20,17 @@ import (
 // models arrive as ModelIdentifiers (SerializesModels).
 type ProcessPodcast struct {
 	Podcast payload.ModelIdentifier `php:"podcast"`
-	Quality string                  `php:"quality"`
+	// public string $quality = 'hd'; Laravel 9.4+ leaves it out of the job
+	// while it holds that default.
+	Quality string `php:"quality,default=\"hd\""`
 }
 
 func main() {
 	log := zerolog.New(os.Stderr).With().Timestamp().Logger()
 	reg := handlers.NewRegistry()
-	reg.Use(handlers.Logging(log))
+	// Handler timings by class, served with the worker's own metrics on
+	// --metrics-addr (the CLI serves Prometheus's default registry).
+	reg.Use(handlers.Logging(log), handlers.Metrics(prometheus.DefaultRegisterer))
 
 	handlers.Register(reg, `App\Jobs\ProcessPodcast`, func(ctx context.Context, job *handlers.Job, cmd *ProcessPodcast) error {
 		if cmd.Podcast.ID == nil {

@@ -1,0 +1,54 @@
+package console
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/phpserialize"
+)
+
+// A program's own collectors on Prometheus's default registry (the
+// README's handlers.Metrics(prometheus.DefaultRegisterer)) show on
+// --metrics-addr beside the worker's.
+func TestEmbeddingProgramMetricsAreServed(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\PingWebhook`, phpserialize.Public("url", phpserialize.String("https://example.com/hook")))
+	bin := filepath.Join(t.TempDir(), "podcast")
+	if out, err := exec.Command("go", "build", "-o", bin, "../examples/podcast").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05", "--metrics-addr", addr)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	go io.Copy(io.Discard, bufio.NewReader(stderr))
+	want := []string{`laraworker_handler_duration_seconds_count{class="App\\Jobs\\PingWebhook",result="ok"} 1`,
+		`laraworker_jobs_total{class="App\\Jobs\\PingWebhook",outcome="done",queue="default"} 1`}
+	var body string
+	for i := 0; i < 100; i++ {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if body = string(b); strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+			return
+		}
+	}
+	t.Fatalf("/metrics lacks %q:\n%s", want, body)
+}
