@@ -177,9 +177,15 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 func TestWorkExitCodes(t *testing.T) {
 	dir, _ := sqliteApp(t)
 	bin := laraworkerBinary(t)
-	err := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--memory", "1", "--route", `App\Jobs\A=noop`).Run()
+	cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--memory", "1", "--route", `App\Jobs\A=noop`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 12 {
 		t.Fatalf("--memory exceeded must exit 12 as artisan does, got %v", err)
+	}
+	if strings.Contains(stderr.String(), "laraworker: \n") || !strings.Contains(stderr.String(), "RSS reached --memory 1 MB") {
+		t.Fatalf("a memory stop must say why, without a bare error line:\n%s", stderr.String())
 	}
 	out, err := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env")).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no handlers") {
