@@ -103,6 +103,8 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		wcfg.Queues = []string{cfg.DefaultQueue}
 	}
 	wcfg.Logger, wcfg.Encrypter = log, enc
+	closeLocks := lockStores(&wcfg, q, cfg, log)
+	defer closeLocks()
 	metricsAddr := c.String("metrics-addr")
 	if metricsAddr != "" {
 		if wcfg.Metrics, err = workerMetrics(); err != nil {

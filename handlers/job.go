@@ -26,15 +26,22 @@ type Job struct {
 
 	mu       sync.Mutex
 	decision Decision
+
+	class  Class
+	lookup ModelLookup
 }
 
 // NewJob builds a Job; the worker calls it for each reserved row. enc may
 // be nil when no APP_KEY is configured.
-func NewJob(id int64, queue string, attempts int64, p *payload.Payload, enc *payload.Encrypter) *Job {
-	return &Job{
+func NewJob(id int64, queue string, attempts int64, p *payload.Payload, enc *payload.Encrypter, opts ...JobOption) *Job {
+	j := &Job{
 		ID: id, UUID: p.UUID, Queue: queue, Attempts: attempts,
 		DisplayName: p.Name(), Payload: p, encrypter: enc,
 	}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
 }
 
 // Command returns data.command decoded (decrypted when it is encrypted).
