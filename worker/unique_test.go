@@ -16,6 +16,8 @@ import (
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/redislock"
+	"github.com/redis/go-redis/v9"
 )
 
 // fixture1267 reads a payload a real Laravel 12.67 app wrote.
@@ -268,5 +270,40 @@ func TestUniqueLockKeyPerVersion(t *testing.T) {
 		if got := UniqueLockKey(c.version, `App\Jobs\UniqueJob`, c.display, "42"); got != c.want {
 			t.Errorf("%s: key %q, want %q", c.version, got, c.want)
 		}
+	}
+}
+
+// TestUniqueLockOnRedis: a 12.67 job whose lock lives in the redis store
+// (its context names "redis") has it released there, under the
+// connection and cache prefixes; nothing else is touched.
+func TestUniqueLockOnRedis(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", Protocol: 2, DisableIdentity: true})
+	defer client.Close()
+	ctx := context.Background()
+	if err := client.Ping(ctx).Err(); err != nil {
+		t.Skipf("no Redis: %v", err)
+	}
+	prefix := "laraworker_test_worker_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "_laravel_cache_"
+	t.Cleanup(func() {
+		if keys, _ := client.Keys(ctx, prefix+"*").Result(); len(keys) > 0 {
+			client.Del(ctx, keys...)
+		}
+	})
+	client.Set(ctx, prefix+uniqueFixtureKey, "php-owner", time.Minute)
+	client.Set(ctx, prefix+uniqueFixtureKey+"0", "php-owner", time.Minute)
+	q := lockEnv(t, laravel.EngineSQLite)
+	raw := strings.Replace(string(fixture1267(t, "unique.json")), `s:8:\"database\";`, `s:5:\"redis\";`, 1)
+	pushRaw(t, q, "default", []byte(raw))
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(`App\Jobs\UniqueJob`, okHandler)
+	cfg := testConfig()
+	cfg.Locks = map[string]LockStore{"redis": redislock.NewWithClient(client, prefix)}
+	w, logs := newTestWorker(t, q, reg, cfg, nil)
+	runWorker(t, w, 30*time.Second)
+	if n, _ := client.Exists(ctx, prefix+uniqueFixtureKey).Result(); n != 0 {
+		t.Errorf("the Redis lock is still there\n%s", logs)
+	}
+	if n, _ := client.Exists(ctx, prefix+uniqueFixtureKey+"0").Result(); n != 1 {
+		t.Error("another Redis lock was deleted")
 	}
 }
