@@ -169,8 +169,10 @@ func (d *classDecl) backoffValue() (*phpserialize.Value, error) {
 var phpIdentRE = regexp.MustCompile(`^[A-Za-z_\x{80}-\x{10FFFF}][A-Za-z0-9_\x{80}-\x{10FFFF}]*$`)
 
 var phpTypes = map[string]func(*phpserialize.Value) bool{
-	"int":    func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindInt },
-	"float":  func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindFloat || v.Kind == phpserialize.KindInt },
+	"int": func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindInt },
+	"float": func(v *phpserialize.Value) bool {
+		return v.Kind == phpserialize.KindFloat || v.Kind == phpserialize.KindInt
+	},
 	"string": func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindString },
 	"bool":   func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindBool },
 	"array":  func(v *phpserialize.Value) bool { return v.Kind == phpserialize.KindArray },
