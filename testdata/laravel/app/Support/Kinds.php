@@ -5,6 +5,8 @@ namespace App\Support;
 use App\Handlers\StringJobHandler;
 use App\Jobs\BatchMemberJob;
 use App\Jobs\ChainLinkJob;
+use App\Jobs\DeclaredRetryJob;
+use App\Jobs\DeletableModelJob;
 use App\Jobs\DelayedJob;
 use App\Jobs\EncryptedJob;
 use App\Jobs\EnumsDatesJob;
@@ -17,6 +19,7 @@ use App\Jobs\PrivatePropsJob;
 use App\Jobs\RetryUntilJob;
 use App\Jobs\ScalarsJob;
 use App\Jobs\SleepJob;
+use App\Jobs\UniqueJob;
 use App\Models\Podcast;
 use App\Models\User;
 use Illuminate\Bus\Batch;
@@ -58,6 +61,23 @@ class Kinds
             'batch-fail' => fn ($q, $d) => self::batchFail($q),
             'string' => fn ($q, $d) => self::string($q, ['podcastId' => 42, 'tags' => ['a', 'b'], 'title' => 'Ünïcode / slash']),
             'string-nodata' => fn ($q, $d) => self::string($q, null),
+        ];
+    }
+
+    /**
+     * Kinds for the class-declaration tests (unique locks, missing models, declared
+     * options): dispatched by name only, never by "all".
+     *
+     * @return array<string, callable(?string, ?int): string>
+     */
+    public static function byNameOnly(): array
+    {
+        return [
+            'unique' => fn ($q, $d) => self::job(new UniqueJob(1), $q, $d),
+            'unique-2' => fn ($q, $d) => self::job(new UniqueJob(2), $q, $d),
+            'deletable-model' => fn ($q, $d) => self::job(new DeletableModelJob(
+                Podcast::query()->firstOrCreate(['id' => 77], ['title' => 'Soon gone'])), $q, $d),
+            'declared-retry' => fn ($q, $d) => self::job(new DeclaredRetryJob(2), $q, $d),
         ];
     }
 
