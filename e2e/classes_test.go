@@ -43,7 +43,8 @@ func (s *suite) classworker(t *testing.T, extraEnv []string, args ...string) str
 func (s *suite) lockCount(t *testing.T) int {
 	t.Helper()
 	var n int
-	if err := s.q.DB().QueryRowContext(s.ctx(t), "select count(*) from cache_locks where "+s.q.Dialect().Quote("key")+" like ?",
+	d := s.q.Dialect()
+	if err := s.q.DB().QueryRowContext(s.ctx(t), d.Rebind("select count(*) from cache_locks where "+d.Quote("key")+" like ?"),
 		"%laravel_unique_job:%").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
