@@ -248,8 +248,8 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05",
 		"--metrics-addr", addr, "--route", `App\Jobs\Secret=noop`)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,4 +280,23 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	if err := q.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil || attempts != 0 || reserved.Valid {
 		t.Fatalf("the job was not given back untouched: attempts %d reserved %v (%v)", attempts, reserved, err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a running process writes to while the
+// test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

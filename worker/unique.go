@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -169,16 +170,28 @@ func (w *Worker) releaseAfter(ctx context.Context, p *payload.Payload, out outco
 	if class.Unique != nil && class.Unique.UntilProcessing {
 		return
 	}
-	if p.Data.Command == "" {
-		return
+	if _, named := w.contextLock(p); !named && class.Unique == nil {
+		return // not unique, as far as Go can know: nothing to decode
 	}
-	cmd, err := payload.DecodeCommand(p, w.cfg.Encrypter)
+	cmd, err := w.commandOf(p, out)
 	if err != nil {
 		return // PHP's failed() cannot unserialize it either
 	}
 	if ref, ok := w.uniqueLock(p, cmd, class); ok {
 		w.releaseLock(ctx, p, ref)
 	}
+}
+
+// commandOf is the job's command: the one decoded for the run when there
+// was one, else decoded from the payload.
+func (w *Worker) commandOf(p *payload.Payload, out outcome) (*payload.Command, error) {
+	if out.job != nil {
+		return out.job.Command()
+	}
+	if p.Data.Command == "" {
+		return nil, errors.New("not an object job")
+	}
+	return payload.DecodeCommand(p, w.cfg.Encrypter)
 }
 
 // uniqueLock is the lock of a job: the one its payload names, else the
