@@ -1,14 +1,19 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/redis/go-redis/v9"
 )
 
 // classworker is e2e/cmd/classworker: laraworker as a library program
@@ -224,5 +229,51 @@ func testPushWithDeclaredClass(t *testing.T, s *suite) {
 	r := p[0].Result
 	if r["secret"] != "from Go" || num(t, r["level"]) != 9 || !sameJSON(r["options"], map[string]any{"mode": "go"}) || r["visible"] != "seen" {
 		t.Errorf("PHP saw %s", p[0].Raw)
+	}
+}
+
+// TestUniqueLocksInRedisReleasedByGo: with CACHE_DRIVER=redis, Laravel
+// 8.83 (phpredis) takes the lock in Redis under REDIS_PREFIX + the cache
+// prefix; Go releases that very key, and the next dispatch is queued.
+func TestUniqueLocksInRedisReleasedByGo(t *testing.T) {
+	onEachDB(t, testUniqueLocksInRedisReleasedByGo)
+}
+
+func testUniqueLocksInRedisReleasedByGo(t *testing.T, s *suite) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", Protocol: 2, DisableIdentity: true})
+	defer client.Close()
+	ctx := s.ctx(t)
+	if err := client.Ping(ctx).Err(); err != nil {
+		if testdsn.Required() {
+			t.Fatalf("Redis: %v", err)
+		}
+		t.Skipf("no Redis: %v", err)
+	}
+	prefix := fmt.Sprintf("laraworker_e2e_%d_", time.Now().UnixNano())
+	t.Cleanup(func() {
+		if keys, _ := client.Keys(context.Background(), prefix+"*").Result(); len(keys) > 0 {
+			client.Del(context.Background(), keys...)
+		}
+	})
+	env := []string{"CACHE_DRIVER=redis", "REDIS_PREFIX=" + prefix}
+	dispatch := func(kind string) {
+		cmd := s.phpCmd("app:dispatch", kind)
+		cmd.Env = append(cmd.Env, env...)
+		s.run(t, cmd)
+	}
+	// RedisStore on 8-10 adds ":" to the cache prefix.
+	key := prefix + `laravel_cache:laravel_unique_job:App\Jobs\UniqueJob1`
+	dispatch("unique")
+	dispatch("unique")
+	if n, _ := client.Exists(ctx, key).Result(); n != 1 || len(s.jobs(t)) != 1 {
+		t.Fatalf("after two dispatches: lock %s exists %d, %d jobs; want the lock and one job", key, n, len(s.jobs(t)))
+	}
+	s.classworker(t, env, "--stop-when-empty")
+	if n, _ := client.Exists(ctx, key).Result(); n != 0 {
+		t.Fatalf("the Redis lock is still there after Go ran the job")
+	}
+	dispatch("unique")
+	if n := len(s.jobs(t)); n != 1 {
+		t.Fatalf("%d jobs after dispatching again, want 1", n)
 	}
 }

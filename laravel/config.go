@@ -188,6 +188,11 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 	if cfg.Redis, err = redisSettings(v); err != nil {
 		return Config{}, err
 	}
+	guessed := "10"
+	if v["CACHE_STORE"] != "" {
+		guessed = "11"
+	}
+	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, guessed)
 	for _, k := range strings.Split(v["APP_PREVIOUS_KEYS"], ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			cfg.AppPreviousKeys = append(cfg.AppPreviousKeys, Secret(k))

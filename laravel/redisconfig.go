@@ -29,6 +29,12 @@ type RedisConfig struct {
 	// skeleton's slug(APP_NAME)_database_), which the PHP client puts
 	// before every key, the cache prefix included.
 	Prefix string
+	// StorePrefix is the redis cache store's own prefix, which Laravel 8-10
+	// (RedisStore::setPrefix) writes as CACHE_PREFIX + ":" and 11+ as
+	// CACHE_PREFIX; LoadConfig guesses the version as the cache prefix's
+	// default does (CACHE_STORE is 11+); RedisStorePrefix recomputes it for
+	// a known version.
+	StorePrefix string
 	// LockConnection is the connection name; Err is set when it is one Go
 	// cannot read from the environment.
 	LockConnection string
@@ -110,14 +116,24 @@ func (c *RedisConfig) applyURL(raw string) error {
 	return nil
 }
 
+// RedisStorePrefix is the prefix RedisStore puts before lock names for the
+// cache prefix on the given Laravel version: 8-10 add ":" to a non-empty
+// prefix ("magic prefixing", removed in 11.0).
+func RedisStorePrefix(cachePrefix, laravelVersion string) string {
+	if cachePrefix != "" && VersionCompare(laravelVersion, "11") < 0 {
+		return cachePrefix + ":"
+	}
+	return cachePrefix
+}
+
 // String prints the settings with the password redacted.
 func (c RedisConfig) String() string {
 	pw := ""
 	if c.Password.IsSet() {
 		pw = redacted
 	}
-	return fmt.Sprintf("laravel.RedisConfig{Client:%s Addr:%s Username:%s Password:%s DB:%d TLS:%t Prefix:%s LockConnection:%s}",
-		c.Client, c.Addr, c.Username, pw, c.DB, c.TLS, c.Prefix, c.LockConnection)
+	return fmt.Sprintf("laravel.RedisConfig{Client:%s Addr:%s Username:%s Password:%s DB:%d TLS:%t Prefix:%s StorePrefix:%s LockConnection:%s}",
+		c.Client, c.Addr, c.Username, pw, c.DB, c.TLS, c.Prefix, c.StorePrefix, c.LockConnection)
 }
 
 // GoString makes %#v redacting too.

@@ -52,3 +52,29 @@ func TestRedisConfigNeverPrintsThePassword(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisStorePrefix: RedisStore::setPrefix added ":" on 8-10 (removed
+// in 11.0, "Stop magic prefixing"); LoadConfig guesses the version as the
+// cache prefix's default does.
+func TestRedisStorePrefix(t *testing.T) {
+	for _, c := range []struct{ prefix, version, want string }{
+		{"laravel_cache", "8.83", "laravel_cache:"},
+		{"laravel_cache", "10.50", "laravel_cache:"},
+		{"", "9.52", ""},
+		{"laravel_cache_", "11.0", "laravel_cache_"},
+		{"my-app-cache-", "12.67", "my-app-cache-"},
+	} {
+		if got := RedisStorePrefix(c.prefix, c.version); got != c.want {
+			t.Errorf("%q on %s: %q, want %q", c.prefix, c.version, got, c.want)
+		}
+	}
+	for env, want := range map[string]string{"CACHE_DRIVER=redis": "laravel_cache:", "CACHE_STORE=redis": "laravel_cache_"} {
+		cfg, err := LoadConfig(LoadOptions{EnvFile: "/nonexistent/.env", Environ: []string{env}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Redis.StorePrefix != want {
+			t.Errorf("%s: store prefix %q, want %q", env, cfg.Redis.StorePrefix, want)
+		}
+	}
+}

@@ -1,9 +1,10 @@
 // Package redislock releases the locks of Laravel's redis cache store
 // (Illuminate\Cache\RedisLock) from Go, for unique jobs whose lock lives in
 // Redis. A lock is a plain key holding its owner, named
-// <connection prefix><cache prefix><lock name>: the PHP client (phpredis
-// or predis) puts the connection's prefix before every key, and the store
-// puts the cache prefix before the lock name. It is released by deleting
+// <connection prefix><store prefix><lock name>: the PHP client (phpredis
+// or predis) puts the connection's prefix (REDIS_PREFIX) before every key,
+// and the store puts its prefix (CACHE_PREFIX, with ":" on Laravel 8-10)
+// before the lock name. It is released by deleting
 // the key (forceRelease) or, for an owner, by Laravel's compare-and-delete
 // Lua script.
 package redislock
@@ -33,8 +34,8 @@ type Store struct {
 }
 
 // New connects (lazily: go-redis dials on first use) to the app's Redis
-// lock connection. cachePrefix is the cache store's prefix (CACHE_PREFIX).
-func New(cfg laravel.RedisConfig, cachePrefix string) (*Store, error) {
+// lock connection; keys are cfg.Prefix + cfg.StorePrefix + the lock name.
+func New(cfg laravel.RedisConfig) (*Store, error) {
 	if cfg.Err != nil {
 		return nil, cfg.Err
 	}
@@ -50,7 +51,7 @@ func New(cfg laravel.RedisConfig, cachePrefix string) (*Store, error) {
 	if cfg.TLS {
 		opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	return &Store{client: redis.NewClient(opts), prefix: cfg.Prefix + cachePrefix}, nil
+	return &Store{client: redis.NewClient(opts), prefix: cfg.Prefix + cfg.StorePrefix}, nil
 }
 
 // NewWithClient uses an existing client; prefix is the whole key prefix

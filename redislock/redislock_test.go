@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,13 +25,16 @@ func testStore(t *testing.T) (*Store, *redis.Client, string) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	connPrefix := "laraworker_test_" + hex.EncodeToString(b) + "_database_"
-	s, err := New(laravel.RedisConfig{Addr: addr, Prefix: connPrefix}, "laravel_cache_")
+	s, err := New(laravel.RedisConfig{Addr: addr, Prefix: connPrefix, StorePrefix: "laravel_cache_"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
+		if testdsn.Required() {
+			t.Fatalf("no Redis at %s: %v", addr, err)
+		}
 		t.Skipf("no Redis at %s: %v", addr, err)
 	}
 	raw := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -281,6 +282,9 @@ func TestUniqueLockOnRedis(t *testing.T) {
 	defer client.Close()
 	ctx := context.Background()
 	if err := client.Ping(ctx).Err(); err != nil {
+		if testdsn.Required() {
+			t.Fatalf("no Redis: %v", err)
+		}
 		t.Skipf("no Redis: %v", err)
 	}
 	prefix := "laraworker_test_worker_" + strconv.FormatInt(time.Now().UnixNano(), 36) + "_laravel_cache_"
