@@ -29,6 +29,7 @@ type Middleware func(Handler) Handler
 type Registry struct {
 	mu         sync.RWMutex
 	handlers   map[string]route // by lower-cased class name
+	exact      map[string]Class // by the registered spelling: no lower-casing per job
 	middleware []Middleware
 }
 
@@ -43,7 +44,7 @@ type route struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{handlers: map[string]route{}}
+	return &Registry{handlers: map[string]route{}, exact: map[string]Class{}}
 }
 
 // Handle registers h for the job class displayName (e.g.
@@ -73,6 +74,7 @@ func (r *Registry) handle(displayName string, h Handler, origin any, opts []Opti
 		panic(fmt.Sprintf("handlers: %s registered twice", displayName))
 	}
 	r.handlers[key] = route{name: displayName, handler: h, origin: origin, class: class}
+	r.exact[displayName] = class
 }
 
 // HandleFunc registers a function.
@@ -99,6 +101,9 @@ func Register[T any](r *Registry, displayName string, f func(ctx context.Context
 func (r *Registry) Class(displayName string) Class {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	if c, ok := r.exact[displayName]; ok {
+		return c
+	}
 	return r.handlers[strings.ToLower(displayName)].class
 }
 

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/payload"
@@ -18,17 +17,18 @@ const (
 	reasonModelMissingDeleted = "model_missing_deleted"
 )
 
-// jobOptions equip a job with its registration's declarations and the
+// jobOption equips a job with its registration's declarations and the
 // database its model checks use.
-func (w *Worker) jobOptions(p *payload.Payload) []handlers.JobOption {
-	return []handlers.JobOption{handlers.WithClass(w.reg.Class(p.DisplayName), w.cfg.Models)}
+func (w *Worker) jobOption(p *payload.Payload) handlers.JobOption {
+	return handlers.WithClass(w.reg.Class(p.DisplayName), w.cfg.Models)
 }
 
 // runClass runs a job as CallQueuedHandler does around the handler: the
-// command's models are looked up first (unserializing it in PHP does),
-// an UntilProcessing lock is released just before the handler, and a
-// missing model, found here or reported by the handler, takes Laravel's
-// missing-model path instead of the exception rules.
+// command's models are looked up first (unserializing it in PHP does), a
+// missing one takes Laravel's missing-model path, and an UntilProcessing
+// lock is released just before the handler. (A handler's own
+// ErrModelNotFound is turned into that path by run, before the exception
+// rules.)
 func (w *Worker) runClass(ctx context.Context, h handlers.Handler, job *handlers.Job, batchID string) outcome {
 	if err := job.CheckModels(ctx); err != nil {
 		if errors.Is(err, handlers.ErrModelNotFound) {
@@ -39,20 +39,7 @@ func (w *Worker) runClass(ctx context.Context, h handlers.Handler, job *handlers
 		return w.onException(job, err, frame{File: "laraworker", Func: "CheckModels"}, batchID)
 	}
 	w.releaseBeforeRun(ctx, job)
-	var missing atomic.Pointer[error]
-	watch := handlers.HandlerFunc(func(ctx context.Context, j *handlers.Job) error {
-		err := h.Handle(ctx, j)
-		if errors.Is(err, handlers.ErrModelNotFound) {
-			missing.Store(&err)
-			return nil
-		}
-		return err
-	})
-	out := w.run(ctx, watch, job, batchID)
-	if err := missing.Load(); err != nil && out.verdict != verdictRelease {
-		return w.modelMissing(job, *err)
-	}
-	return out
+	return w.run(ctx, h, job, batchID)
 }
 
 // modelMissing is handleModelNotFound: delete without a failure when the

@@ -130,7 +130,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	if err != nil {
 		return w.unrouted(p)
 	}
-	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.cfg.Encrypter, w.jobOptions(p)...)
+	job := handlers.NewJob(row.ID, row.Queue, attempts, p, w.cfg.Encrypter, w.jobOption(p))
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
 			if decryptProblem(err) {
@@ -208,6 +208,9 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 			delay = w.cfg.backoff(p, job.Attempts)
 		}
 		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
+	}
+	if errors.Is(err, handlers.ErrModelNotFound) {
+		return w.modelMissing(job, err)
 	}
 	return w.onException(job, err, where, batchID)
 }

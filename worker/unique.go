@@ -166,7 +166,12 @@ func (w *Worker) releaseAfter(ctx context.Context, p *payload.Payload, out outco
 	if out.verdict == verdictDelete && out.job == nil {
 		return
 	}
-	class := w.reg.Class(p.DisplayName)
+	var class handlers.Class
+	if out.job != nil {
+		class = out.job.Class()
+	} else {
+		class = w.reg.Class(p.DisplayName)
+	}
 	if class.Unique != nil && class.Unique.UntilProcessing {
 		return
 	}
