@@ -20,6 +20,7 @@ func inspectCommand() *cli.Command {
 		ArgsUsage: "[FILE|-]",
 		Flags: append(keyFlags(),
 			&cli.BoolFlag{Name: "compact", Usage: "print the JSON on one line"},
+			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` declaring the class's properties (as for push): those absent from the command are listed under \"absent\""},
 		),
 		Action: runInspect,
 	}
@@ -39,6 +40,9 @@ func runInspect(c *cli.Context) error {
 	}
 	doc, err := inspect(input, enc)
 	if err != nil {
+		return cli.Exit("inspect: "+oneLine(err.Error()), 1)
+	}
+	if err := markAbsent(doc, input, enc, c.String("class-file")); err != nil {
 		return cli.Exit("inspect: "+oneLine(err.Error()), 1)
 	}
 	out, err := formatJSON(doc, c.Bool("compact"))
@@ -113,22 +117,85 @@ func inspectPayload(raw []byte, enc *payload.Encrypter) (any, error) {
 	return doc, nil
 }
 
+// payloadDocument shows the payload's keys as they are stored: in their
+// order, with their JSON values, whichever Laravel version wrote them
+// (nothing is added that the payload lacks). data.command is shown
+// decoded under "command" instead.
 func payloadDocument(p *payload.Payload) map[string]any {
-	fields := map[string]any{
-		"uuid": p.UUID, "displayName": p.DisplayName, "job": p.Job,
-		"maxTries": p.MaxTries, "maxExceptions": p.MaxExceptions, "failOnTimeout": p.FailOnTimeout,
-		"backoff": p.Backoff, "timeout": p.Timeout, "retryUntil": p.RetryUntil,
-		"deleteWhenMissingModels": p.DeleteWhenMissingModels, "createdAt": p.CreatedAt, "delay": p.Delay,
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range p.Fields() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeKey(&b, f.Key)
+		if f.Key == "data" && p.Data.Fields() != nil {
+			writeData(&b, p.Data.Fields())
+			continue
+		}
+		b.Write(f.Raw)
 	}
-	if p.Data.CommandName != "" || p.Data.Command != "" {
-		fields["data"] = map[string]any{"commandName": p.Data.CommandName, "batchId": p.Data.BatchID}
-	} else {
-		fields["data"] = p.Data.Raw
+	b.WriteByte('}')
+	return map[string]any{"kind": "payload", "payload": json.RawMessage(b.Bytes())}
+}
+
+// writeData writes data's keys without the command string, which the
+// document shows decoded.
+func writeData(b *bytes.Buffer, fields []payload.Field) {
+	b.WriteByte('{')
+	first := true
+	for _, f := range fields {
+		if f.Key == "command" {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		writeKey(b, f.Key)
+		b.Write(f.Raw)
 	}
-	if len(p.Extra) > 0 {
-		fields["extra"] = p.Extra
+	b.WriteByte('}')
+}
+
+func writeKey(b *bytes.Buffer, key string) {
+	k, _ := json.Marshal(key)
+	b.Write(k)
+	b.WriteByte(':')
+}
+
+// markAbsent lists, for a payload whose class the class file declares,
+// the declared properties the serialized command leaves out (Laravel 9.4+
+// omits every property still holding its declared default): a handler
+// sees them at the default only if its registration declares it.
+func markAbsent(doc any, input []byte, enc *payload.Encrypter, classFile string) error {
+	m, ok := doc.(map[string]any)
+	if classFile == "" || !ok || m["command"] == nil {
+		return nil
 	}
-	return map[string]any{"kind": "payload", "payload": fields}
+	p, err := payload.Parse(bytes.TrimSpace(input))
+	if err != nil {
+		return err
+	}
+	cmd, err := payload.DecodeCommand(p, enc)
+	if err != nil {
+		return err
+	}
+	decl, err := loadClassDecl(classFile, cmd.Class())
+	if err != nil {
+		return fmt.Errorf("--class-file %s: %w", classFile, err)
+	}
+	if decl == nil {
+		return fmt.Errorf("--class-file %s has no entry for %s", classFile, cmd.Class())
+	}
+	absent := []string{}
+	for _, name := range decl.propertyNames() {
+		if _, err := cmd.Object.Prop(name); errors.Is(err, phpserialize.ErrNoProperty) {
+			absent = append(absent, name)
+		}
+	}
+	m["absent"] = absent
+	return nil
 }
 
 func formatJSON(doc any, compact bool) ([]byte, error) {

@@ -87,7 +87,7 @@ func TestInspectBareSerializedValueFromStdin(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := `{"kind":"serialized","value":{"array":[{"key":0,"value":{"enum":"Suit","case":"Hearts"}},{"key":"d","value":1e+25}]}}`
+	want := `{"kind":"serialized","value":{"array":[{"key":0,"value":{"enum":"Suit","case":"Hearts"}},{"key":"d","value":1.0e+25}]}}`
 	if strings.TrimSpace(out) != want {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
@@ -115,4 +115,61 @@ func emptyEnv(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestInspect1267ShowsKeysAsStored: a real 12.67 payload is shown with its
+// own keys in their order (illuminate:log:context kept, no
+// deleteWhenMissingModels invented), floats as PHP writes them (2.0 stays
+// a float), and with --class-file the declared properties 9.4+ left out.
+func TestInspect1267ShowsKeysAsStored(t *testing.T) {
+	for _, c := range []struct {
+		file, keys string
+	}{
+		{"scalars.json", `"uuid","displayName","job","maxTries","maxExceptions","failOnTimeout","backoff","timeout","retryUntil","data","createdAt","delay"`},
+		{"unique.json", `"uuid","displayName","job","maxTries","maxExceptions","failOnTimeout","backoff","timeout","retryUntil","data","createdAt","illuminate:log:context","delay"`},
+	} {
+		out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact",
+			"--class-file", write(t, "classes.json", classFile1267+"\n"), filepath.Join("..", "testdata", "laravel-12.67", "payloads", c.file))
+		if c.file == "unique.json" {
+			// UniqueJob is not in the class file: inspect says so.
+			if code == 0 || !strings.Contains(errOut, `no entry for App\Jobs\UniqueJob`) {
+				t.Errorf("unique.json without a class entry: exit %d %s", code, errOut)
+			}
+			out, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact",
+				filepath.Join("..", "testdata", "laravel-12.67", "payloads", c.file))
+		}
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.file, code, errOut)
+		}
+		var doc struct {
+			Payload json.RawMessage `json:"payload"`
+			Absent  []string        `json:"absent"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(doc.Payload))
+		var keys []string
+		dec.Token()
+		for dec.More() {
+			k, _ := dec.Token()
+			keys = append(keys, `"`+k.(string)+`"`)
+			var skip json.RawMessage
+			dec.Decode(&skip)
+		}
+		if got := strings.Join(keys, ","); got != c.keys {
+			t.Errorf("%s: keys %s\nwant %s", c.file, got, c.keys)
+		}
+		if c.file == "scalars.json" {
+			if !strings.Contains(out, `{"name":"whole","visibility":"public","value":2.0}`) || !strings.Contains(out, `"value":0.1}`) {
+				t.Errorf("floats are not shown as PHP's: %s", out)
+			}
+			if strings.Join(doc.Absent, ",") != "untouchedDefault" {
+				t.Errorf("absent %v, want [untouchedDefault]", doc.Absent)
+			}
+		}
+		if c.file == "unique.json" && !strings.Contains(out, `"illuminate:log:context":{"data":[],"hidden":{"laravel_unique_job_cache_store":"s:8:\"database\";"`) {
+			t.Errorf("the context is not shown as stored: %s", out)
+		}
+	}
 }

@@ -37,6 +37,19 @@ too.
 
 --encrypt encrypts the command with the APP_KEY as ShouldBeEncrypted does.
 
+--class-file FILE (or LARAWORKER_CLASS_FILE) declares, once per class, what
+dispatch() learns from the class itself: its queue options (tries, backoff,
+timeout, maxExceptions, failOnTimeout, retryUntil, deleteWhenMissingModels,
+which go into the payload as PHP reads them from the object; 9.4+ leaves
+them out of the command, 8.x serializes them), "encrypted" for
+ShouldBeEncrypted, and its properties' visibility (protected and private
+ones are written under PHP's mangled names) and types. A property the file
+does not list, or a value of the wrong type, is refused. Format:
+
+  {"App\\Jobs\\RetryJob": {"tries": 4, "backoff": [2, 5, 10], "encrypted": false,
+     "properties": {"failUntil": {"type": "int"},
+                    "note": {"visibility": "protected", "type": "?string"}}}}
+
 Prints the new job's id and uuid (--json: as a JSON object).`
 
 func pushCommand() *cli.Command {
@@ -55,6 +68,7 @@ func pushCommand() *cli.Command {
 			&cli.Int64Flag{Name: "timeout", Usage: "public $timeout in seconds (payload timeout)"},
 			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
 			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
+			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` (JSON) declaring, per class, its queue options, ShouldBeEncrypted and its properties' visibility and types"},
 			laravelVersionFlag(),
 			jsonFlag(),
 			// Tests compare pushes with PHP fixtures byte for byte.
@@ -85,7 +99,7 @@ func runPush(c *cli.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	if c.Bool("encrypt") {
+	if c.Bool("encrypt") || req.encrypt {
 		if req.build.Encrypter, err = encrypterFor(s.cfg); err != nil {
 			return s.fail(err)
 		}
@@ -122,6 +136,8 @@ type pushRequest struct {
 	build   payload.BuildOptions
 	queue   string
 	delay   time.Duration
+	// encrypt: the class file declares ShouldBeEncrypted.
+	encrypt bool
 }
 
 func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
@@ -142,6 +158,9 @@ func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
 	if err != nil {
 		return req, err
 	}
+	if props, err = req.applyClassFile(c.String("class-file"), class, props); err != nil {
+		return req, err
+	}
 	d := payload.Dispatch{Queue: c.String("queue"), Shape: req.build.Shape}
 	if c.IsSet("delay") {
 		secs := c.Int64("delay")
@@ -154,6 +173,54 @@ func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
 	req.queue = d.Queue
 	req.command = payload.NewCommand(class, props, d)
 	return req, nil
+}
+
+// applyClassFile checks the properties' names, and applies what the class
+// file declares for class: visibility and types of its properties, its
+// queue options, ShouldBeEncrypted.
+func (req *pushRequest) applyClassFile(path, class string, props []phpserialize.Entry) ([]phpserialize.Entry, error) {
+	for _, p := range props {
+		if err := checkPropName(p.Key.Str); err != nil {
+			return nil, err
+		}
+	}
+	if path == "" {
+		return props, nil
+	}
+	decl, err := loadClassDecl(path, class)
+	if err != nil {
+		return nil, fmt.Errorf("--class-file %s: %w", path, err)
+	}
+	if decl == nil {
+		return nil, fmt.Errorf("--class-file %s has no entry for %s", path, class)
+	}
+	if props, err = decl.applyProps(class, props); err != nil {
+		return nil, err
+	}
+	if req.build.Declared, err = decl.declared(); err != nil {
+		return nil, err
+	}
+	if req.build.Shape == payload.Shape8 {
+		// 8.x (and 9.0-9.3) serialize every property, defaults included.
+		props = withDeclared(props, req.build.Declared)
+	}
+	req.encrypt = decl.Encrypted
+	return props, nil
+}
+
+// withDeclared appends the declared queue options the properties do not
+// set, in a fixed order.
+func withDeclared(props []phpserialize.Entry, declared map[string]*phpserialize.Value) []phpserialize.Entry {
+	set := map[string]bool{}
+	for _, p := range props {
+		set[p.Key.Str] = true
+	}
+	for _, name := range []string{"tries", "maxExceptions", "backoff", "timeout", "retryUntil", "failOnTimeout", "deleteWhenMissingModels"} {
+		if v, ok := declared[name]; ok && !set[name] {
+			props = append(props, phpserialize.Public(name, v))
+		}
+	}
+	return props
 }
 
 // classNameRE is a PHP class name: namespace segments of identifiers

@@ -116,6 +116,8 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	wcfg.Logger, wcfg.Encrypter = log, enc
 	wcfg.App = &handlers.App{Config: cfg, DB: q.DB()}
+	closeLocks := lockStores(&wcfg, q, cfg, log)
+	defer closeLocks()
 	metricsAddr := c.String("metrics-addr")
 	if metricsAddr != "" {
 		if wcfg.Metrics, err = workerMetrics(); err != nil {

@@ -254,8 +254,8 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05",
 		"--metrics-addr", addr, "--route", `App\Jobs\Secret=noop`)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -316,4 +316,23 @@ func TestWorkLogLevels(t *testing.T) {
 	if _, err := run("loud"); err == nil {
 		t.Fatal("--log-level loud accepted")
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a running process writes to while the
+// test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

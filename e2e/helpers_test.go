@@ -70,7 +70,7 @@ func (s *suite) work(t *testing.T, args ...string) string {
 
 // route is a --route flag sending class to the recorder with its flags.
 func (s *suite) route(class string, recorderArgs ...string) string {
-	spec := s.recorder
+	spec := s.recorder + " -env '" + s.envFile + "'"
 	for _, a := range recorderArgs {
 		spec += " '" + a + "'"
 	}

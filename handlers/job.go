@@ -29,6 +29,9 @@ type Job struct {
 
 	mu       sync.Mutex
 	decision Decision
+
+	class  Class
+	lookup ModelLookup
 }
 
 // Env is what a worker hands every job besides its row: the key to
@@ -52,11 +55,15 @@ type App struct {
 }
 
 // NewJob builds a Job; the worker calls it for each reserved row.
-func NewJob(id int64, queue string, attempts int64, p *payload.Payload, env Env) *Job {
-	return &Job{
+func NewJob(id int64, queue string, attempts int64, p *payload.Payload, env Env, opts ...JobOption) *Job {
+	j := &Job{
 		ID: id, UUID: p.UUID, Queue: queue, Attempts: attempts,
 		DisplayName: p.Name(), Payload: p, env: env,
 	}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
 }
 
 // Logger is the worker's logger with this job's uuid, class, queue and

@@ -29,12 +29,14 @@ type Middleware func(Handler) Handler
 type Registry struct {
 	mu         sync.RWMutex
 	handlers   map[string]route // by lower-cased class name
+	exact      map[string]Class // by the registered spelling: no lower-casing per job
 	middleware []Middleware
 }
 
 type route struct {
 	name    string
 	handler Handler
+	class   Class
 	// origin is the user's own function, whose location failed_jobs shows
 	// when an error carries no stack.
 	origin any
@@ -42,19 +44,28 @@ type route struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{handlers: map[string]route{}}
+	return &Registry{handlers: map[string]route{}, exact: map[string]Class{}}
 }
 
 // Handle registers h for the job class displayName (e.g.
-// `App\Jobs\ProcessPodcast`). Registering a class twice panics, as
+// `App\Jobs\ProcessPodcast`); opts declare what the PHP class is beyond
+// its properties (ShouldBeUnique, DeleteWhenMissingModels, Models).
+// Registering a class twice, or an invalid option, panics, as
 // http.ServeMux does, because it is a programming error.
-func (r *Registry) Handle(displayName string, h Handler) {
-	r.handle(displayName, h, h)
+func (r *Registry) Handle(displayName string, h Handler, opts ...Option) {
+	r.handle(displayName, h, h, opts)
 }
 
-func (r *Registry) handle(displayName string, h Handler, origin any) {
+func (r *Registry) handle(displayName string, h Handler, origin any, opts []Option) {
 	if displayName == "" || h == nil {
 		panic("handlers: Handle needs a class name and a handler")
+	}
+	var class Class
+	for _, o := range opts {
+		o(&class)
+	}
+	if err := class.validate(displayName); err != nil {
+		panic(err.Error())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -62,18 +73,19 @@ func (r *Registry) handle(displayName string, h Handler, origin any) {
 	if _, dup := r.handlers[key]; dup {
 		panic(fmt.Sprintf("handlers: %s registered twice", displayName))
 	}
-	r.handlers[key] = route{name: displayName, handler: h, origin: origin}
+	r.handlers[key] = route{name: displayName, handler: h, origin: origin, class: class}
+	r.exact[displayName] = class
 }
 
 // HandleFunc registers a function.
-func (r *Registry) HandleFunc(displayName string, f func(ctx context.Context, job *Job) error) {
-	r.handle(displayName, HandlerFunc(f), f)
+func (r *Registry) HandleFunc(displayName string, f func(ctx context.Context, job *Job) error, opts ...Option) {
+	r.handle(displayName, HandlerFunc(f), f, opts)
 }
 
 // Register registers a typed handler: the command is decoded into a T
 // (fields tagged `php:"name"`) before f runs; a command that does not fit T
 // fails the job with the decoding error.
-func Register[T any](r *Registry, displayName string, f func(ctx context.Context, job *Job, cmd *T) error) {
+func Register[T any](r *Registry, displayName string, f func(ctx context.Context, job *Job, cmd *T) error, opts ...Option) {
 	r.handle(displayName, HandlerFunc(func(ctx context.Context, job *Job) error {
 		var cmd T
 		if err := job.Decode(&cmd); err != nil {
@@ -81,7 +93,32 @@ func Register[T any](r *Registry, displayName string, f func(ctx context.Context
 			return err
 		}
 		return f(ctx, job, &cmd)
-	}), f)
+	}), f, opts)
+}
+
+// Class returns what the registration of a class declared about it (the
+// zero Class when none, or when the class has no handler).
+func (r *Registry) Class(displayName string) Class {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if c, ok := r.exact[displayName]; ok {
+		return c
+	}
+	return r.handlers[strings.ToLower(displayName)].class
+}
+
+// Unique lists the registered classes that declared ShouldBeUnique, with
+// their declarations.
+func (r *Registry) Unique() map[string]Unique {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := map[string]Unique{}
+	for _, rt := range r.handlers {
+		if rt.class.Unique != nil {
+			out[rt.name] = *rt.class.Unique
+		}
+	}
+	return out
 }
 
 // Origin returns the function or Handler registered for a class, as the

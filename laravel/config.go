@@ -61,6 +61,12 @@ type Config struct {
 	// CachePrefix is prepended to every cache key (CACHE_PREFIX, else the
 	// skeleton's default from APP_NAME).
 	CachePrefix string
+	// CacheLockTable is the database store's lock table
+	// (DB_CACHE_LOCK_TABLE, "cache_locks"), where unique jobs' locks live.
+	CacheLockTable string
+	// Redis is the app's Redis lock connection, for unique-job locks held
+	// in the redis cache store.
+	Redis RedisConfig
 }
 
 // LoadOptions controls where configuration comes from. Precedence, lowest
@@ -89,7 +95,9 @@ var configKeys = []string{
 	"APP_KEY", "APP_PREVIOUS_KEYS", "APP_CIPHER", "APP_TIMEZONE",
 	"DB_QUEUE_TABLE", "DB_QUEUE", "DB_QUEUE_RETRY_AFTER", "DB_QUEUE_CONNECTION",
 	"QUEUE_CONNECTION_NAME", "QUEUE_FAILED_TABLE", "QUEUE_BATCHES_TABLE",
-	"CACHE_STORE", "CACHE_DRIVER", "DB_CACHE_TABLE", "CACHE_PREFIX", "APP_NAME",
+	"CACHE_STORE", "CACHE_DRIVER", "DB_CACHE_TABLE", "CACHE_PREFIX", "APP_NAME", "DB_CACHE_LOCK_TABLE",
+	"REDIS_CLIENT", "REDIS_URL", "REDIS_HOST", "REDIS_PORT", "REDIS_USERNAME", "REDIS_PASSWORD", "REDIS_DB",
+	"REDIS_CACHE_DB", "REDIS_PREFIX", "REDIS_CACHE_LOCK_CONNECTION",
 }
 
 // LoadConfig builds a Config from a Laravel .env plus overrides.
@@ -175,6 +183,16 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 		RetryAfter:     90,
 	}
 	cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = cacheSettings(v)
+	cfg.CacheLockTable = orDefault(v["DB_CACHE_LOCK_TABLE"], "cache_locks")
+	var err error
+	if cfg.Redis, err = redisSettings(v); err != nil {
+		return Config{}, err
+	}
+	guessed := "10"
+	if v["CACHE_STORE"] != "" {
+		guessed = "11"
+	}
+	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, guessed)
 	for _, k := range strings.Split(v["APP_PREVIOUS_KEYS"], ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			cfg.AppPreviousKeys = append(cfg.AppPreviousKeys, Secret(k))
@@ -362,6 +380,9 @@ func (c Config) Validate() error {
 	tables := []string{c.JobsTable, c.FailedTable, c.BatchesTable}
 	if c.CacheStore == "database" {
 		tables = append(tables, c.CacheTable)
+	}
+	if c.CacheLockTable != "" {
+		tables = append(tables, c.CacheLockTable)
 	}
 	for _, t := range tables {
 		if err := ValidateTableName(t); err != nil {

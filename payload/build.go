@@ -41,6 +41,13 @@ type BuildOptions struct {
 	Delay *int64
 	// UUID overrides the random v4 uuid (tests, retries).
 	UUID string
+	// Declared holds the class's declared defaults of the public
+	// properties the payload's keys come from (tries, maxExceptions,
+	// failOnTimeout, backoff, timeout, retryUntil, deleteWhenMissingModels),
+	// by property name. PHP reads `$job->tries` from the object, which has
+	// its class's default even when 9.4+ leaves the property out of the
+	// serialized command; a property of the command wins over it.
+	Declared map[string]*phpserialize.Value
 }
 
 // BuildObjectPayload builds the jobs.payload Laravel's createObjectPayload
@@ -79,14 +86,20 @@ func BuildObjectPayload(cmd *phpserialize.Value, o BuildOptions) ([]byte, error)
 	w.key("uuid", true).str(id)
 	w.key("displayName", false).str(cmd.Class)
 	w.key("job", false).str(CallQueuedHandler)
-	w.key("maxTries", false).value(publicProp(cmd, "tries"))
-	w.key("maxExceptions", false).value(publicProp(cmd, "maxExceptions"))
-	w.key("failOnTimeout", false).value(orFalse(publicProp(cmd, "failOnTimeout")))
-	w.key("backoff", false).backoff(publicProp(cmd, "backoff"), now)
-	w.key("timeout", false).value(publicProp(cmd, "timeout"))
-	w.key("retryUntil", false).timestamp(publicProp(cmd, "retryUntil"))
+	prop := func(name string) *phpserialize.Value {
+		if v := publicProp(cmd, name); v != nil {
+			return v
+		}
+		return o.Declared[name]
+	}
+	w.key("maxTries", false).value(prop("tries"))
+	w.key("maxExceptions", false).value(prop("maxExceptions"))
+	w.key("failOnTimeout", false).value(orFalse(prop("failOnTimeout")))
+	w.key("backoff", false).backoff(prop("backoff"), now)
+	w.key("timeout", false).value(prop("timeout"))
+	w.key("retryUntil", false).timestamp(prop("retryUntil"))
 	if o.Shape >= Shape13 {
-		w.key("deleteWhenMissingModels", false).value(orFalse(publicProp(cmd, "deleteWhenMissingModels")))
+		w.key("deleteWhenMissingModels", false).value(orFalse(prop("deleteWhenMissingModels")))
 	}
 	w.key("data", false).raw("{")
 	w.key("commandName", true).str(cmd.Class)

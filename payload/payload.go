@@ -43,7 +43,8 @@ type Payload struct {
 	// Raw is the payload exactly as stored.
 	Raw []byte
 
-	keys []string
+	keys   []string
+	fields jsonObject
 }
 
 // Has reports whether the payload has the top-level key (even if null):
@@ -91,7 +92,7 @@ func Parse(raw []byte) (*Payload, error) {
 			return nil, err
 		}
 	}
-	p := &Payload{Raw: raw, keys: fields.keys()}
+	p := &Payload{Raw: raw, keys: fields.keys(), fields: fields}
 	if err := p.readFields(fields); err != nil {
 		return nil, err
 	}

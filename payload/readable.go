@@ -1,6 +1,7 @@
 package payload
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/laraworker/laraworker/internal/phpjson"
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
@@ -93,11 +95,18 @@ func (r *readable) render(path string, v *phpserialize.Value, depth int) any {
 	return r.readableObject(path, v, depth)
 }
 
+// readableFloat writes a float as json_encode with JSON_PRESERVE_ZERO_FRACTION
+// does (2.0, 0.1, 1.0e+25): PHP's digits, and a float stays a float for a
+// reader in any language (2.0, not the integer 2).
 func readableFloat(f float64) any {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return orderedObject{{"float", string(phpserialize.AppendPHPFloat(nil, f))}}
 	}
-	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	b, _ := phpjson.AppendFloat(nil, f) // finite: no error
+	if !bytes.ContainsAny(b, ".e") {
+		b = append(b, ".0"...)
+	}
+	return json.Number(b)
 }
 
 func readableBytes(b []byte) any {

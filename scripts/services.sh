@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the database servers the tests talk to are up: MariaDB on
-# 127.0.0.1:3306 (root, no password, database `test`) and PostgreSQL on
-# 127.0.0.1:5432 (trust, database `test`). Starts them when they are down.
+# 127.0.0.1:3306 (root, no password, database `test`), PostgreSQL on
+# 127.0.0.1:5432 (trust, database `test`) and Redis on 127.0.0.1:6379 (the
+# redis cache store's unique-job locks). Starts them when they are down.
 set -uo pipefail
 
 mariadb_up() { mysqladmin --protocol=tcp -h127.0.0.1 -uroot ping >/dev/null 2>&1; }
@@ -38,4 +39,14 @@ fi
 if ! psql -h 127.0.0.1 -U postgres -Atc "select 1 from pg_database where datname='test'" postgres | grep -q 1; then
   psql -h 127.0.0.1 -U postgres -c 'create database test' postgres >/dev/null || exit 1
 fi
-echo "services: MariaDB and PostgreSQL are up"
+redis_up() { redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; }
+if ! redis_up; then
+  if ! command -v redis-server >/dev/null; then
+    echo "services: Redis is not installed; installing" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  echo "services: starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no >/dev/null
+  wait_for Redis redis_up || exit 1
+fi
+echo "services: MariaDB, PostgreSQL and Redis are up"

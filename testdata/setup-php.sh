@@ -24,7 +24,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 app="$here/laravel"
 
-debian_packages=(php-cli php-mysql php-pgsql php-sqlite3 php-mbstring php-laravel-framework)
+# php-redis: the redis cache store's unique-job locks (e2e TestUniqueLocksInRedisReleasedByGo).
+debian_packages=(php-cli php-mysql php-pgsql php-sqlite3 php-mbstring php-redis php-laravel-framework)
 
 log() { printf 'setup-php: %s\n' "$*" >&2; }
 

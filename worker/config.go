@@ -98,6 +98,20 @@ type Config struct {
 	// Exceptions holds maxExceptions counters. Default: counters in Cache,
 	// else in this process's memory.
 	Exceptions ExceptionCounter
+	// Locks releases unique jobs' locks, by cache store name as
+	// config/cache.php names the stores ("database", "redis"). Default:
+	// the store's own database locks (a laravel.Queue's cache_locks) as
+	// "database". A unique job whose store is missing here keeps its lock
+	// (the worker says so once per class).
+	Locks map[string]LockStore
+	// CacheStore is the app's default cache store name (CACHE_STORE, or
+	// CACHE_DRIVER before 11): where unique locks live unless the class's
+	// uniqueVia() or the payload names another. Default: the store's
+	// configuration (a laravel.Queue's).
+	CacheStore string
+	// Models looks up the rows of models the registrations name
+	// (handlers.Models). Default: the store, when it implements it.
+	Models handlers.ModelLookup
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
 }
@@ -165,7 +179,24 @@ func (c Config) WithDefaults(store Store) Config {
 	if c.Cache == nil {
 		c.Cache = storeCache(store)
 	}
+	c.withClassDefaults(store)
 	return c
+}
+
+// withClassDefaults fills what the registrations' class declarations need:
+// lock stores, the default cache store name, model lookups.
+func (c *Config) withClassDefaults(store Store) {
+	if c.Locks == nil {
+		c.Locks = storeLocks(store)
+	}
+	if c.CacheStore == "" {
+		c.CacheStore = storeCacheName(store)
+	}
+	if c.Models == nil {
+		if m, ok := store.(handlers.ModelLookup); ok {
+			c.Models = m
+		}
+	}
 }
 
 // validate rejects values no default can fix.

@@ -107,6 +107,7 @@ func (w *Worker) process(ctx context.Context, r *running) {
 	w.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
 		Int("attempt", row.Attempts).Msg("job started")
 	out := w.decide(ctx, row, p)
+	w.releaseAfter(ctx, p, out)
 	w.settle(ctx, r, p, out)
 	w.logOutcome(row, p, out, time.Since(started))
 }
@@ -129,7 +130,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	if err != nil {
 		return w.unrouted(p)
 	}
-	job := handlers.NewJob(row.ID, row.Queue, attempts, p, handlers.Env{Encrypter: w.cfg.Encrypter, Logger: w.log, App: w.cfg.App})
+	job := handlers.NewJob(row.ID, row.Queue, attempts, p, handlers.Env{Encrypter: w.cfg.Encrypter, Logger: w.log, App: w.cfg.App}, w.jobOption(p))
 	if p.Data.Command != "" {
 		if _, err := job.Command(); err != nil {
 			if decryptProblem(err) {
@@ -146,7 +147,7 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 			return out
 		}
 	}
-	return w.run(ctx, h, job, batchID)
+	return w.runClass(ctx, h, job, batchID)
 }
 
 // keyProblem gives back a job whose command this worker cannot decrypt
@@ -207,6 +208,9 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 			delay = w.cfg.backoff(p, job.Attempts)
 		}
 		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
+	}
+	if errors.Is(err, handlers.ErrModelNotFound) {
+		return w.modelMissing(job, err)
 	}
 	return w.onException(job, err, where, batchID)
 }

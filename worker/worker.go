@@ -63,6 +63,7 @@ type Worker struct {
 	lastRestart string
 	// legacyTexts selects Laravel 8/9's exception texts.
 	legacyTexts bool
+	unique      uniqueState
 }
 
 // New builds a worker on store for the handlers of reg. Zero fields of cfg
@@ -82,6 +83,9 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 		wake:               make(chan struct{}, 1),
 		fallbackExceptions: newMemoryCounter(),
 		legacyTexts:        cfg.LaravelVersion != "" && laravel.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
+	}
+	if err := w.checkUniqueClasses(); err != nil {
+		return nil, err
 	}
 	w.exceptions = cfg.Exceptions
 	if w.exceptions == nil {

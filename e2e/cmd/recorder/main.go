@@ -34,10 +34,14 @@ import (
 // it into a job exception carrying stderr.
 const exitException = 3
 
+// envFile is the .env the recorder reads its database from.
+var envFile string
+
 func main() {
 	failMsg := flag.String("fail", "", "fail the job with this message")
 	release := flag.Bool("release", false, "release the job with its backoff (exit 75)")
 	when := flag.String("when", "", "NAME=VALUE: misbehave only for commands whose property NAME has this value")
+	flag.StringVar(&envFile, "env", os.Getenv("LARAWORKER_ENV"), "the app's .env (exec handlers do not inherit LARAWORKER_ENV)")
 	flag.Parse()
 
 	in, cmd, err := readJob()
@@ -86,7 +90,7 @@ func readJob() (handlers.ExecInput, *payload.Command, error) {
 }
 
 func loadConfig() (laravel.Config, error) {
-	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
+	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: envFile})
 }
 
 func encrypter() (*payload.Encrypter, error) {

@@ -19,6 +19,13 @@ return [
             'lock_connection' => null,
         ],
 
+        // As the 8.x skeleton's redis store (its unique-job locks: the e2e Redis test).
+        'redis' => [
+            'driver' => 'redis',
+            'connection' => 'cache',
+            'lock_connection' => 'default',
+        ],
+
         'file' => [
             'driver' => 'file',
             'path' => storage_path('framework/cache/data'),

@@ -5,6 +5,8 @@ namespace App\Support;
 use App\Handlers\StringJobHandler;
 use App\Jobs\BatchMemberJob;
 use App\Jobs\ChainLinkJob;
+use App\Jobs\DeclaredRetryJob;
+use App\Jobs\DeletableModelJob;
 use App\Jobs\DelayedJob;
 use App\Jobs\EncryptedJob;
 use App\Jobs\EnumsDatesJob;
@@ -20,6 +22,7 @@ use App\Jobs\Routed\MonthlyReport;
 use App\Jobs\Routed\UniqueReport;
 use App\Jobs\ScalarsJob;
 use App\Jobs\SleepJob;
+use App\Jobs\UniqueJob;
 use App\Models\Podcast;
 use App\Models\User;
 use Illuminate\Bus\Batch;
@@ -103,6 +106,23 @@ class Kinds
         $batch = Bus::batch([new MovableJob('member 1'), new BatchMemberJob(2), new MovableJob('member 3')])->dispatch();
 
         return 'batch '.$batch->id;
+    }
+
+    /**
+     * Kinds for the class-declaration tests (unique locks, missing models, declared
+     * options): dispatched by name only, never by "all".
+     *
+     * @return array<string, callable(?string, ?int): string>
+     */
+    public static function byNameOnly(): array
+    {
+        return [
+            'unique' => fn ($q, $d) => self::job(new UniqueJob(1), $q, $d),
+            'unique-2' => fn ($q, $d) => self::job(new UniqueJob(2), $q, $d),
+            'deletable-model' => fn ($q, $d) => self::job(new DeletableModelJob(
+                Podcast::query()->firstOrCreate(['id' => 77], ['title' => 'Soon gone'])), $q, $d),
+            'declared-retry' => fn ($q, $d) => self::job(new DeclaredRetryJob(2), $q, $d),
+        ];
     }
 
     private static function job(object $job, ?string $queue, ?int $delay): string

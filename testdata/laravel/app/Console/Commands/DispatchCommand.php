@@ -25,21 +25,22 @@ class DispatchCommand extends Command
         if (isset(Kinds::movable()[$kind])) {
             $kinds = Kinds::movable();
         }
+        $named = $kinds + Kinds::byNameOnly();
 
         if ($kind === 'list') {
-            foreach (array_keys($kinds) as $name) {
+            foreach (array_keys($named) as $name) {
                 $this->line($name);
             }
 
             return 0;
         }
-        if ($kind !== 'all' && ! isset($kinds[$kind])) {
-            $this->error("Unknown kind [{$kind}]. Known: ".implode(', ', array_keys($kinds)).', all');
+        if ($kind !== 'all' && ! isset($named[$kind])) {
+            $this->error("Unknown kind [{$kind}]. Known: ".implode(', ', array_keys($named)).', all');
 
             return 1;
         }
 
-        $selected = $kind === 'all' ? $kinds : [$kind => $kinds[$kind]];
+        $selected = $kind === 'all' ? $kinds : [$kind => $named[$kind]];
         $queue = $this->option('queue') !== null && $this->option('queue') !== '' ? $this->option('queue') : null;
         $delay = $this->option('delay') !== null && $this->option('delay') !== '' ? (int) $this->option('delay') : null;
         $count = max(1, (int) $this->option('count'));

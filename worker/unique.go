@@ -1,0 +1,328 @@
+package worker
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/zeebo/xxh3"
+)
+
+// A ShouldBeUnique job holds a lock in the app's cache from dispatch until
+// its worker releases it; while it is held, Laravel silently drops every
+// new dispatch of the same job. CallQueuedHandler releases it when the job
+// is done (not released) or has failed, and a ShouldBeUniqueUntilProcessing
+// job just before it runs. A Go worker must do the same, or the class's
+// next dispatches vanish until the lock's uniqueFor expires.
+//
+// Which lock: Laravel 11.39+ writes its key and store into the payload's
+// hidden context (payload.UniqueLock); before that the key is computed from
+// the class and the uniqueId the registration declares, in the version's
+// form (8-10 "laravel_unique_job:<class><id>", 11+ with ":" between, 12.54+
+// with xxh128 of displayName()).
+
+// LockStore releases Laravel cache locks in one cache store.
+// *laravel.DatabaseLocks (the database store) and *redislock.Store (the
+// redis store) implement it.
+type LockStore interface {
+	// ForceRelease deletes the lock whoever holds it.
+	ForceRelease(ctx context.Context, name string) error
+	// ReleaseOwned deletes the lock only while owner holds it.
+	ReleaseOwned(ctx context.Context, name, owner string) error
+}
+
+// uniqueKeyPrefix starts every unique-job lock name.
+const uniqueKeyPrefix = "laravel_unique_job:"
+
+// lockRef is one lock to release.
+type lockRef struct {
+	key, store, owner string
+}
+
+// storeLocks gives a store's database locks as the "database" cache
+// store, when it has them (a laravel.Queue).
+func storeLocks(store Store) map[string]LockStore {
+	if s, ok := store.(interface{ Locks() *laravel.DatabaseLocks }); ok {
+		if l := s.Locks(); l != nil {
+			return map[string]LockStore{"database": l}
+		}
+	}
+	return nil
+}
+
+// storeCacheName is the app's default cache store name, when the store
+// knows its app's configuration.
+func storeCacheName(store Store) string {
+	if s, ok := store.(interface{ Config() laravel.Config }); ok {
+		return s.Config().CacheStore
+	}
+	return ""
+}
+
+// uniqueState remembers which (class, store) problems were already logged.
+type uniqueState struct {
+	mu     sync.Mutex
+	warned map[string]bool
+}
+
+// once reports whether key is new (and marks it).
+func (s *uniqueState) once(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warned == nil {
+		s.warned = map[string]bool{}
+	}
+	if s.warned[key] || len(s.warned) >= 4096 {
+		return false
+	}
+	s.warned[key] = true
+	return true
+}
+
+// checkUniqueClasses runs at New: registered ShouldBeUnique classes need
+// the app's Laravel version for their lock key, and a store Go can reach;
+// a class whose store it cannot reach is named once, loudly, because PHP
+// will drop its dispatches while Go leaves its locks in place.
+func (w *Worker) checkUniqueClasses() error {
+	unique := w.reg.Unique()
+	classes := make([]string, 0, len(unique))
+	for class := range unique {
+		classes = append(classes, class)
+	}
+	sort.Strings(classes)
+	for _, class := range classes {
+		u := unique[class]
+		if w.cfg.LaravelVersion == "" {
+			return fmt.Errorf("worker: %s is registered as ShouldBeUnique: set LaravelVersion (work --laravel-version) so its lock key is the one the app's Laravel writes", class)
+		}
+		store := w.uniqueStore(u)
+		if _, ok := w.cfg.Locks[store]; !ok {
+			w.unreachableStore(class, store)
+		}
+	}
+	return nil
+}
+
+func (w *Worker) uniqueStore(u handlers.Unique) string {
+	if u.Store != "" {
+		return u.Store
+	}
+	return w.cfg.CacheStore
+}
+
+// unreachableStore says, once per class and store, that Go cannot release
+// the class's unique locks.
+func (w *Worker) unreachableStore(class, store string) {
+	if !w.unique.once("store\x00" + class + "\x00" + store) {
+		return
+	}
+	shown := store
+	if shown == "" {
+		shown = "(unknown: the app's CACHE_STORE/CACHE_DRIVER is not set)"
+	}
+	w.log.Error().Str("class", class).Str("cache_store", shown).
+		Msg("this ShouldBeUnique class keeps its lock in a cache store Go cannot reach (only database and redis are); the locks of jobs Go runs stay until uniqueFor expires and Laravel drops new dispatches of the class until then: keep the class on PHP workers or move its lock to the database or redis store")
+}
+
+// releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
+// before the handler runs.
+func (w *Worker) releaseBeforeRun(ctx context.Context, job *handlers.Job) {
+	u := job.Class().Unique
+	if u == nil || !u.UntilProcessing {
+		return
+	}
+	cmd, err := job.Command()
+	if err != nil {
+		return
+	}
+	if ref, ok := w.uniqueLock(job.Payload, cmd, job.Class()); ok {
+		w.releaseLock(ctx, job.Payload, ref)
+	}
+}
+
+// releaseAfter releases the lock of a job whose outcome is decided, as
+// CallQueuedHandler does: when it is done or has failed (a released job
+// keeps it; an UntilProcessing one gave it up before running). A job whose
+// model was missing releases only the lock its payload names (11.39+), as
+// handleModelNotFound does; PHP cannot unserialize it to do more.
+func (w *Worker) releaseAfter(ctx context.Context, p *payload.Payload, out outcome) {
+	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
+		return
+	}
+	if out.reason == reasonModelMissing || out.reason == reasonModelMissingDeleted {
+		if ref, ok := w.contextLock(p); ok {
+			w.releaseLock(ctx, p, ref)
+		}
+		return
+	}
+	if out.verdict == verdictDelete && out.job == nil {
+		return
+	}
+	var class handlers.Class
+	if out.job != nil {
+		class = out.job.Class()
+	} else {
+		class = w.reg.Class(p.DisplayName)
+	}
+	if class.Unique != nil && class.Unique.UntilProcessing {
+		return
+	}
+	if _, named := w.contextLock(p); !named && class.Unique == nil {
+		return // not unique, as far as Go can know: nothing to decode
+	}
+	cmd, err := w.commandOf(p, out)
+	if err != nil {
+		return // PHP's failed() cannot unserialize it either
+	}
+	if ref, ok := w.uniqueLock(p, cmd, class); ok {
+		w.releaseLock(ctx, p, ref)
+	}
+}
+
+// commandOf is the job's command: the one decoded for the run when there
+// was one, else decoded from the payload.
+func (w *Worker) commandOf(p *payload.Payload, out outcome) (*payload.Command, error) {
+	if out.job != nil {
+		return out.job.Command()
+	}
+	if p.Data.Command == "" {
+		return nil, errors.New("not an object job")
+	}
+	return payload.DecodeCommand(p, w.cfg.Encrypter)
+}
+
+// uniqueLock is the lock of a job: the one its payload names, else the
+// one its registration's uniqueId gives.
+func (w *Worker) uniqueLock(p *payload.Payload, cmd *payload.Command, class handlers.Class) (lockRef, bool) {
+	owner := commandLockOwner(cmd)
+	if ref, ok := w.contextLock(p); ok {
+		if owner != "" {
+			ref.owner = owner
+		}
+		return ref, true
+	}
+	if class.Unique == nil {
+		return lockRef{}, false
+	}
+	id := ""
+	if class.Unique.ID != nil {
+		var err error
+		if id, err = class.Unique.ID(cmd); err != nil {
+			w.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Msg("cannot compute uniqueId; the unique lock is not released")
+			return lockRef{}, false
+		}
+	}
+	commandName := p.Data.CommandName
+	if commandName == "" {
+		commandName = cmd.Class()
+	}
+	key := UniqueLockKey(w.cfg.LaravelVersion, commandName, p.DisplayName, id)
+	return lockRef{key: key, store: w.uniqueStore(*class.Unique), owner: owner}, true
+}
+
+// contextLock is the lock the payload's hidden context names, when it is
+// this job's own: a job dispatched while another unique job ran inherits
+// that job's context, whose lock is not its to release.
+func (w *Worker) contextLock(p *payload.Payload) (lockRef, bool) {
+	lock, ok, err := p.UniqueLock()
+	if err != nil {
+		w.log.Warn().Err(err).Str("uuid", p.UUID).Msg("the payload's unique-lock context is unreadable")
+		return lockRef{}, false
+	}
+	if !ok || !OwnsUniqueKey(p, lock.Key) {
+		return lockRef{}, false
+	}
+	return lockRef{key: lock.Key, store: lock.Store, owner: lock.Owner}, true
+}
+
+// commandLockOwner is Queueable::$uniqueLockOwner (Laravel 13.24+).
+func commandLockOwner(cmd *payload.Command) string {
+	if cmd == nil {
+		return ""
+	}
+	v, err := cmd.Object.Prop("uniqueLockOwner")
+	if err != nil {
+		return ""
+	}
+	if v = v.Deref(); v != nil && len(v.Str) > 0 {
+		return string(v.Str)
+	}
+	return ""
+}
+
+// UniqueLockKey is UniqueLock::getKey for the app's Laravel version.
+// displayName is the payload's (displayName() when the class has the
+// method): 12.54+ hashes it with xxh128 when it differs from the class.
+func UniqueLockKey(version, commandName, displayName, uniqueID string) string {
+	switch {
+	case laravel.VersionCompare(version, "11") < 0:
+		return uniqueKeyPrefix + commandName + uniqueID
+	case laravel.VersionCompare(version, "12.54") < 0:
+		return uniqueKeyPrefix + commandName + ":" + uniqueID
+	}
+	name := commandName
+	if displayName != "" && displayName != commandName {
+		name = xxh128Hex(displayName)
+	}
+	return uniqueKeyPrefix + name + ":" + uniqueID
+}
+
+// OwnsUniqueKey reports whether a lock key is the job's own: named after
+// its class (11.x-12.53) or after the xxh128 of its displayName (12.54+).
+func OwnsUniqueKey(p *payload.Payload, key string) bool {
+	rest, ok := strings.CutPrefix(key, uniqueKeyPrefix)
+	if !ok {
+		return false
+	}
+	for _, name := range []string{p.Data.CommandName, p.DisplayName} {
+		if name != "" && (strings.HasPrefix(rest, name+":") || strings.HasPrefix(rest, xxh128Hex(name)+":")) {
+			return true
+		}
+	}
+	return false
+}
+
+// xxh128Hex is PHP's hash('xxh128', $s).
+func xxh128Hex(s string) string {
+	b := xxh3.HashString128(s).Bytes()
+	return hex.EncodeToString(b[:])
+}
+
+// releaseLock releases one lock, retrying a failing store a few times: a
+// lock left behind drops the class's dispatches until it expires, so the
+// failure is logged as an error.
+func (w *Worker) releaseLock(ctx context.Context, p *payload.Payload, ref lockRef) {
+	store, ok := w.cfg.Locks[ref.store]
+	if !ok {
+		w.unreachableStore(p.Name(), ref.store)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var err error
+	for attempt, wait := 0, 100*time.Millisecond; attempt < 4; attempt, wait = attempt+1, wait*3 {
+		if ref.owner != "" {
+			err = store.ReleaseOwned(ctx, ref.key, ref.owner)
+		} else {
+			err = store.ForceRelease(ctx, ref.key)
+		}
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		w.sleep(ctx, wait)
+	}
+	if err != nil {
+		w.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Str("cache_store", ref.store).Str("lock", ref.key).
+			Msg("releasing the unique lock failed; Laravel drops new dispatches of this job until the lock expires")
+		return
+	}
+	w.log.Debug().Str("uuid", p.UUID).Str("lock", ref.key).Str("cache_store", ref.store).Msg("unique lock released")
+}
