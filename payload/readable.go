@@ -19,8 +19,11 @@ import (
 //   - scalars as JSON scalars; INF, -INF and NAN as {"float":"INF"};
 //     strings that are not valid UTF-8 as {"base64":"..."}
 //   - lists as arrays, other arrays as {"array":[{"key":k,"value":v},...]}
-//   - objects as {"class":C,"properties":[{"name":n,"visibility":"public",
-//     "value":v}]} (private ones add "declaredIn")
+//   - objects as {"class":C,"properties":{"name":v,...}} in PHP's order,
+//     so `jq .command.properties.podcastId` reads a property, plus
+//     {"visibility":{"name":"protected","other":"private App\Jobs\X"}}
+//     for the properties that are not public (a private property that a
+//     parent class declares again is keyed "Class::name")
 //   - Laravel values by meaning: {"model":C,"id":...}, {"date":RFC3339,
 //     "class":C,"timezone":tz}, {"enum":C,"case":X}, {"closure":C},
 //     and chained jobs as {"serialized":<tree>}
@@ -163,17 +166,38 @@ func (r *readable) readableObject(path string, v *phpserialize.Value, depth int)
 	case IsClosure(v):
 		return orderedObject{{"closure", v.Class}}
 	}
-	props := make([]any, len(v.Entries))
-	for i, e := range v.Entries {
-		vis, class, name := phpserialize.SplitPropertyName(e.Key.String())
-		p := orderedObject{{"name", name}, {"visibility", vis.String()}}
-		if class != "" {
-			p = append(p, keyVal{"declaredIn", class})
-		}
-		p = append(p, keyVal{"value", r.render(path+"."+name, e.Value, depth+1)})
-		props[i] = p
+	return r.plainObject(path, v, depth)
+}
+
+// plainObject renders an object's properties by short name, and the
+// visibility of those that are not public.
+func (r *readable) plainObject(path string, v *phpserialize.Value, depth int) any {
+	seen := make(map[string]int, len(v.Entries))
+	for _, e := range v.Entries {
+		_, _, name := phpserialize.SplitPropertyName(e.Key.String())
+		seen[name]++
 	}
-	return orderedObject{{"class", v.Class}, {"properties", props}}
+	props := make(orderedObject, 0, len(v.Entries))
+	var visibility orderedObject
+	for _, e := range v.Entries {
+		vis, class, name := phpserialize.SplitPropertyName(e.Key.String())
+		key := name
+		if seen[name] > 1 && class != "" {
+			key = class + "::" + name
+		}
+		props = append(props, keyVal{key, r.render(path+"."+name, e.Value, depth+1)})
+		switch {
+		case class != "":
+			visibility = append(visibility, keyVal{key, vis.String() + " " + class})
+		case vis != phpserialize.VisPublic:
+			visibility = append(visibility, keyVal{key, vis.String()})
+		}
+	}
+	out := orderedObject{{"class", v.Class}, {"properties", props}}
+	if len(visibility) > 0 {
+		out = append(out, keyVal{"visibility", visibility})
+	}
+	return out
 }
 
 func orEmpty(s []string) []string {
