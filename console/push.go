@@ -62,10 +62,10 @@ func pushCommand() *cli.Command {
 			&cli.GenericFlag{Name: "prop", Value: &propList{}, Usage: "`NAME=VALUE` public property (repeatable; VALUE is JSON when it parses as JSON)"},
 			&cli.StringFlag{Name: "props", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
 			&cli.StringFlag{Name: "queue", Usage: "queue to push onto (default: the connection's default queue)"},
-			&cli.Int64Flag{Name: "delay", Usage: "`SECONDS` before the job becomes available"},
+			durationFlag("delay", 0, "how long before the job becomes available, in whole seconds"),
 			&cli.Int64Flag{Name: "tries", Usage: "public $tries (payload maxTries)"},
 			&cli.StringFlag{Name: "backoff", Usage: "public $backoff in seconds, `N` or N,N,... (payload backoff)"},
-			&cli.Int64Flag{Name: "timeout", Usage: "public $timeout in seconds (payload timeout)"},
+			durationFlag("timeout", 0, "public $timeout, in whole seconds (payload timeout)"),
 			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
 			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
 			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` (JSON) declaring, per class, its queue options, ShouldBeEncrypted and its properties' visibility and types"},
@@ -163,9 +163,9 @@ func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
 	}
 	d := payload.Dispatch{Queue: c.String("queue"), Shape: req.build.Shape}
 	if c.IsSet("delay") {
-		secs := c.Int64("delay")
-		if secs < 0 {
-			return req, errors.New("--delay must not be negative")
+		secs, err := wholeSeconds(c, "delay")
+		if err != nil {
+			return req, err
 		}
 		d.Delay, req.build.Delay = &secs, &secs
 		req.delay = time.Duration(secs) * time.Second
@@ -338,7 +338,11 @@ func optionProps(c *cli.Context, now time.Time) ([]phpserialize.Entry, error) {
 		out = append(out, phpserialize.Public("backoff", v))
 	}
 	if c.IsSet("timeout") {
-		out = append(out, phpserialize.Public("timeout", phpserialize.Int(c.Int64("timeout"))))
+		secs, err := wholeSeconds(c, "timeout")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, phpserialize.Public("timeout", phpserialize.Int(secs)))
 	}
 	if c.IsSet("retry-until") {
 		t, err := parseRetryUntil(c.String("retry-until"), now)
@@ -378,4 +382,14 @@ func parseRetryUntil(s string, now time.Time) (int64, error) {
 		return now.Add(d).Unix(), nil
 	}
 	return 0, fmt.Errorf("--retry-until wants a Unix time, an RFC 3339 time or a duration, got %q", s)
+}
+
+// wholeSeconds reads a duration flag whose PHP counterpart is an int of
+// seconds: 90 and 1m30s are fine, 1.5 or 1500ms are not.
+func wholeSeconds(c *cli.Context, name string) (int64, error) {
+	d := durationOf(c, name)
+	if d%time.Second != 0 {
+		return 0, fmt.Errorf("--%s %s: Laravel counts it in whole seconds", name, d)
+	}
+	return int64(d / time.Second), nil
 }

@@ -197,6 +197,8 @@ func TestPushRejectsBadInput(t *testing.T) {
 		{"push", `App\Jobs\X`, "--backoff", "1,x"},
 		{"push", `App\Jobs\X`, "--retry-until", "soon"},
 		{"push", `App\Jobs\X`, "--delay", "-1"},
+		{"push", `App\Jobs\X`, "--delay", "1.5"},
+		{"push", `App\Jobs\X`, "--timeout", "soon"},
 		{"push", `App\Jobs\X`, "--props", filepath.Join(t.TempDir(), "missing.json")},
 	} {
 		_, stderr, code := tg.run(t, args...)
