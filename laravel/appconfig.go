@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +126,7 @@ func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error
 	info.Version, info.VersionFrom = ans.Version, "Application::VERSION"
 	values := ans.values(sec, &info)
 	cfg, err := configFromLayers(values, environ, opts.Overrides, appDir)
+	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, info.Version)
 	return cfg, info, err
 }
 
@@ -219,7 +221,21 @@ type appAnswer struct {
 	App struct {
 		Name, Timezone, Cipher *string
 	} `json:"app"`
+	Redis  answerRedis   `json:"redis"`
 	Bridge *BridgeConfig `json:"bridge"`
+}
+
+// answerRedis is the redis connection the cache store locks on.
+type answerRedis struct {
+	Client         *string `json:"client"`
+	LockConnection string  `json:"lock_connection"`
+	Defined        bool    `json:"defined"`
+	Scheme         *string `json:"scheme"`
+	Host           *string `json:"host"`
+	Port           *string `json:"port"`
+	Database       *string `json:"database"`
+	Username       *string `json:"username"`
+	Prefix         *string `json:"prefix"`
 }
 
 // answerDB is the queue's database connection, its url merged in.
@@ -239,6 +255,7 @@ type appSecrets struct {
 	DBPassword      *string  `json:"db_password"`
 	AppKey          *string  `json:"app_key"`
 	AppPreviousKeys []string `json:"app_previous_keys"`
+	RedisPassword   *string  `json:"redis_password"`
 }
 
 // runReadConfig runs read-config.php with the app's PHP. The secrets come
@@ -399,6 +416,8 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 		v["DB_CACHE_TABLE"] = prefix + *a.Cache.Table
 	}
 	v["CACHE_PREFIX"] = deref(a.Cache.Prefix)
+	set("DB_CACHE_LOCK_TABLE", a.Cache.LockTable)
+	a.Redis.values(v, sec)
 	if !sameDB(a.Failed.Database) {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.failed.database is %q, not the queue's database connection %q: laraworker writes failed jobs to the queue's database", *a.Failed.Database, db))
 	}
@@ -409,6 +428,32 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.batching.database is %q, not the queue's database connection %q: laraworker updates batches in the queue's database", *a.Batching.Database, db))
 	}
 	return v
+}
+
+// values puts the lock connection's settings where redisSettings reads
+// them: whatever its name in config/database.php, it becomes the
+// "default" slot, with its own database number.
+func (r answerRedis) values(v map[string]string, sec appSecrets) {
+	if !r.Defined {
+		v["REDIS_CACHE_LOCK_CONNECTION"] = r.LockConnection // redisSettings says it is unknown
+		return
+	}
+	v["REDIS_CACHE_LOCK_CONNECTION"] = "default"
+	set := func(k string, p *string) {
+		if p != nil {
+			v[k] = *p
+		}
+	}
+	set("REDIS_CLIENT", r.Client)
+	set("REDIS_HOST", r.Host)
+	set("REDIS_PORT", r.Port)
+	set("REDIS_DB", r.Database)
+	set("REDIS_USERNAME", r.Username)
+	set("REDIS_PASSWORD", sec.RedisPassword)
+	v["REDIS_PREFIX"] = deref(r.Prefix)
+	if s := deref(r.Scheme); s == "tls" || s == "rediss" {
+		v["REDIS_URL"] = s + "://" + net.JoinHostPort(deref(r.Host), orDefault(deref(r.Port), "6379"))
+	}
 }
 
 func deref(p *string) string {

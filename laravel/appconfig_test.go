@@ -133,6 +133,21 @@ func TestAppConfigThroughPHP(t *testing.T) {
 	if cfg.RetryAfter != 77 || cfg.Host != "lw-host" {
 		t.Errorf("overrides: retry_after %d host %s", cfg.RetryAfter, cfg.Host)
 	}
+
+	// The redis store's locks: the connection, its prefix and database as
+	// config/database.php resolves them, the password through the pipe,
+	// and Laravel 8's "prefix:" store prefix.
+	cfg, _, err = LoadAppConfig(context.Background(), AppOptions{EnvFile: filepath.Join(app, ".env"),
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "CACHE_DRIVER=redis", "REDIS_HOST=redis.internal", "REDIS_PORT=6390",
+			"REDIS_DB=3", "REDIS_PASSWORD=redis-secret", "REDIS_PREFIX=shop_"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Redis
+	if cfg.CacheStore != "redis" || r.Addr != "redis.internal:6390" || r.DB != 3 || r.Password.Reveal() != "redis-secret" ||
+		r.Prefix != "shop_" || r.StorePrefix != "shop_admin_panel_cache:" || r.Err != nil || cfg.CacheLockTable != "cache_locks" {
+		t.Errorf("redis through php: store %s, %v (err %v), lock table %s", cfg.CacheStore, r, r.Err, cfg.CacheLockTable)
+	}
 }
 
 // TestAppConfigWithoutPHP: with --php off the same app's files give the

@@ -93,6 +93,13 @@ $db = (new Illuminate\Support\ConfigurationUrlParser)->parseConfiguration($db);
 $store = laraworker_str($config->get('cache.default'));
 $cache = (array) $config->get("cache.stores.{$store}", []);
 
+// The redis connection the cache store takes its locks on (RedisStore's
+// lockConnection, else its connection), with its url merged in.
+$lockConnection = laraworker_str($cache['lock_connection'] ?? null) ?? laraworker_str($cache['connection'] ?? null) ?? 'default';
+$redis = (array) $config->get("database.redis.{$lockConnection}", []);
+$redis = (new Illuminate\Support\ConfigurationUrlParser)->parseConfiguration($redis);
+$redisOptions = (array) $config->get('database.redis.options', []);
+
 $answer = [
     'version' => $app->version(),
     'queue_default' => laraworker_str($config->get('queue.default')),
@@ -136,6 +143,17 @@ $answer = [
         'connection' => laraworker_str($cache['connection'] ?? null),
         'prefix' => laraworker_str($cache['prefix'] ?? $config->get('cache.prefix')),
     ],
+    'redis' => [
+        'client' => laraworker_str($config->get('database.redis.client')),
+        'lock_connection' => $lockConnection,
+        'defined' => $redis !== [],
+        'scheme' => laraworker_str($redis['scheme'] ?? null),
+        'host' => laraworker_str($redis['host'] ?? null),
+        'port' => laraworker_str($redis['port'] ?? null),
+        'database' => laraworker_str($redis['database'] ?? null),
+        'username' => laraworker_str($redis['username'] ?? null),
+        'prefix' => laraworker_str($redis['prefix'] ?? ($redisOptions['prefix'] ?? null)),
+    ],
     'app' => [
         'name' => laraworker_str($config->get('app.name')),
         'timezone' => laraworker_str($config->get('app.timezone')),
@@ -173,6 +191,7 @@ if ($secrets !== false) {
         'db_password' => laraworker_str($db['password'] ?? null),
         'app_key' => laraworker_str($config->get('app.key')),
         'app_previous_keys' => array_values(array_filter(array_map('laraworker_str', is_array($previous) ? $previous : []))),
+        'redis_password' => laraworker_str($redis['password'] ?? null),
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE));
     fclose($secrets);
 }
