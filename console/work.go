@@ -39,6 +39,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
 			&cli.DurationFlag{Name: "grace", Value: worker.DefaultGrace, Usage: "after a stop signal, how long running jobs may finish before they are cancelled and released"},
+			&cli.DurationFlag{Name: "write-grace", Value: worker.DefaultWriteGrace, Usage: "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"},
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
@@ -115,9 +116,15 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		Int("concurrency", c.Int("concurrency")).Msg("worker started")
 	reason := w.Run(ctx)
 	st := w.Stats()
-	log.Info().Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
-		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).Msg("worker stopped")
-	if code := reason.ExitCode(); code != 0 {
+	code := worker.ExitCode(reason, st)
+	ev := log.Info()
+	if st.Dropped > 0 {
+		ev = log.Error()
+	}
+	ev.Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
+		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).
+		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int("exit", code).Msg("worker stopped")
+	if code != 0 {
 		return cli.Exit("", code)
 	}
 	return nil
@@ -142,6 +149,7 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
 		Grace:          orNone(c.Duration("grace")),
+		WriteGrace:     orNone(c.Duration("write-grace")),
 		LaravelExact:   c.Bool("laravel-exact"),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),

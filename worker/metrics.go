@@ -15,6 +15,8 @@ type Metrics struct {
 	claimErrors prometheus.Counter
 	writeErrors *prometheus.CounterVec
 	leases      prometheus.Counter
+	lost        *prometheus.CounterVec
+	dropped     *prometheus.CounterVec
 	// Depth is set by whoever polls queue sizes (the CLI does).
 	Depth *prometheus.GaugeVec
 }
@@ -42,11 +44,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		leases: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
 		}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_lost_reservations_total",
+			Help: "Jobs whose reservation another worker had taken (after retry_after) when this worker wrote or refreshed it; the outcome was dropped. op: the write that found out.",
+		}, []string{"op"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_outcomes_dropped_total",
+			Help: "Outcomes not written by the write deadline at shutdown (the jobs come back after retry_after), by write.",
+		}, []string{"op"}),
 		Depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "laraworker_queue_depth", Help: "Jobs in the table by queue and state.",
 		}, []string{"queue", "state"}),
 	}
-	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.Depth)
+	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.lost, m.dropped, m.Depth)
 	return m
 }
 
@@ -79,5 +89,17 @@ func (m *Metrics) writeError(op string) {
 func (m *Metrics) leasesExtended(n int) {
 	if m != nil {
 		m.leases.Add(float64(n))
+	}
+}
+
+func (m *Metrics) reservationLost(op string) {
+	if m != nil {
+		m.lost.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *Metrics) outcomesDropped(op string, n int) {
+	if m != nil {
+		m.dropped.WithLabelValues(op).Add(float64(n))
 	}
 }

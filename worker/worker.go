@@ -12,11 +12,15 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit statuses, as artisan's Worker uses them.
+// Exit statuses: artisan's Worker's, and one of laraworker's own.
 const (
 	ExitSuccess     = 0
 	ExitError       = 1
 	ExitMemoryLimit = 12
+	// ExitOutcomesDropped: the worker stopped with outcomes it could not
+	// write before the write deadline (Config.WriteGrace); those jobs come
+	// back after retry_after and run again. 75 is sysexits' EX_TEMPFAIL.
+	ExitOutcomesDropped = 75
 )
 
 // StopReason says why Run returned (Laravel's WorkerStopReason names).
@@ -40,6 +44,16 @@ func (r StopReason) ExitCode() int {
 	return ExitSuccess
 }
 
+// ExitCode is the process status for a run that stopped for reason with
+// these stats: ExitOutcomesDropped when outcomes were dropped, else the
+// reason's.
+func ExitCode(reason StopReason, st Stats) int {
+	if st.Dropped > 0 {
+		return ExitOutcomesDropped
+	}
+	return reason.ExitCode()
+}
+
 // Worker claims and runs jobs. Create it with New and call Run once.
 type Worker struct {
 	store     Store
@@ -54,7 +68,6 @@ type Worker struct {
 	stats              counters
 	paused             atomic.Bool
 	pausedQueues       atomic.Pointer[[]string]
-	stopping           atomic.Bool
 	wake               chan struct{}
 	skip               skipSet
 	batches            batchCache
@@ -91,7 +104,7 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 		}
 	}
 	w.completer = newCompleter(completerDeps{
-		store: store, log: w.log, metrics: cfg.Metrics, stopping: w.stopping.Load, group: !cfg.LaravelExact,
+		store: store, log: w.log, metrics: cfg.Metrics, stats: &w.stats, group: !cfg.LaravelExact,
 	})
 	return w, nil
 }
@@ -132,7 +145,10 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 
 // Run claims and runs jobs until a stop condition holds or ctx ends (a stop
 // signal). Then it lets running jobs finish for Grace, cancels the rest,
-// releases what still runs, and writes every decided outcome.
+// releases what still runs, and writes every decided outcome, giving
+// writes that keep failing until WriteGrace after that (after a stop
+// signal: until Grace + WriteGrace after it); what is still unwritten then
+// is dropped and counted in Stats.Dropped.
 func (w *Worker) Run(ctx context.Context) StopReason {
 	start := w.now()
 	w.stats.started.Store(start.UnixNano())
@@ -146,13 +162,24 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	var wg sync.WaitGroup
 	reason := w.loop(ctx, jobCtx, start, slots, &wg)
 
-	w.stopping.Store(true)
 	w.log.Info().Str("reason", string(reason)).Int("running", w.running.len()).Msg("worker stopping")
+	if reason == StopInterrupted {
+		// A supervisor's stop timeout counts from its signal.
+		w.completer.giveUpAt(time.Now().Add(w.cfg.Grace + w.cfg.WriteGrace))
+	}
 	w.drain(reason, &wg, cancelJobs)
 	cancelJobs()
 	<-leaseDone
+	w.completer.giveUpAt(time.Now().Add(w.cfg.WriteGrace))
+	// Jobs still writing their outcomes (or whose abandoned handler was
+	// just released) end by the write deadline.
+	wg.Wait()
 	w.completer.stop()
 	<-completerDone
+	if st := w.Stats(); st.Dropped > 0 {
+		w.log.Error().Int64("dropped", st.Dropped).
+			Msg("outcomes dropped: not written before the write deadline; those jobs come back after retry_after and run again")
+	}
 	return reason
 }
 
@@ -196,10 +223,11 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			wg.Add(1)
 			// Registered before the goroutine starts, so the loop never sees
 			// a claimed job as neither queued nor running.
-			r := w.running.add(job, w.now())
+			runCtx, cancel := context.WithCancelCause(jobCtx)
+			r := w.running.add(job, w.now(), cancel)
 			go func() {
 				defer func() { <-slots; wg.Done(); w.nudge() }()
-				w.process(jobCtx, r)
+				w.process(runCtx, r)
 			}()
 		}
 		// Empty means empty with nothing running since before the claim: a
