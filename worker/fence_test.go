@@ -248,3 +248,23 @@ func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
 		}
 	})
 }
+
+// retryAfterStore is a store whose retry_after is configurable.
+type retryAfterStore struct {
+	Store
+	d time.Duration
+}
+
+func (s retryAfterStore) RetryAfter() time.Duration { return s.d }
+
+// TestRetryAfterZeroIsRefused: without a reservation that holds, writes
+// cannot be fenced; the worker says so instead of running.
+func TestRetryAfterZeroIsRefused(t *testing.T) {
+	_, err := New(retryAfterStore{d: 0}, handlers.NewRegistry(), Config{})
+	if err == nil || !strings.Contains(err.Error(), "retry_after is 0s") || !strings.Contains(err.Error(), "DB_QUEUE_RETRY_AFTER") {
+		t.Fatalf("New with retry_after 0: %v", err)
+	}
+	if _, err := New(retryAfterStore{d: time.Second}, handlers.NewRegistry(), Config{}); err != nil {
+		t.Fatalf("New with retry_after 1s: %v", err)
+	}
+}

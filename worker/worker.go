@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,12 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 	cfg = cfg.WithDefaults(store)
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if store.RetryAfter() < time.Second {
+		// A reservation must hold for a while: with retry_after 0 every
+		// running job can be taken again at once, and a reservation taken in
+		// the same second as this worker's cannot be told apart from it.
+		return nil, fmt.Errorf("worker: retry_after is %s: every running job could be taken again at once by another worker; set DB_QUEUE_RETRY_AFTER (Laravel's default is 90)", store.RetryAfter())
 	}
 	w := &Worker{
 		store: store, reg: reg, cfg: cfg,
