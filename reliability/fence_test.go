@@ -244,12 +244,13 @@ func checkReclaimed(t *testing.T, goProc *proc, ids map[string]int64, watch *row
 }
 
 // TestFrozenWorker is the issue's scenario: Go claims a job whose handler
-// works 2 s and then asks for a release; the Go process is frozen
+// works 4 s and then asks for a release; the Go process is frozen
 // (SIGSTOP) during the run, past retry_after (3 s); `php artisan
 // queue:work` reclaims the job and runs it; Go is thawed either after PHP
-// finished the job or while PHP still runs it. (The job is shorter than
-// retry_after, so PHP's own reservation, which nothing refreshes, does not
-// expire while PHP runs it: Laravel's issue #52493 is not this test's.) Go's release must write nothing: no copy of a job
+// finished the job or while PHP still runs it. (PHP runs the job for 1 s,
+// well within retry_after, so PHP's own reservation, which nothing
+// refreshes, does not expire while PHP runs it: Laravel's issue #52493 is
+// not this test's.) Go's release must write nothing: no copy of a job
 // that already succeeded, no delete of the row PHP holds. Go logs the
 // lost reservation once and counts it.
 func TestFrozenWorker(t *testing.T) {
@@ -259,12 +260,12 @@ func TestFrozenWorker(t *testing.T) {
 	for _, thaw := range []string{"after PHP finished", "while PHP runs it"} {
 		t.Run(thaw, func(t *testing.T) {
 			queue := "frozen" + strconv.Itoa(len(thaw))
-			ids := sleepJobs(t, queue, 2, 1)
+			ids := sleepJobs(t, queue, 1, 1)
 			var uuid string
 			for u := range ids {
 				uuid = u
 			}
-			goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release"}, "--queue", queue,
+			goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release", "RELWORKER_SLEEP_SECONDS=4"}, "--queue", queue,
 				"--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1", "--memory", "0", "--tries", "5")
 			waitFor(t, 20*time.Second, "Go to start the job", func() bool { c := tallies(t)[uuid]; return c != nil && c.goStarts == 1 })
 			goProc.signal(syscall.SIGSTOP)
@@ -299,8 +300,9 @@ func TestFrozenWorker(t *testing.T) {
 }
 
 // TestPartitionedWorker: a proxy stalls (does not close) every connection
-// of a Go worker running 3 jobs of 2 s, past retry_after (3 s); two `php
-// artisan queue:work` reclaim the jobs and run them. When the network comes back,
+// of a Go worker running 3 jobs of 3 s, past retry_after (3 s); two `php
+// artisan queue:work` reclaim the jobs and run them (1 s each, well within
+// retry_after, so the two PHP workers do not take jobs from each other). When the network comes back,
 // Go's held statements and its outcomes (a release each) reach the
 // database: every one of them must find the reservation lost and write
 // nothing, while some of the jobs are still running on PHP.
@@ -312,9 +314,9 @@ func TestPartitionedWorker(t *testing.T) {
 		retryAfter = 3
 		jobs       = 3
 	)
-	ids := sleepJobs(t, queue, 2, jobs)
+	ids := sleepJobs(t, queue, 1, jobs)
 	proxy := newNetProxy(t, "127.0.0.1:3306")
-	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
+	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "RELWORKER_SLEEP_SECONDS=3", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
 		"--queue", queue, "--concurrency", strconv.Itoa(jobs), "--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1", "--memory", "0", "--tries", "5")
 	started := func(which func(*tally) int) func() bool {
 		return func() bool {

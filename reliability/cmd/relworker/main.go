@@ -11,7 +11,8 @@
 // Handlers:
 //
 //	App\Jobs\NoopJob             record, sleep RELWORKER_SLEEP
-//	App\Jobs\SleepJob            record phase "start", sleep $seconds, record "end";
+//	App\Jobs\SleepJob            record phase "start", sleep $seconds (or
+//	                             RELWORKER_SLEEP_SECONDS), record "end";
 //	                             then, with RELWORKER_SLEEP_THEN=release,
 //	                             ask for a release (the frozen-worker
 //	                             job), with release-first only on attempt 1
@@ -99,6 +100,9 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 	}
 	if err := job.Decode(&cmd); err != nil {
 		return err
+	}
+	if s, err := strconv.ParseInt(os.Getenv("RELWORKER_SLEEP_SECONDS"), 10, 64); err == nil {
+		cmd.Seconds = s
 	}
 	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "start"}); err != nil {
 		return err
