@@ -30,6 +30,10 @@ type completer struct {
 	writeCtx   context.Context
 	giveUp     context.CancelFunc
 	giveUpOnce sync.Once
+	// stopping is closed when a write deadline is set: retries then come
+	// faster (and one waiting wakes up), so a database that is back lands
+	// the writes before the deadline.
+	stopping chan struct{}
 }
 
 // completerDeps is what a completer is built from: it knows nothing of
@@ -53,7 +57,7 @@ func newCompleter(deps completerDeps) *completer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &completer{
 		completerDeps: deps, deletes: make(chan laravel.JobRow, deleteBatchMax), done: make(chan struct{}),
-		writeCtx: ctx, giveUp: cancel,
+		writeCtx: ctx, giveUp: cancel, stopping: make(chan struct{}),
 	}
 }
 
@@ -68,7 +72,10 @@ func (c *completer) stop() { close(c.deletes) }
 // giveUpAt sets the write deadline (the first call wins): writes still
 // failing then are dropped, and a write in flight is cancelled.
 func (c *completer) giveUpAt(deadline time.Time) {
-	c.giveUpOnce.Do(func() { time.AfterFunc(time.Until(deadline), c.giveUp) })
+	c.giveUpOnce.Do(func() {
+		close(c.stopping)
+		time.AfterFunc(time.Until(deadline), c.giveUp)
+	})
 }
 
 func (c *completer) loop() {
@@ -199,6 +206,15 @@ type writeResult struct {
 func (c *completer) persist(what string, jobs int, op func(ctx context.Context) error) writeResult {
 	ctx := c.writeCtx
 	delay := 100 * time.Millisecond
+	// stopping wakes one wait when the worker stops, then is nil (a nil
+	// channel never fires); a write that starts after the stop waits as
+	// usual.
+	stopping := c.stopping
+	select {
+	case <-stopping:
+		stopping = nil
+	default:
+	}
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		res := writeResult{retried: attempt > 1}
@@ -224,10 +240,23 @@ func (c *completer) persist(what string, jobs int, op func(ctx context.Context) 
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
+		case <-stopping:
+			stopping = nil
 		case <-t.C:
 		}
 		t.Stop()
-		delay = min(delay*2, 5*time.Second)
+		delay = min(delay*2, c.maxRetryDelay())
+	}
+}
+
+// maxRetryDelay caps the backoff between tries of a write: 5 s while the
+// worker runs, 1 s once it stops and the write deadline nears.
+func (c *completer) maxRetryDelay() time.Duration {
+	select {
+	case <-c.stopping:
+		return time.Second
+	default:
+		return 5 * time.Second
 	}
 }
 

@@ -64,8 +64,10 @@ type Config struct {
 	// worker exits within Grace + WriteGrace, so a supervisor's stop
 	// timeout (systemd TimeoutStopSec, supervisor stopwaitsecs) should be
 	// longer than that; keep it above Abandon, which the release of
-	// abandoned jobs spends from it. While the worker runs, writes are
-	// retried without limit. Default 10s; negative: none.
+	// abandoned jobs spends from it. A worker that stops by itself (--once,
+	// --max-jobs, ...) gives them WriteGrace after its last handler
+	// returned. While the worker runs, writes are retried without limit.
+	// Default 10s; negative: none.
 	WriteGrace time.Duration
 	// LaravelExact claims one job per claim and writes every outcome on
 	// its own, as Laravel's worker does; with a laravel.Queue opened with

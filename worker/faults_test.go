@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -250,7 +251,7 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				stopped := time.Now()
 				stop()
 				if comesBack {
-					time.Sleep(opts.Grace + opts.WriteGrace/2)
+					time.Sleep(opts.Grace) // 2 s before the write deadline
 					proxy.Restore()
 				}
 				var reason StopReason
@@ -300,5 +301,54 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSelfStopWithTheDatabaseDown: a worker that stops by itself (here
+// --max-jobs) while the database is down gives the failing writes
+// WriteGrace after its last handler returned, then drops them: it never
+// hangs on a dead database.
+func TestSelfStopWithTheDatabaseDown(t *testing.T) {
+	cfg := testdb.Config(t, laravel.EngineMySQL)
+	admin := testdb.Open(t, cfg)
+	proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	cfg.Host, cfg.Port = proxy.addr()
+	q, err := laravel.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	const n = 4
+	pushNumbered(t, admin, classA, n)
+	started := make(chan struct{}, n)
+	proceed := make(chan struct{})
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+		started <- struct{}{}
+		<-proceed
+		return errors.New("try again") // tries 3: a release
+	})
+	opts := testConfig()
+	opts.StopWhenEmpty = false
+	opts.MaxJobs = n
+	opts.Concurrency = n
+	opts.Tries = 3
+	opts.WriteGrace = 2 * time.Second
+	w, _ := newTestWorker(t, q, reg, opts, nil)
+	run := startWorker(w, time.Minute)
+	for range n {
+		<-started
+	}
+	proxy.Cut()
+	returned := time.Now()
+	close(proceed)
+	reason := run.wait(t)
+	took := time.Since(returned)
+	st := w.Stats()
+	if reason != StopMaxJobs || st.Dropped != n || ExitCode(reason, st) != ExitOutcomesDropped {
+		t.Fatalf("reason %s, stats %+v, exit %d; want max_jobs, %d dropped, exit %d", reason, st, ExitCode(reason, st), n, ExitOutcomesDropped)
+	}
+	if bound := opts.WriteGrace + time.Second; took > bound {
+		t.Errorf("stopped %s after the handlers returned, more than WriteGrace (+1s): %s", took, bound)
 	}
 }

@@ -41,6 +41,9 @@ type running struct {
 	// cancel ends the job's context: at shutdown, or when its reservation
 	// turns out lost (another worker runs the job now).
 	cancel context.CancelCauseFunc
+	// decided tells the worker the handler is done with (the outcome may
+	// still be being written); safe to call more than once.
+	decided func()
 
 	// mu guards the fields below. The lease refresh holds it across its
 	// write, so an outcome is never written with a token the refresh is
@@ -85,8 +88,8 @@ type runningSet struct {
 	m  map[int64]*running
 }
 
-func (s *runningSet) add(row laravel.JobRow, now time.Time, cancel context.CancelCauseFunc) *running {
-	r := &running{row: row, started: now, cancel: cancel}
+func (s *runningSet) add(row laravel.JobRow, now time.Time, cancel context.CancelCauseFunc, decided func()) *running {
+	r := &running{row: row, started: now, cancel: cancel, decided: decided}
 	s.mu.Lock()
 	s.m[row.ID] = r
 	s.mu.Unlock()
@@ -134,9 +137,11 @@ func (w *Worker) process(ctx context.Context, r *running) {
 	row := r.current()
 	defer w.running.remove(row.ID)
 	defer r.cancel(nil)
+	defer r.decided()
 	started := time.Now()
 	p, err := payload.Parse(row.Payload)
 	if err != nil {
+		r.decided()
 		w.log.Warn().Err(err).Int64("id", row.ID).Str("queue", row.Queue).Msg("job payload is not valid; failing it")
 		w.settle(r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
 		return
@@ -144,6 +149,7 @@ func (w *Worker) process(ctx context.Context, r *running) {
 	w.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
 		Int("attempt", row.Attempts).Msg("job started")
 	out := w.decide(ctx, row, p)
+	r.decided()
 	if w.settle(r, p, out) {
 		w.logOutcome(row, p, out, time.Since(started))
 	}

@@ -166,21 +166,21 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	leaseDone := w.startLease(jobCtx)
 
 	slots := make(chan struct{}, w.cfg.Concurrency)
-	var wg sync.WaitGroup
-	reason := w.loop(ctx, jobCtx, start, slots, &wg)
+	var inflight inFlight
+	reason := w.loop(ctx, jobCtx, start, slots, &inflight)
 
 	w.log.Info().Str("reason", string(reason)).Int("running", w.running.len()).Msg("worker stopping")
 	if reason == StopInterrupted {
 		// A supervisor's stop timeout counts from its signal.
 		w.completer.giveUpAt(time.Now().Add(w.cfg.Grace + w.cfg.WriteGrace))
 	}
-	w.drain(reason, &wg, cancelJobs)
+	w.drain(reason, &inflight.handlers, cancelJobs)
 	cancelJobs()
 	<-leaseDone
+	// Every handler has returned (or was abandoned); outcomes still being
+	// written get until the write deadline.
 	w.completer.giveUpAt(time.Now().Add(w.cfg.WriteGrace))
-	// Jobs still writing their outcomes (or whose abandoned handler was
-	// just released) end by the write deadline.
-	wg.Wait()
+	inflight.all.Wait()
 	w.completer.stop()
 	<-completerDone
 	if st := w.Stats(); st.Dropped > 0 {
@@ -194,7 +194,13 @@ func (w *Worker) now() time.Time { return w.cfg.Now() }
 
 // loop is the daemon loop: claim as many jobs as there are free slots, start
 // them, and check the stop conditions after every iteration.
-func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, wg *sync.WaitGroup) StopReason {
+// inFlight tracks the goroutines of claimed jobs: handlers until each
+// job's outcome is decided, all until it is written.
+type inFlight struct {
+	handlers, all sync.WaitGroup
+}
+
+func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, inflight *inFlight) StopReason {
 	for {
 		if ctx.Err() != nil {
 			return StopInterrupted
@@ -227,13 +233,14 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		for _, job := range jobs {
 			w.stats.claimed.Add(1)
 			slots <- struct{}{}
-			wg.Add(1)
+			inflight.handlers.Add(1)
+			inflight.all.Add(1)
 			// Registered before the goroutine starts, so the loop never sees
 			// a claimed job as neither queued nor running.
 			runCtx, cancel := context.WithCancelCause(jobCtx)
-			r := w.running.add(job, w.now(), cancel)
+			r := w.running.add(job, w.now(), cancel, sync.OnceFunc(inflight.handlers.Done))
 			go func() {
-				defer func() { <-slots; wg.Done(); w.nudge() }()
+				defer func() { <-slots; inflight.all.Done(); w.nudge() }()
 				w.process(runCtx, r)
 			}()
 		}
@@ -351,12 +358,12 @@ func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
 	}
 }
 
-// drain waits for running jobs: without limit when the worker stopped by
-// itself, for Grace after a stop signal; then cancels their contexts and
-// releases whatever is still running.
-func (w *Worker) drain(reason StopReason, wg *sync.WaitGroup, cancelJobs context.CancelFunc) {
+// drain waits for running handlers: without limit when the worker stopped
+// by itself, for Grace after a stop signal; then cancels their contexts
+// and releases whatever is still running.
+func (w *Worker) drain(reason StopReason, handlers *sync.WaitGroup, cancelJobs context.CancelFunc) {
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { handlers.Wait(); close(done) }()
 	if reason != StopInterrupted {
 		<-done
 		return
