@@ -16,7 +16,7 @@ import (
 // loop on one connection, with nothing else (no payload parsing, no
 // handler, no goroutines). "exact" is Laravel's per-job claim transaction
 // then its deleteReserved transaction; "batch" claims ct.batch rows in one
-// transaction and deletes them in one statement.
+// transaction and deletes them in one fenced statement.
 func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) {
 	start := time.Now()
 	limit := ct.batch
@@ -24,7 +24,7 @@ func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) 
 		limit = 1
 	}
 	for {
-		ids, err := b.rawClaim(ctx, limit, ct.raw == "exact")
+		ids, token, err := b.rawClaim(ctx, limit, ct.raw == "exact")
 		if err != nil {
 			return procStats{}, err
 		}
@@ -34,12 +34,32 @@ func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) 
 		if ct.raw == "exact" {
 			err = b.rawDeleteReserved(ctx, ids[0])
 		} else {
-			_, err = b.q.DB().ExecContext(ctx, b.rawSQL("delete from %s where %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("id"), marks(len(ids))), ids...)
+			err = b.rawDeleteFenced(ctx, token, ids)
 		}
 		if err != nil {
 			return procStats{}, err
 		}
 	}
+}
+
+// rawDeleteFenced is the grouped delete the worker runs: only rows still
+// carrying the claim's reserved_at, with the ids deleted returned where
+// the server has DELETE ... RETURNING (not MySQL).
+func (b *runner) rawDeleteFenced(ctx context.Context, token int64, ids []any) error {
+	query := b.rawSQL("delete from %s where %s = ? and %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("id"), marks(len(ids)))
+	args := append([]any{token}, ids...)
+	if b.q.Dialect().Name() == laravel.EngineMySQL && !strings.Contains(b.q.ServerVersion(), "MariaDB") {
+		_, err := b.q.DB().ExecContext(ctx, query, args...)
+		return err
+	}
+	rows, err := b.q.DB().QueryContext(ctx, query+" returning "+b.qi("id"), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }
 
 func (b *runner) qi(ident string) string { return b.q.Dialect().Quote(ident) }
@@ -52,10 +72,10 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 
 // rawClaim runs the claim transaction: Laravel's select with laraworker's
 // displayName filter and lock, then the reserve update.
-func (b *runner) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, error) {
+func (b *runner) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, int64, error) {
 	tx, err := b.q.DB().BeginTx(ctx, b.rawTxOptions(ctx))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer tx.Rollback()
 	now := time.Now().Unix()
@@ -64,7 +84,7 @@ func (b *runner) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, e
 	pattern := `%"displayName":"` + strings.ReplaceAll(benchClass, `\`, `\\`) + `"%`
 	ids, attempts, err := scanIDs(tx.QueryContext(ctx, sel, "default", now, now-int64(b.cfg.RetryAfter), pattern))
 	if err != nil || len(ids) == 0 {
-		return nil, err
+		return nil, 0, err
 	}
 	if perJob {
 		_, err = tx.ExecContext(ctx, b.rawSQL("update %s set %s = ?, %s = ? where %s = ?", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("attempts"), b.qi("id")), now, attempts[0]+1, ids[0])
@@ -72,9 +92,9 @@ func (b *runner) rawClaim(ctx context.Context, limit int, perJob bool) ([]any, e
 		_, err = tx.ExecContext(ctx, b.rawSQL("update %s set %s = ?, %s = %s + 1 where %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("attempts"), b.qi("attempts"), b.qi("id"), marks(len(ids))), append([]any{now}, ids...)...)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return ids, tx.Commit()
+	return ids, now, tx.Commit()
 }
 
 // scanIDs reads id and attempts of a `select *`, scanning every column as

@@ -228,7 +228,7 @@ func failJob(t *testing.T, ctx context.Context, q *laravel.Queue, j laravel.JobR
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Fail(ctx, j, p.UUID, "RuntimeException: boom in /app/Jobs/X.php:12"); err != nil {
+	if err := q.Fail(ctx, j, p.UUID, "RuntimeException: boom in /app/Jobs/X.php:12", laravel.Followup{}); err != nil {
 		t.Fatal(err)
 	}
 	return p.UUID

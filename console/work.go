@@ -40,6 +40,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
 			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
+			durationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
@@ -138,13 +139,18 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Msg("worker started")
 	reason := w.Run(ctx)
 	st := w.Stats()
+	code := worker.ExitCode(reason, st)
 	stopped := log.Info()
-	if reason == worker.StopMemory {
+	switch {
+	case st.Dropped > 0:
+		stopped = log.Error()
+	case reason == worker.StopMemory:
 		stopped = log.Warn().Str("memory", fmt.Sprintf("RSS reached --memory %d MB", c.Int("memory")))
 	}
 	stopped.Str("worker", wcfg.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
-		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).Msg("worker stopped")
-	if code := reason.ExitCode(); code != 0 {
+		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).
+		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int("exit", code).Msg("worker stopped")
+	if code != 0 {
 		return cli.Exit("", code)
 	}
 	return nil
@@ -169,6 +175,7 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
 		Grace:          orNone(durationOf(c, "grace")),
+		WriteGrace:     orNone(durationOf(c, "write-grace")),
 		LaravelExact:   c.Bool("laravel-exact"),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),

@@ -142,8 +142,33 @@ func (q *Queue) BatchCancelled(ctx context.Context, id string) (bool, error) {
 // (select ... for update + update), and finished_at = now once pending
 // reaches 0 — in the same transaction (Laravel uses a second statement).
 // Callbacks (then/finally/progress) are PHP closures and are not run.
+// (Finish does the same in a finished job's own transaction.)
 func (q *Queue) RecordBatchSuccess(ctx context.Context, batchID, jobUUID string) (BatchCounts, error) {
-	return q.updateBatch(ctx, batchID, func(b Batch) (BatchCounts, []string, bool) {
+	var counts BatchCounts
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
+		counts, err = q.recordBatchSuccessTx(ctx, tx, batchID, jobUUID)
+		return err
+	})
+	return counts, err
+}
+
+// RecordBatchFailure is Batch::recordFailedJob's database part:
+// failed_jobs + 1 and jobUUID appended (deduplicated); when this is the
+// first failure and the batch does not allow failures, the batch is
+// cancelled (cancelled_at = finished_at = now). allowFailures comes from
+// the PHP-serialized options, which the caller decodes. (Fail does the
+// same in a failed job's own transaction.)
+func (q *Queue) RecordBatchFailure(ctx context.Context, batchID, jobUUID string, allowFailures bool) (BatchCounts, error) {
+	var counts BatchCounts
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
+		counts, err = q.recordBatchFailureTx(ctx, tx, batchID, jobUUID, allowFailures)
+		return err
+	})
+	return counts, err
+}
+
+func (q *Queue) recordBatchSuccessTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string) (BatchCounts, error) {
+	return q.updateBatch(ctx, tx, batchID, func(b Batch) (BatchCounts, []string, bool) {
 		ids := make([]string, 0, len(b.FailedJobIDs))
 		for _, id := range b.FailedJobIDs {
 			if id != jobUUID {
@@ -152,16 +177,11 @@ func (q *Queue) RecordBatchSuccess(ctx context.Context, batchID, jobUUID string)
 		}
 		c := BatchCounts{PendingJobs: b.PendingJobs - 1, FailedJobs: b.FailedJobs}
 		return c, ids, c.PendingJobs == 0
-	}, func(ctx context.Context, tx *sql.Tx, _ BatchCounts) error { return nil })
+	}, func(BatchCounts) error { return nil })
 }
 
-// RecordBatchFailure is Batch::recordFailedJob's database part:
-// failed_jobs + 1 and jobUUID appended (deduplicated); when this is the
-// first failure and the batch does not allow failures, the batch is
-// cancelled (cancelled_at = finished_at = now). allowFailures comes from
-// the PHP-serialized options, which the caller decodes.
-func (q *Queue) RecordBatchFailure(ctx context.Context, batchID, jobUUID string, allowFailures bool) (BatchCounts, error) {
-	return q.updateBatch(ctx, batchID, func(b Batch) (BatchCounts, []string, bool) {
+func (q *Queue) recordBatchFailureTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string, allowFailures bool) (BatchCounts, error) {
+	return q.updateBatch(ctx, tx, batchID, func(b Batch) (BatchCounts, []string, bool) {
 		ids := append([]string(nil), b.FailedJobIDs...)
 		seen := false
 		for _, id := range ids {
@@ -172,7 +192,7 @@ func (q *Queue) RecordBatchFailure(ctx context.Context, batchID, jobUUID string,
 		}
 		ids = uniqueStrings(ids)
 		return BatchCounts{PendingJobs: b.PendingJobs, FailedJobs: b.FailedJobs + 1}, ids, false
-	}, func(ctx context.Context, tx *sql.Tx, c BatchCounts) error {
+	}, func(c BatchCounts) error {
 		if c.FailedJobs != 1 || allowFailures {
 			return nil
 		}
@@ -195,31 +215,28 @@ func uniqueStrings(in []string) []string {
 	return out
 }
 
-func (q *Queue) updateBatch(ctx context.Context, batchID string,
+// updateBatch locks the batch row in tx, writes the counters compute
+// returns (and finished_at when it says so), then runs after.
+func (q *Queue) updateBatch(ctx context.Context, tx *sql.Tx, batchID string,
 	compute func(Batch) (BatchCounts, []string, bool),
-	after func(context.Context, *sql.Tx, BatchCounts) error,
+	after func(BatchCounts) error,
 ) (BatchCounts, error) {
-	var counts BatchCounts
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		b, err := q.scanBatch(ctx, func(s string, a ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, s, a...) }, true, batchID)
-		if err != nil {
-			return err
+	b, err := q.scanBatch(ctx, func(s string, a ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, s, a...) }, true, batchID)
+	if err != nil {
+		return BatchCounts{}, err
+	}
+	c, ids, finished := compute(b)
+	failedIDs, err := phpjson.StringList(ids, 0)
+	if err != nil {
+		return BatchCounts{}, fmt.Errorf("laravel: batch %s failed_job_ids: %w", batchID, err)
+	}
+	if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
+		return BatchCounts{}, err
+	}
+	if finished {
+		if _, err := tx.ExecContext(ctx, q.st.finishBatch(), q.unixNow(), batchID); err != nil {
+			return BatchCounts{}, err
 		}
-		c, ids, finished := compute(b)
-		failedIDs, err := phpjson.StringList(ids, 0)
-		if err != nil {
-			return fmt.Errorf("laravel: batch %s failed_job_ids: %w", batchID, err)
-		}
-		if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
-			return err
-		}
-		if finished {
-			if _, err := tx.ExecContext(ctx, q.st.finishBatch(), q.unixNow(), batchID); err != nil {
-				return err
-			}
-		}
-		counts = c
-		return after(ctx, tx, c)
-	})
-	return counts, err
+	}
+	return c, after(c)
 }

@@ -65,8 +65,11 @@ func (pgsqlDialect) Classify(err error) ErrorClass {
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
 			// serialization_failure, deadlock_detected, lock_not_available
 			return ErrRetryable
-		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03":
-			// connection exceptions, admin/crash shutdown, cannot connect now
+		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03",
+			pe.Code == "25P03", pe.Code == "57P05":
+			// connection exceptions, admin/crash shutdown, cannot connect now;
+			// the server ended the session: idle in a transaction, or idle,
+			// past its timeout
 			return ErrLostConnection
 		}
 		return messageClass(err)

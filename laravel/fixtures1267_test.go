@@ -59,7 +59,7 @@ func TestReleaseFailRetryKeep1267PayloadsByteForByte(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.q.Fail(e.ctx, *released, p.UUID, "RuntimeException: boom"); err != nil {
+			if err := e.q.Fail(e.ctx, *released, p.UUID, "RuntimeException: boom", Followup{}); err != nil {
 				t.Fatal(err)
 			}
 			f, err := e.q.FindFailed(e.ctx, p.UUID)

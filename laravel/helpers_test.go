@@ -214,13 +214,7 @@ func (q *Queue) failPayloadUUID(ctx context.Context, job JobRow, exception strin
 	if err != nil {
 		return "", err
 	}
-	return q.fail(ctx, job, uuid, exception)
-}
-
-// deleteOne deletes one job with the grouped statement.
-func (q *Queue) deleteOne(ctx context.Context, id int64) (bool, error) {
-	n, err := q.deleteMany(ctx, []int64{id})
-	return n > 0, err
+	return q.fail(ctx, job, uuid, exception, Followup{})
 }
 
 // claimOne claims a single job (nil when the queues are empty).

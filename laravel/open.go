@@ -68,7 +68,8 @@ func WithDB(db *sql.DB) Option { return func(q *Queue) { q.db = db; q.ownDB = fa
 
 // WithExactStatements makes Delete run Laravel's own deleteReserved
 // transaction for each job (`--laravel-exact`), instead of one grouped
-// delete.
+// delete, and Release, Fail and Finish lock the row with Laravel's
+// statement before they delete it.
 func WithExactStatements() Option { return func(q *Queue) { q.exact = true } }
 
 // WithSQLiteBusyTimeout sets SQLite's busy_timeout (default 5s).
@@ -113,6 +114,7 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Queue, error) {
 		return nil, connectError(cfg, err)
 	}
 	engine := d.Name()
+	q.deleteReturning = engine != EngineMySQL || strings.Contains(q.serverVersion, "MariaDB")
 	q.lock = LockForPopping(engine, q.serverVersion, cfg.ServerVersion)
 	q.st = newStatements(d, Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
 	return q, nil

@@ -1,6 +1,7 @@
 package laravel
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,75 +10,218 @@ import (
 	"time"
 )
 
-// Delete removes finished jobs. With WithExactStatements each job is
-// deleted in Laravel's own deleteReserved transaction; otherwise all of
-// them go in one `delete ... where id in (...)` (same end state, a
-// fraction of the round trips).
-func (q *Queue) Delete(ctx context.Context, jobs []JobRow) error {
-	if q.exact {
-		for _, j := range jobs {
-			if _, err := q.deleteReserved(ctx, j.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+// ErrReservationLost means the job's row no longer carries the
+// reservation the write was made for: after retry_after another worker
+// (PHP's or Go's) reclaimed the job, and may have finished it. Nothing was
+// written; the outcome belongs to the other worker now.
+var ErrReservationLost = errors.New("laravel: the job's reservation was lost (another worker reclaimed it after retry_after)")
+
+// errNotClaimed is a write about a row that no claim returned.
+var errNotClaimed = errors.New("laravel: the job has no reservation (pass a row returned by Claim or Extend)")
+
+// token is the reservation a write about job is fenced by: its reserved_at
+// as the claim set it or the last Extend refreshed it.
+func token(job JobRow) (int64, error) {
+	if job.ReservedAt == nil {
+		return 0, errNotClaimed
 	}
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	_, err := q.deleteMany(ctx, ids)
-	return err
+	return *job.ReservedAt, nil
 }
 
-// deleteReserved is Laravel's deleteReserved: in one transaction, lock the
-// row (`select ... for update`) and delete it if it still exists. It
-// reports whether a row was deleted.
-func (q *Queue) deleteReserved(ctx context.Context, id int64) (bool, error) {
-	var deleted bool
+// sameReservation reports whether a locked row still carries job's
+// reservation; a job that was never reserved (a row its claim could not
+// reserve, failed as it was selected) matches a row still unreserved.
+func sameReservation(row, job JobRow) bool {
+	if job.ReservedAt == nil || row.ReservedAt == nil {
+		return job.ReservedAt == nil && row.ReservedAt == nil
+	}
+	return *row.ReservedAt == *job.ReservedAt
+}
+
+// Delete removes finished jobs whose rows still carry their reservations
+// (each row's ReservedAt) and returns the jobs whose reservation was lost,
+// which it leaves alone. With WithExactStatements each job is deleted in
+// Laravel's own deleteReserved transaction (the token compared in Go on
+// the locked row); otherwise rows are grouped by token into one
+// `delete ... where reserved_at = ? and id in (...) returning id` (same
+// end state, a fraction of the round trips). On an error nothing was
+// deleted, except in exact mode, where the jobs before the failing one
+// were.
+func (q *Queue) Delete(ctx context.Context, jobs []JobRow) (lost []JobRow, err error) {
+	for _, j := range jobs {
+		if _, err := token(j); err != nil {
+			return nil, err
+		}
+	}
+	if q.exact {
+		for _, j := range jobs {
+			err := q.inTx(ctx, func(tx *sql.Tx, _ int) error { return q.takeReserved(ctx, tx, j) })
+			if errors.Is(err, ErrReservationLost) {
+				lost = append(lost, j)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		return lost, nil
+	}
+	deleted, err := q.deleteReservedMany(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if !deleted[j.ID] {
+			lost = append(lost, j)
+		}
+	}
+	return lost, nil
+}
+
+// tokenGroup is the ids of jobs reserved with one token, in chunks.
+type tokenGroup struct {
+	token  int64
+	chunks [][]int64
+}
+
+func groupByToken(jobs []JobRow) []tokenGroup {
+	var order []int64
+	ids := map[int64][]int64{}
+	for _, j := range jobs {
+		t := *j.ReservedAt
+		if _, seen := ids[t]; !seen {
+			order = append(order, t)
+		}
+		ids[t] = append(ids[t], j.ID)
+	}
+	groups := make([]tokenGroup, len(order))
+	for i, t := range order {
+		groups[i] = tokenGroup{token: t, chunks: chunkIDs(ids[t])}
+	}
+	return groups
+}
+
+// deleteReservedMany deletes the jobs that still carry their tokens and
+// returns the ids it deleted. One statement needs no transaction; several
+// run in one, so an error leaves every row as it was.
+func (q *Queue) deleteReservedMany(ctx context.Context, jobs []JobRow) (map[int64]bool, error) {
+	groups := groupByToken(jobs)
+	var deleted map[int64]bool
+	if q.deleteReturning && len(groups) == 1 && len(groups[0].chunks) == 1 && q.singleStatementSafe() {
+		err := q.retrying(ctx, func(int) (err error) {
+			deleted = map[int64]bool{}
+			return q.deleteReturningIDs(ctx, q.db, groups[0].token, groups[0].chunks[0], deleted)
+		})
+		return deleted, err
+	}
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		deleted = false
-		jobs, err := queryJobs(ctx, tx, q.st.findForUpdate(), id)
-		if err != nil || len(jobs) == 0 {
-			return err
+		deleted = map[int64]bool{}
+		for _, g := range groups {
+			for _, chunk := range g.chunks {
+				var err error
+				if q.deleteReturning {
+					err = q.deleteReturningIDs(ctx, tx, g.token, chunk, deleted)
+				} else {
+					err = q.lockThenDelete(ctx, tx, g.token, chunk, deleted)
+				}
+				if err != nil {
+					return err
+				}
+			}
 		}
-		res, err := tx.ExecContext(ctx, q.st.deleteJob(), id)
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		deleted = n > 0
 		return nil
 	})
 	return deleted, err
 }
 
-// deleteMany removes jobs by id in one transaction and returns how many
-// rows went away.
-func (q *Queue) deleteMany(ctx context.Context, ids []int64) (int64, error) {
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	chunks := chunkIDs(ids)
-	if len(chunks) == 1 && q.singleStatementSafe() {
-		// One statement is atomic on its own: no transaction round trips.
-		var n int64
-		err := q.retrying(ctx, func(int) error {
-			res, err := q.db.ExecContext(ctx, q.st.deleteJobs(len(ids)), int64sToArgs(ids)...)
-			if err != nil {
-				return err
-			}
-			n, _ = res.RowsAffected()
-			return nil
-		})
-		return n, err
-	}
-	var total int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
-		total, err = execChunks(ctx, tx, chunks, q.st.deleteJobs)
+// deleteReturningIDs runs the fenced grouped delete with RETURNING and
+// adds the ids it deleted to deleted.
+func (q *Queue) deleteReturningIDs(ctx context.Context, db queryer, token int64, ids []int64, deleted map[int64]bool) error {
+	args := append([]any{token}, int64sToArgs(ids)...)
+	return scanIDs(ctx, db, q.st.deleteReservedJobs(len(ids)), args, deleted)
+}
+
+// lockThenDelete is the fenced grouped delete for servers without DELETE
+// ... RETURNING: lock the rows that still carry the token, delete those.
+func (q *Queue) lockThenDelete(ctx context.Context, tx *sql.Tx, token int64, ids []int64, deleted map[int64]bool) error {
+	held := map[int64]bool{}
+	args := append([]any{token}, int64sToArgs(ids)...)
+	if err := scanIDs(ctx, tx, q.st.lockReservedJobs(len(ids)), args, held); err != nil {
 		return err
-	})
-	return total, err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	keep := make([]int64, 0, len(held))
+	for _, id := range ids {
+		if held[id] {
+			keep = append(keep, id)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, q.st.deleteJobs(len(keep)), int64sToArgs(keep)...); err != nil {
+		return err
+	}
+	for _, id := range keep {
+		deleted[id] = true
+	}
+	return nil
+}
+
+// scanIDs runs a query returning one id column and adds the ids to into.
+func scanIDs(ctx context.Context, db queryer, query string, args []any, into map[int64]bool) error {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v any
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		id, err := toInt64(v)
+		if err != nil {
+			return err
+		}
+		into[id] = true
+	}
+	return rows.Err()
+}
+
+// takeReserved deletes job's row inside tx if it still carries the job's
+// reservation (or, for a row its claim could not reserve, is still
+// unreserved), else returns ErrReservationLost (the caller's transaction
+// then rolls back: no released copy, no failed_jobs row, no next link, no
+// batch counter is written for a job another worker holds). In exact mode
+// it runs Laravel's deleteReserved statements (lock the row by id, delete
+// it by id) and compares the token on the locked row in Go; otherwise one
+// fenced delete.
+func (q *Queue) takeReserved(ctx context.Context, tx *sql.Tx, job JobRow) error {
+	if q.exact {
+		rows, err := queryJobs(ctx, tx, q.st.findForUpdate(), job.ID)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 || !sameReservation(rows[0], job) {
+			return ErrReservationLost
+		}
+		_, err = tx.ExecContext(ctx, q.st.deleteJob(), job.ID)
+		return err
+	}
+	var res sql.Result
+	var err error
+	if job.ReservedAt == nil {
+		res, err = tx.ExecContext(ctx, q.st.deleteUnreservedJob(), job.ID)
+	} else {
+		res, err = tx.ExecContext(ctx, q.st.deleteReservedJob(), job.ID, *job.ReservedAt)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmp.Or(err, ErrReservationLost)
+	}
+	return nil
 }
 
 // execChunks runs stmt(len(chunk)), a statement of the catalogue, once per
@@ -98,11 +242,12 @@ func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n i
 	return total, nil
 }
 
-// Release is Laravel's deleteAndRelease: one transaction deletes the row
-// and inserts a copy (new id) with the same payload bytes and attempts,
-// reserved_at null, available_at = now + delay, created_at = now, on
-// job.Queue. The insert happens even when the row is already gone, as in
-// Laravel.
+// Release is Laravel's deleteAndRelease, fenced: one transaction deletes
+// the row and inserts a copy (new id) with the same payload bytes and
+// attempts, reserved_at null, available_at = now + delay, created_at = now,
+// on job.Queue. When the row no longer carries the job's reservation it
+// writes nothing and returns ErrReservationLost (Laravel inserts the copy
+// even then, and a job another worker already finished runs again).
 func (q *Queue) Release(ctx context.Context, job JobRow, delay time.Duration) error {
 	_, err := q.release(ctx, job, delay)
 	return err
@@ -112,7 +257,7 @@ func (q *Queue) Release(ctx context.Context, job JobRow, delay time.Duration) er
 func (q *Queue) release(ctx context.Context, job JobRow, delay time.Duration) (int64, error) {
 	var newID int64
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		if _, err := tx.ExecContext(ctx, q.st.deleteJob(), job.ID); err != nil {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
 			return err
 		}
 		now := q.unixNow()
@@ -131,28 +276,102 @@ func delaySeconds(d time.Duration) int64 {
 	return int64(d / time.Second)
 }
 
-// Extend sets reserved_at = now for jobs that are still reserved, so a
-// long-running job is not handed to another worker after retry_after.
-func (q *Queue) Extend(ctx context.Context, jobs []JobRow) error {
-	ids := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
+// Followup is what Laravel writes after a job's outcome: the next link of
+// its chain (after a success) and its batch's counters. Finish and Fail
+// write it in the outcome's own transaction, so it happens exactly when
+// the outcome does: never for a job whose reservation was lost, never
+// twice when the outcome is retried.
+type Followup struct {
+	// Next is the chain's next link, pushed when the job succeeded.
+	Next *PushItem
+	// Batch is the batch the job belongs to, if any.
+	Batch *BatchEntry
+}
+
+// BatchEntry names a job in its batch.
+type BatchEntry struct {
+	ID      string
+	JobUUID string
+	// AllowFailures is the batch's allowFailures option (read from its
+	// PHP-serialized options by the caller): without it, the first failure
+	// cancels the batch.
+	AllowFailures bool
+}
+
+// Finish is a finished job's whole success, in one transaction: the row
+// is deleted if it still carries the job's reservation (else
+// ErrReservationLost and nothing is written), the chain's next link is
+// pushed and the batch success recorded (Laravel's CallQueuedHandler does
+// these as three separate writes). A batch that no longer exists is
+// skipped, as Laravel's `$this->batch()` is then null.
+func (q *Queue) Finish(ctx context.Context, job JobRow, f Followup) error {
+	return q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
+			return err
+		}
+		if f.Next != nil {
+			now := q.unixNow()
+			queue := q.queueNames([]string{f.Next.Queue})[0]
+			if _, err := q.insertJob(ctx, tx, queue, f.Next.Payload, 0, now+delaySeconds(f.Next.Delay), now); err != nil {
+				return err
+			}
+		}
+		if f.Batch != nil {
+			return skipMissingBatch(q.recordBatchSuccessTx(ctx, tx, f.Batch.ID, f.Batch.JobUUID))
+		}
+		return nil
+	})
+}
+
+// skipMissingBatch drops ErrBatchNotFound: a batch pruned or deleted
+// meanwhile has no counters to update.
+func skipMissingBatch(_ BatchCounts, err error) error {
+	if errors.Is(err, ErrBatchNotFound) {
+		return nil
 	}
-	_, err := q.extend(ctx, ids)
 	return err
 }
 
-// extend is Extend by ids, returning the number of rows touched.
-func (q *Queue) extend(ctx context.Context, ids []int64) (int64, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// Extend refreshes the reservations of jobs still running (reserved_at =
+// now), so no worker takes them after retry_after, and returns the jobs
+// whose reservations held, with their new ReservedAt: the token of the
+// next write about them. A job missing from the result lost its
+// reservation (another worker reclaimed it) and was not touched. Each row
+// is one fenced statement outside any transaction, so no lock is held
+// between them. A job reserved this very second is returned as it is. On
+// an error, the rows refreshed before it are returned with the error; the
+// others are in an unknown state, not lost.
+func (q *Queue) Extend(ctx context.Context, jobs []JobRow) ([]JobRow, error) {
+	now := q.unixNow()
+	refreshed := make([]JobRow, 0, len(jobs))
+	for _, j := range jobs {
+		tok, err := token(j)
+		if err != nil {
+			return refreshed, err
+		}
+		if tok >= now {
+			refreshed = append(refreshed, j)
+			continue
+		}
+		var n int64
+		err = q.retrying(ctx, func(int) error {
+			res, err := q.db.ExecContext(ctx, q.st.extendReservation(), now, j.ID, tok)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return refreshed, err
+		}
+		if n == 1 {
+			at := now
+			j.ReservedAt = &at
+			refreshed = append(refreshed, j)
+		}
 	}
-	var total int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
-		total, err = execChunks(ctx, tx, chunkIDs(ids), q.st.extendReservation, q.unixNow())
-		return err
-	})
-	return total, err
+	return refreshed, nil
 }
 
 // ErrNoUUID means a payload has no uuid, which the database-uuids failed
@@ -161,7 +380,10 @@ var ErrNoUUID = errors.New("laravel: payload has no uuid")
 
 // Fail records a failed job under uuid and deletes it, in ONE
 // transaction (Laravel does the delete and the failed_jobs insert
-// separately). uuid is the payload's, or a fresh one for a payload that
+// separately), with its batch's failure (f.Batch; f.Next is ignored: a
+// failed link ends its chain). When the row no longer carries the job's
+// reservation nothing is written and Fail returns ErrReservationLost.
+// uuid is the payload's, or a fresh one for a payload that
 // has none or cannot be parsed: such a row must still be recorded, not
 // lost. exception is the text for failed_jobs.exception; invalid UTF-8 is
 // replaced by '?' as Laravel 9.2+ does. failed_at is now in APP_TIMEZONE
@@ -172,13 +394,13 @@ var ErrNoUUID = errors.New("laravel: payload has no uuid")
 // new row gets the uuid "<uuid>-<n>" (n = 2, 3, ...) instead of failing:
 // the job is still deleted and both failure records survive. Laravel would
 // error here and lose the record.
-func (q *Queue) Fail(ctx context.Context, job JobRow, uuid, exception string) error {
-	_, err := q.fail(ctx, job, uuid, exception)
+func (q *Queue) Fail(ctx context.Context, job JobRow, uuid, exception string, f Followup) error {
+	_, err := q.fail(ctx, job, uuid, exception, f)
 	return err
 }
 
 // fail is Fail, returning the uuid stored.
-func (q *Queue) fail(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
+func (q *Queue) fail(ctx context.Context, job JobRow, uuid, exception string, f Followup) (string, error) {
 	if uuid == "" {
 		return "", ErrNoUUID
 	}
@@ -188,7 +410,7 @@ func (q *Queue) fail(ctx context.Context, job JobRow, uuid, exception string) (s
 	// A concurrent Fail of the same uuid can take the free uuid between our
 	// check and insert; the unique index catches it and we pick again.
 	for try := 0; ; try++ {
-		stored, err = q.failOnce(ctx, job, uuid, exception)
+		stored, err = q.failOnce(ctx, job, uuid, exception, f.Batch)
 		if err == nil || try >= 3 || !q.d.IsUniqueViolation(err) {
 			break
 		}
@@ -199,10 +421,10 @@ func (q *Queue) fail(ctx context.Context, job JobRow, uuid, exception string) (s
 	return stored, nil
 }
 
-func (q *Queue) failOnce(ctx context.Context, job JobRow, uuid, exception string) (string, error) {
+func (q *Queue) failOnce(ctx context.Context, job JobRow, uuid, exception string, batch *BatchEntry) (string, error) {
 	var stored string
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		if _, err := tx.ExecContext(ctx, q.st.deleteJob(), job.ID); err != nil {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
 			return err
 		}
 		var err error
@@ -211,36 +433,39 @@ func (q *Queue) failOnce(ctx context.Context, job JobRow, uuid, exception string
 			return err
 		}
 		failedAt := q.now().In(q.loc).Format(time.DateTime)
-		_, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, job.Queue, payloadArg(job.Payload), exception, failedAt)
-		return err
+		if _, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, job.Queue, payloadArg(job.Payload), exception, failedAt); err != nil {
+			return err
+		}
+		if batch != nil {
+			return skipMissingBatch(q.recordBatchFailureTx(ctx, tx, batch.ID, batch.JobUUID, batch.AllowFailures))
+		}
+		return nil
 	})
 	return stored, err
 }
 
 // Unreserve gives a claimed job back as it was before the claim: attempts
 // minus one and reserved_at null, so the claim leaves no trace (Go must
-// leave some jobs to PHP workers). It changes nothing if the row is gone or
-// was reserved again since.
+// leave some jobs to PHP workers). It changes nothing and returns
+// ErrReservationLost if the row is gone or was reserved again since.
 func (q *Queue) Unreserve(ctx context.Context, job JobRow) error {
-	_, err := q.unreserve(ctx, job)
-	return err
-}
-
-// unreserve is Unreserve, reporting whether the row was restored.
-func (q *Queue) unreserve(ctx context.Context, job JobRow) (bool, error) {
-	if job.ReservedAt == nil {
-		return false, errors.New("laravel: Unreserve needs a job returned by a claim")
+	tok, err := token(job)
+	if err != nil {
+		return err
 	}
 	var n int64
-	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		res, err := tx.ExecContext(ctx, q.st.unreserve(), max(job.Attempts-1, 0), job.ID, *job.ReservedAt)
+	err = q.retrying(ctx, func(int) error {
+		res, err := q.db.ExecContext(ctx, q.st.unreserve(), max(job.Attempts-1, 0), job.ID, tok)
 		if err != nil {
 			return err
 		}
 		n, err = res.RowsAffected()
 		return err
 	})
-	return n == 1, err
+	if err == nil && n == 0 {
+		return ErrReservationLost
+	}
+	return err
 }
 
 // freeFailedUUID returns uuid, or the first "<uuid>-<n>" not yet in

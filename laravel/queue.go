@@ -28,6 +28,10 @@ type Queue struct {
 	// sessionReadCommitted: Open's own MySQL pool sets the isolation level
 	// per connection (readCommittedConnector).
 	sessionReadCommitted bool
+	// deleteReturning: the server has DELETE ... RETURNING (MariaDB,
+	// PostgreSQL, SQLite; not MySQL), which the grouped fenced delete uses
+	// to learn which rows it deleted.
+	deleteReturning bool
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke

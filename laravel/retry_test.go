@@ -230,3 +230,34 @@ func TestLostConnectionClassified(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleInTransactionTimeoutIsALostConnection: PostgreSQL ends a session
+// left idle inside a transaction past idle_in_transaction_session_timeout
+// (SQLSTATE 25P03); the connection is gone, not the statement at fault.
+func TestIdleInTransactionTimeoutIsALostConnection(t *testing.T) {
+	e := newEnv(t, EnginePgSQL)
+	conn, err := e.q.db.Conn(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(e.ctx, "set idle_in_transaction_session_timeout = 100"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.BeginTx(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(e.ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	_, err = tx.ExecContext(e.ctx, "select 1")
+	if err == nil {
+		t.Fatal("a statement after the idle-in-transaction timeout succeeded")
+	}
+	if c := e.q.Classify(err); c != ErrLostConnection {
+		t.Fatalf("error %v classified %v, want lost connection", err, c)
+	}
+}

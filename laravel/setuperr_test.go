@@ -12,7 +12,7 @@ func TestMissingTableIsASetupError(t *testing.T) {
 		e.exec(t, "drop table "+e.quoted(e.cfg.FailedTable))
 		e.insertRow(t, row{queue: "default", availableAt: e.clock.Unix()})
 		job := claimOne(t, e, "default")
-		err := e.q.Fail(e.ctx, *job, newUUID(t), "boom")
+		err := e.q.Fail(e.ctx, *job, newUUID(t), "boom", Followup{})
 		if err == nil {
 			t.Fatal("fail into a missing failed_jobs succeeded")
 		}

@@ -127,6 +127,38 @@ func (s statements) deleteJobs(n int) string {
 	return s.sql(fmt.Sprintf("delete from %s where %s in (%s)", s.q(s.t.Jobs), s.q("id"), placeholders(n)))
 }
 
+// deleteReservedJob deletes one job only while it carries this worker's
+// reservation (bindings id, reserved_at): a row another worker reclaimed
+// after retry_after has another reserved_at and is left alone.
+func (s statements) deleteReservedJob() string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s = ?", s.q(s.t.Jobs), s.q("id"), s.q("reserved_at")))
+}
+
+// deleteUnreservedJob deletes a row a claim selected but could not
+// reserve (attempts overflowing), only while it is still unreserved.
+func (s statements) deleteUnreservedJob() string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s is null", s.q(s.t.Jobs), s.q("id"), s.q("reserved_at")))
+}
+
+// deleteReservedJobs deletes n jobs reserved with one token (a claim or a
+// refresh sets one value for all its rows) and returns the ids deleted,
+// which tell the rows whose reservation was lost.
+func (s statements) deleteReservedJobs(n int) string {
+	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s in (%s) returning %s",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), placeholders(n), s.q("id")))
+}
+
+// lockReservedJobs is deleteReservedJobs' first half where DELETE has no
+// RETURNING (MySQL): lock the rows that still carry the token, then
+// delete those ids.
+func (s statements) lockReservedJobs(n int) string {
+	b := fmt.Sprintf("select %s from %s where %s = ? and %s in (%s)", s.q("id"), s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), placeholders(n))
+	if fu := s.d.ForUpdate(); fu != "" {
+		b += " " + fu
+	}
+	return s.sql(b)
+}
+
 var jobInsertColumns = []string{"queue", "attempts", "reserved_at", "available_at", "created_at", "payload"}
 
 // insertJobs is buildDatabaseRecord's column order, n rows; with n == 1
@@ -145,9 +177,13 @@ func (s statements) insertJobs(n int) string {
 	return s.sql(b)
 }
 
-func (s statements) extendReservation(n int) string {
-	return s.sql(fmt.Sprintf("update %s set %s = ? where %s in (%s) and %s is not null",
-		s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), placeholders(n), s.q("reserved_at")))
+// extendReservation refreshes one job's reservation while it still
+// carries the token this worker holds: bindings new reserved_at, id, token.
+// One row per statement, so the rows affected say exactly which
+// reservations still held.
+func (s statements) extendReservation() string {
+	return s.sql(fmt.Sprintf("update %s set %s = ? where %s = ? and %s = ?",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), s.q("reserved_at")))
 }
 
 func (s statements) queueSizes() string {
@@ -264,13 +300,17 @@ func (s statements) catalogue() []namedStatement {
 		{"claim batch of every class but one (a class stopped by a configuration problem)", "", s.claimSelectFiltered(10, claimFilter{notNames: 1})},
 		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(claimFilter{names: 1})},
 		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
-		{"delete (Laravel deleteReserved tx): lock", "", s.findForUpdate()},
-		{"delete: delete", "also the plain one-statement delete", s.deleteJob()},
-		{"delete many (3 ids)", "", s.deleteJobs(3)},
+		{"delete many (3 ids, fenced)", "the grouped delete of finished jobs; bindings: the token (reserved_at as the claim or the last refresh set it), ids; the ids returned tell which reservations still held (MariaDB, PostgreSQL, SQLite)", s.deleteReservedJobs(3)},
+		{"delete many on MySQL (no DELETE ... RETURNING): lock (3 ids)", "then `delete many` of the ids it returned, in one transaction", s.lockReservedJobs(3)},
+		{"delete many", "", s.deleteJobs(3)},
+		{"release / fail / finish: delete (fenced)", "bindings: id, token; 0 rows: the reservation was lost, the transaction is rolled back and nothing else is written", s.deleteReservedJob()},
+		{"fail a row its claim could not reserve: delete (fenced)", "bindings: id; for a row selected unreserved whose attempts overflow the column", s.deleteUnreservedJob()},
+		{"--laravel-exact delete / release / fail / finish: lock (Laravel's deleteReserved and deleteAndRelease)", "then the row's reserved_at is compared with the token in Go; only if it matches:", s.findForUpdate()},
+		{"--laravel-exact: delete", "Laravel's; also the chain's next link and batch counters join this transaction", s.deleteJob()},
 		{"push / release insert", "columns in buildDatabaseRecord order", s.insertJobs(1)},
 		{"bulk push (2 rows)", "", s.insertJobs(2)},
-		{"extend reservation (2 ids)", "", s.extendReservation(2)},
-		{"unreserve (give a job back untouched)", "bindings: attempts before the claim, id, reserved_at set by the claim", s.unreserve()},
+		{"extend reservation (fenced, one row per statement)", "bindings: now, id, token; 0 rows: the reservation was lost", s.extendReservation()},
+		{"unreserve (give a job back untouched)", "bindings: attempts before the claim, id, token", s.unreserve()},
 		{"fail: uuid collision check", "", s.failedUUIDExists()},
 		{"fail: insert failed_jobs", "failed_at bound as 'Y-m-d H:i:s' in APP_TIMEZONE", s.insertFailed()},
 		{"size per queue", "bindings: now, now, now - retry_after, now - retry_after", s.queueSizes()},

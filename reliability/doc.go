@@ -11,6 +11,12 @@
 //
 //	LARAWORKER_REL_LOAD_PROCS, LARAWORKER_REL_LOAD_JOBS, LARAWORKER_REL_LOAD_PHP
 //	                              size of TestLoad (default 4 procs, 10000 jobs, 2 PHP)
-//	LARAWORKER_TEST_RESTART_DB=1  run TestMariaDBRestart (stops and starts
-//	                              the MariaDB server: run it alone)
+//	LARAWORKER_TEST_DB_SUFFIX     appended to the app's database name
+//
+// The tests that stop a database server (TestDatabaseRestart) or change a
+// server's settings (TestPostgresSerializationFailures,
+// TestPostgresIdleInTransactionTimeout) start a server of their own with
+// mariadb-install-db/mariadbd or initdb/postgres (as the postgres user
+// when run as root) in a temp directory, on a free port; they never touch
+// the shared servers.
 package reliability

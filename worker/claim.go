@@ -82,8 +82,9 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	}
 	w.log.Error().Err(ce.Err).Int64("id", ce.Job.ID).Msg("reserving a job failed; failing it")
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: failRow then gives it a uuid
-	w.failRow(ce.Job, p, ce.Err)
-	w.stats.failed.Add(1)
+	// Fenced by the row as it was selected: failed only if nobody has
+	// reserved it since.
+	w.failRow(ce.Job, p, ce.Err, "")
 	return errRowFailedAtClaim
 }
 

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/laravel"
@@ -13,11 +15,25 @@ import (
 // grouped into one Delete per batch window (River's completer); in
 // --laravel-exact mode each is written on its own. Every write is retried
 // until the store takes it, so an outcome decided while the database is
-// down is written once it is back.
+// down is written once it is back; after the worker stops, only until the
+// write deadline (giveUpAt), then it is dropped and counted.
+//
+// A write the store refuses because the job's reservation was lost
+// (another worker reclaimed the job after retry_after) is not retried:
+// the outcome is dropped, logged once and counted.
 type completer struct {
 	completerDeps
 	deletes chan laravel.JobRow
 	done    chan struct{}
+
+	// writeCtx is every write's context; cancelled at the write deadline.
+	writeCtx   context.Context
+	giveUp     context.CancelFunc
+	giveUpOnce sync.Once
+	// stopping is closed when a write deadline is set: retries then come
+	// faster (and one waiting wakes up), so a database that is back lands
+	// the writes before the deadline.
+	stopping chan struct{}
 }
 
 // completerDeps is what a completer is built from: it knows nothing of
@@ -26,9 +42,8 @@ type completerDeps struct {
 	store   Store
 	log     zerolog.Logger
 	metrics *Metrics
-	// stopping reports whether the worker was told to stop: writes then
-	// give up after persistGiveUp.
-	stopping func() bool
+	// stats receives the outcomes written, lost and dropped.
+	stats *counters
 	// group turns successful jobs' deletes into grouped Deletes.
 	group bool
 	// setupProblem reports an error the app's setup causes (and logs it
@@ -39,12 +54,14 @@ type completerDeps struct {
 const (
 	deleteBatchMax    = 512
 	deleteBatchWindow = 2 * time.Millisecond
-	// persistGiveUp bounds retries after the worker was told to stop.
-	persistGiveUp = 30 * time.Second
 )
 
 func newCompleter(deps completerDeps) *completer {
-	return &completer{completerDeps: deps, deletes: make(chan laravel.JobRow, deleteBatchMax), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &completer{
+		completerDeps: deps, deletes: make(chan laravel.JobRow, deleteBatchMax), done: make(chan struct{}),
+		writeCtx: ctx, giveUp: cancel, stopping: make(chan struct{}),
+	}
 }
 
 func (c *completer) start() <-chan struct{} {
@@ -55,8 +72,18 @@ func (c *completer) start() <-chan struct{} {
 // stop flushes pending deletes; call after every job has settled.
 func (c *completer) stop() { close(c.deletes) }
 
+// giveUpAt sets the write deadline (the first call wins): writes still
+// failing then are dropped, and a write in flight is cancelled.
+func (c *completer) giveUpAt(deadline time.Time) {
+	c.giveUpOnce.Do(func() {
+		close(c.stopping)
+		time.AfterFunc(time.Until(deadline), c.giveUp)
+	})
+}
+
 func (c *completer) loop() {
 	defer close(c.done)
+	defer c.giveUp() // releases the context's resources
 	batch := make([]laravel.JobRow, 0, deleteBatchMax)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -86,7 +113,18 @@ func (c *completer) flush(rows []laravel.JobRow) {
 	if len(rows) == 0 {
 		return
 	}
-	c.persist("delete", func(ctx context.Context) error { return c.store.Delete(ctx, rows) })
+	var lost []laravel.JobRow
+	res := c.persist("delete", len(rows), func(ctx context.Context) (err error) {
+		lost, err = c.store.Delete(ctx, rows)
+		return err
+	})
+	if res.dropped {
+		return
+	}
+	c.stats.done.Add(int64(len(rows) - len(lost)))
+	for _, row := range lost {
+		c.reservationLost("delete", row, res.retried)
+	}
 }
 
 // delete removes a finished job.
@@ -98,14 +136,24 @@ func (c *completer) delete(row laravel.JobRow) {
 	c.deletes <- row
 }
 
+// finish removes a finished job with its followup (chain link, batch).
+func (c *completer) finish(row laravel.JobRow, f laravel.Followup) {
+	res := c.persist("finish", 1, func(ctx context.Context) error { return c.store.Finish(ctx, row, f) })
+	c.record(res, verdictDelete, "finish", row)
+}
+
 // release puts a job back with a delay.
 func (c *completer) release(row laravel.JobRow, delay time.Duration) {
-	c.persist("release", func(ctx context.Context) error { return c.store.Release(ctx, row, delay) })
+	res := c.persist("release", 1, func(ctx context.Context) error { return c.store.Release(ctx, row, delay) })
+	c.record(res, verdictRelease, "release", row)
 }
 
 // fail moves a job to the failed jobs. A payload without a uuid (or one
-// that is not JSON) gets a fresh uuid so it is still recorded.
-func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception string) {
+// that is not JSON) gets a fresh uuid so it is still recorded. batch, when
+// set, gives the batch entry to record with the failure; it is asked
+// again on every try, so a batch read that fails is retried with the
+// write instead of losing the batch's failure.
+func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception string, batch func(context.Context) (*laravel.BatchEntry, error)) {
 	uuid := ""
 	if p != nil {
 		uuid = p.UUID
@@ -113,52 +161,121 @@ func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception strin
 	if uuid == "" {
 		uuid, _ = payload.NewUUID()
 	}
-	c.persist("fail", func(ctx context.Context) error { return c.store.Fail(ctx, row, uuid, exception) })
+	res := c.persist("fail", 1, func(ctx context.Context) error {
+		var f laravel.Followup
+		if batch != nil {
+			var err error
+			if f.Batch, err = batch(ctx); err != nil {
+				return err
+			}
+		}
+		return c.store.Fail(ctx, row, uuid, exception, f)
+	})
+	c.record(res, verdictFail, "fail", row)
 }
 
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
 func (c *completer) unreserve(row laravel.JobRow) {
-	c.persist("unreserve", func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	c.record(res, verdictUnreserve, "unreserve", row)
 }
 
-// push adds a job (a chain's next link).
-func (c *completer) push(item laravel.PushItem) {
-	c.persist("push-chain", func(ctx context.Context) error {
-		_, err := c.store.Push(ctx, item)
-		return err
-	})
+// record counts a single job's write.
+func (c *completer) record(res writeResult, v verdict, op string, row laravel.JobRow) {
+	switch {
+	case res.lost:
+		c.reservationLost(op, row, res.retried)
+	case !res.dropped:
+		c.stats.count(v)
+	}
 }
 
-// persist runs op until it succeeds. While the worker runs it retries
-// forever with capped backoff (the database may be restarting); once it is
-// stopping, it gives up after persistGiveUp and logs the lost write (the
-// row then comes back after retry_after, as after a crash).
-func (c *completer) persist(what string, op func(ctx context.Context) error) {
-	ctx := context.Background()
+// writeResult is how a write ended: written, refused because the
+// reservation was lost, or dropped at the write deadline.
+type writeResult struct {
+	lost, dropped bool
+	// retried: an earlier try failed, and may have committed unseen (a
+	// connection lost during COMMIT); then a "lost" answer may be this
+	// worker's own earlier write.
+	retried bool
+}
+
+// persist runs op until it succeeds or the store says the reservation was
+// lost. Other errors are retried with capped backoff, forever while the
+// worker runs (the database may be restarting); after the write deadline
+// the write is dropped and the jobs it carried are counted as dropped
+// (each comes back after retry_after, as after a crash).
+func (c *completer) persist(what string, jobs int, op func(ctx context.Context) error) writeResult {
+	ctx := c.writeCtx
 	delay := 100 * time.Millisecond
-	var stopSince time.Time
+	// stopping wakes one wait when the worker stops, then is nil (a nil
+	// channel never fires); a write that starts after the stop waits as
+	// usual.
+	stopping := c.stopping
+	select {
+	case <-stopping:
+		stopping = nil
+	default:
+	}
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
-		if err == nil {
+		res := writeResult{retried: attempt > 1}
+		switch {
+		case err == nil:
 			if attempt > 1 {
 				c.log.Info().Str("op", what).Int("attempts", attempt).Msg("database write succeeded after retries")
 			}
-			return
+			return res
+		case errors.Is(err, laravel.ErrReservationLost):
+			res.lost = true
+			return res
+		case ctx.Err() != nil:
+			c.stats.dropped.Add(int64(jobs))
+			c.metrics.outcomesDropped(what, jobs)
+			c.log.Error().Err(err).Str("op", what).Int("jobs", jobs).
+				Msg("write deadline passed: outcome dropped; the job comes back after retry_after and runs again")
+			res.dropped = true
+			return res
 		}
 		c.metrics.writeError(what)
 		if c.setupProblem == nil || !c.setupProblem(err) {
 			c.log.Error().Err(err).Str("op", what).Int("attempt", attempt).Msg("database write failed; retrying")
 		}
-		if c.stopping() {
-			if stopSince.IsZero() {
-				stopSince = time.Now()
-			} else if time.Since(stopSince) > persistGiveUp {
-				c.log.Error().Str("op", what).Msg("giving up on a database write at shutdown; the job comes back after retry_after")
-				return
-			}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+		case <-stopping:
+			stopping = nil
+		case <-t.C:
 		}
-		time.Sleep(delay)
-		delay = min(delay*2, 5*time.Second)
+		t.Stop()
+		delay = min(delay*2, c.maxRetryDelay())
 	}
+}
+
+// maxRetryDelay caps the backoff between tries of a write: 5 s while the
+// worker runs, 1 s once it stops and the write deadline nears.
+func (c *completer) maxRetryDelay() time.Duration {
+	select {
+	case <-c.stopping:
+		return time.Second
+	default:
+		return 5 * time.Second
+	}
+}
+
+// reservationLost logs and counts an outcome dropped because another
+// worker holds the job now.
+func (c *completer) reservationLost(op string, row laravel.JobRow, retried bool) {
+	c.stats.lost.Add(1)
+	c.metrics.reservationLost(op)
+	ev := c.log.Warn().Str("op", op).Int64("id", row.ID).Str("queue", row.Queue).Int("attempt", row.Attempts)
+	if p, err := payload.Parse(row.Payload); err == nil {
+		ev = ev.Str("uuid", p.UUID).Str("class", p.Name())
+	}
+	if retried {
+		ev = ev.Bool("unconfirmed", true).Str("note", "an earlier try of this write failed and may have committed it")
+	}
+	ev.Msg("reservation lost: another worker took the job after retry_after; this outcome is dropped")
 }

@@ -58,6 +58,18 @@ type Config struct {
 	// their contexts are cancelled and what still runs is released.
 	// Default 30s; negative: none.
 	Grace time.Duration
+	// WriteGrace bounds how long outcome writes that keep failing (the
+	// database is down) are retried once the worker stops; then they are
+	// dropped, counted in Stats.Dropped, and the jobs come back after
+	// retry_after and run again, as after a crash. After a stop signal the
+	// worker exits within Grace + WriteGrace, so a supervisor's stop
+	// timeout (systemd TimeoutStopSec, supervisor stopwaitsecs) should be
+	// longer than that; keep it above Abandon, which the release of
+	// abandoned jobs spends from it. A worker that stops by itself (--once,
+	// --max-jobs, ...) gives them WriteGrace after its last handler
+	// returned. While the worker runs, writes are retried without limit.
+	// Default 10s; negative: none.
+	WriteGrace time.Duration
 	// LaravelExact claims one job per claim and writes every outcome on
 	// its own, as Laravel's worker does; with a laravel.Queue opened with
 	// laravel.WithExactStatements, the statements are Laravel's own too.
@@ -145,6 +157,7 @@ const (
 	DefaultConcurrency = 10
 	DefaultGrace       = 30 * time.Second
 	DefaultAbandon     = 5 * time.Second
+	DefaultWriteGrace  = 10 * time.Second
 )
 
 // WithDefaults returns c with every zero field set to its default and
@@ -165,6 +178,7 @@ func (c Config) WithDefaults(store Store) Config {
 	}
 	c.Grace = durationOr(c.Grace, DefaultGrace)
 	c.Abandon = durationOr(c.Abandon, DefaultAbandon)
+	c.WriteGrace = durationOr(c.WriteGrace, DefaultWriteGrace)
 	if c.Unrouted == "" {
 		c.Unrouted = UnroutedSkip
 	}

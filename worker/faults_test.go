@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -13,6 +15,8 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // faultProxy sits between the worker and the database server. Cut drops
@@ -179,4 +183,172 @@ func countLines(s, sub string) int {
 		}
 	}
 	return n
+}
+
+// TestShutdownWithTheDatabaseDown: the database goes away while jobs run;
+// their outcomes (grouped deletes and releases) cannot be written. After
+// the stop signal the worker retries them for Grace + WriteGrace at most,
+// then drops them, counts them, says so in its log and asks for exit
+// status 75. The jobs stay reserved and come back after retry_after, as
+// after a crash. When the database comes back within the write grace,
+// everything is written and nothing is dropped.
+func TestShutdownWithTheDatabaseDown(t *testing.T) {
+	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+		for _, comesBack := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/back within the write grace %v", engine, comesBack), func(t *testing.T) {
+				cfg := testdb.Config(t, engine)
+				admin := testdb.Open(t, cfg)
+				proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+				cfg.Host, cfg.Port = proxy.addr()
+				cfg.RetryAfter = 3
+				q, err := laravel.Open(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer q.Close()
+
+				const n = 6
+				pushNumbered(t, admin, classA, n)
+				started := make(chan struct{}, n)
+				proceed := make(chan struct{})
+				reg := handlers.NewRegistry()
+				reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+					started <- struct{}{}
+					<-proceed
+					var cmd struct {
+						I int64 `php:"i"`
+					}
+					if err := job.Decode(&cmd); err != nil {
+						return err
+					}
+					if cmd.I%2 == 0 {
+						return nil // a grouped delete
+					}
+					job.Release(time.Minute) // a release, written by the job's goroutine
+					return nil
+				})
+				opts := testConfig()
+				opts.StopWhenEmpty = false
+				opts.Concurrency = n
+				opts.Grace = time.Second
+				opts.WriteGrace = 2 * time.Second
+				opts.Metrics = NewMetrics(prometheus.NewRegistry())
+				w, logs := newTestWorker(t, q, reg, opts, nil)
+				ctx, stop := context.WithCancel(context.Background())
+				defer stop()
+				done := make(chan StopReason, 1)
+				go func() { done <- w.Run(ctx) }()
+				for range n {
+					select {
+					case <-started:
+					case <-time.After(30 * time.Second):
+						t.Fatal("jobs did not start")
+					}
+				}
+				proxy.Cut()
+				close(proceed)
+				time.Sleep(300 * time.Millisecond) // the outcomes are decided and their writes fail
+				stopped := time.Now()
+				stop()
+				if comesBack {
+					time.Sleep(opts.Grace) // 2 s before the write deadline
+					proxy.Restore()
+				}
+				var reason StopReason
+				select {
+				case reason = <-done:
+				case <-time.After(time.Minute):
+					t.Fatal("the worker did not stop")
+				}
+				took := time.Since(stopped)
+				st := w.Stats()
+				if bound := opts.Grace + opts.WriteGrace + time.Second; took > bound {
+					t.Errorf("the worker took %s to stop, more than Grace + WriteGrace (+1s): %s", took, bound)
+				}
+				if comesBack {
+					if st.Dropped != 0 || st.Done != n/2 || st.Released != n/2 || ExitCode(reason, st) != ExitSuccess {
+						t.Fatalf("database back in time: stats %+v, exit %d; want everything written", st, ExitCode(reason, st))
+					}
+					if rows := jobRows(t, admin); len(rows) != n/2 {
+						t.Fatalf("%d rows, want the %d released copies", len(rows), n/2)
+					}
+					return
+				}
+				if st.Dropped != n || st.Done+st.Released+st.Lost != 0 || ExitCode(reason, st) != ExitOutcomesDropped {
+					t.Fatalf("stats %+v, exit %d; want all %d outcomes dropped and exit %d", st, ExitCode(reason, st), n, ExitOutcomesDropped)
+				}
+				dropped := testutil.ToFloat64(opts.Metrics.dropped.WithLabelValues("delete")) + testutil.ToFloat64(opts.Metrics.dropped.WithLabelValues("release"))
+				if dropped != n {
+					t.Errorf("laraworker_outcomes_dropped_total = %v, want %d", dropped, n)
+				}
+				mustContain(t, "log", logs.String(), `"dropped":6`, "come back after retry_after")
+				// As after a crash: the rows are still reserved, and run again
+				// once retry_after has passed.
+				proxy.Restore()
+				rows := jobRows(t, admin)
+				if len(rows) != n {
+					t.Fatalf("%d rows after the dropped outcomes, want the %d jobs still reserved", len(rows), n)
+				}
+				time.Sleep(time.Duration(cfg.RetryAfter+1) * time.Second)
+				reg2 := handlers.NewRegistry()
+				reg2.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+				again := testConfig()
+				again.Tries = 2 // the dropped run counted an attempt, as a crashed one does
+				w2, logs2 := newTestWorker(t, q, reg2, again, nil)
+				runWorker(t, w2, time.Minute)
+				if rows := jobRows(t, admin); len(rows) != 0 || w2.Stats().Done != n {
+					t.Fatalf("after retry_after: %d rows left, stats %+v\n%s", len(rows), w2.Stats(), logs2)
+				}
+			})
+		}
+	}
+}
+
+// TestSelfStopWithTheDatabaseDown: a worker that stops by itself (here
+// --max-jobs) while the database is down gives the failing writes
+// WriteGrace after its last handler returned, then drops them: it never
+// hangs on a dead database.
+func TestSelfStopWithTheDatabaseDown(t *testing.T) {
+	cfg := testdb.Config(t, laravel.EngineMySQL)
+	admin := testdb.Open(t, cfg)
+	proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	cfg.Host, cfg.Port = proxy.addr()
+	q, err := laravel.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	const n = 4
+	pushNumbered(t, admin, classA, n)
+	started := make(chan struct{}, n)
+	proceed := make(chan struct{})
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+		started <- struct{}{}
+		<-proceed
+		return errors.New("try again") // tries 3: a release
+	})
+	opts := testConfig()
+	opts.StopWhenEmpty = false
+	opts.MaxJobs = n
+	opts.Concurrency = n
+	opts.Tries = 3
+	opts.WriteGrace = 2 * time.Second
+	w, _ := newTestWorker(t, q, reg, opts, nil)
+	run := startWorker(w, time.Minute)
+	for range n {
+		<-started
+	}
+	proxy.Cut()
+	returned := time.Now()
+	close(proceed)
+	reason := run.wait(t)
+	took := time.Since(returned)
+	st := w.Stats()
+	if reason != StopMaxJobs || st.Dropped != n || ExitCode(reason, st) != ExitOutcomesDropped {
+		t.Fatalf("reason %s, stats %+v, exit %d; want max_jobs, %d dropped, exit %d", reason, st, ExitCode(reason, st), n, ExitOutcomesDropped)
+	}
+	if bound := opts.WriteGrace + time.Second; took > bound {
+		t.Errorf("stopped %s after the handlers returned, more than WriteGrace (+1s): %s", took, bound)
+	}
 }

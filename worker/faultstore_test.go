@@ -19,18 +19,25 @@ import (
 // faultStore is the real store with injected failures: each named
 // operation fails the next n times it is called, before reaching the
 // database, the way a dropped connection or a lock timeout would make it
-// fail. It lets the completion paths be tested without a proxy.
+// fail. It lets the completion paths be tested without a proxy. It also
+// stands in for the batch repository ("find-batch").
 type faultStore struct {
 	Store
-	mu    sync.Mutex
-	fails map[string]int
-	calls map[string]int
+	batches Batches
+	mu      sync.Mutex
+	fails   map[string]int
+	calls   map[string]int
+	// before runs before an operation reaches the store (tests use it to
+	// let another worker act first).
+	before func(op string)
 }
 
 var errInjected = errors.New("injected: server has gone away")
 
 func newFaultStore(s Store) *faultStore {
-	return &faultStore{Store: s, fails: map[string]int{}, calls: map[string]int{}}
+	f := &faultStore{Store: s, fails: map[string]int{}, calls: map[string]int{}}
+	f.batches, _ = s.(Batches)
+	return f
 }
 
 // failNext makes the next n calls of op fail.
@@ -42,10 +49,17 @@ func (f *faultStore) failNext(op string, n int) {
 
 func (f *faultStore) inject(op string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.calls[op]++
-	if f.fails[op] > 0 {
+	before := f.before
+	fail := f.fails[op] > 0
+	if fail {
 		f.fails[op]--
+	}
+	f.mu.Unlock()
+	if before != nil {
+		before(op)
+	}
+	if fail {
 		return errInjected
 	}
 	return nil
@@ -64,11 +78,18 @@ func (f *faultStore) Claim(ctx context.Context, queues []string, n int, opts lar
 	return f.Store.Claim(ctx, queues, n, opts)
 }
 
-func (f *faultStore) Delete(ctx context.Context, jobs []laravel.JobRow) error {
+func (f *faultStore) Delete(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
 	if err := f.inject("delete"); err != nil {
-		return err
+		return nil, err
 	}
 	return f.Store.Delete(ctx, jobs)
+}
+
+func (f *faultStore) Finish(ctx context.Context, job laravel.JobRow, fu laravel.Followup) error {
+	if err := f.inject("finish"); err != nil {
+		return err
+	}
+	return f.Store.Finish(ctx, job, fu)
 }
 
 func (f *faultStore) Release(ctx context.Context, job laravel.JobRow, delay time.Duration) error {
@@ -78,18 +99,32 @@ func (f *faultStore) Release(ctx context.Context, job laravel.JobRow, delay time
 	return f.Store.Release(ctx, job, delay)
 }
 
-func (f *faultStore) Fail(ctx context.Context, job laravel.JobRow, uuid, exception string) error {
+func (f *faultStore) Fail(ctx context.Context, job laravel.JobRow, uuid, exception string, fu laravel.Followup) error {
 	if err := f.inject("fail"); err != nil {
 		return err
 	}
-	return f.Store.Fail(ctx, job, uuid, exception)
+	return f.Store.Fail(ctx, job, uuid, exception, fu)
 }
 
-func (f *faultStore) Push(ctx context.Context, item laravel.PushItem) (int64, error) {
-	if err := f.inject("push"); err != nil {
-		return 0, err
+func (f *faultStore) Unreserve(ctx context.Context, job laravel.JobRow) error {
+	if err := f.inject("unreserve"); err != nil {
+		return err
 	}
-	return f.Store.Push(ctx, item)
+	return f.Store.Unreserve(ctx, job)
+}
+
+func (f *faultStore) Extend(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+	if err := f.inject("extend"); err != nil {
+		return nil, err
+	}
+	return f.Store.Extend(ctx, jobs)
+}
+
+func (f *faultStore) FindBatch(ctx context.Context, id string) (laravel.Batch, error) {
+	if err := f.inject("find-batch"); err != nil {
+		return laravel.Batch{}, err
+	}
+	return f.batches.FindBatch(ctx, id)
 }
 
 func TestFaultStoreIsAStore(t *testing.T) {
@@ -97,6 +132,7 @@ func TestFaultStoreIsAStore(t *testing.T) {
 	var _ Batches = (*laravel.Queue)(nil)
 	var _ Cache = (*laravel.Cache)(nil)
 	var _ Store = newFaultStore(nil)
+	var _ Batches = newFaultStore(nil)
 }
 
 // Every outcome write that fails is retried until the store takes it:
@@ -175,12 +211,13 @@ func TestFailedClaimsAreRetried(t *testing.T) {
 	}
 }
 
-// The next link of a chain is pushed before the finished link is deleted
-// (CallQueuedHandler's order), even when the push has to be retried.
-func TestChainPushIsRetriedBeforeTheDelete(t *testing.T) {
+// The next link of a chain is pushed in the finished link's own write,
+// which is retried as a whole: exactly one next link, and the finished
+// one deleted.
+func TestChainLinkIsPushedWithTheDelete(t *testing.T) {
 	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
 	store := newFaultStore(q)
-	store.failNext("push", 2)
+	store.failNext("finish", 2)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\ChainLinkJob`, func(context.Context, *handlers.Job) error { return nil })
 	pushRaw(t, q, "chains", fixture(t, "chain.json"))
@@ -193,7 +230,7 @@ func TestChainPushIsRetriedBeforeTheDelete(t *testing.T) {
 	if len(rows) != 1 || rows[0].Attempts != 0 || !strings.Contains(rows[0].Payload, "ChainLinkJob") {
 		t.Fatalf("want exactly the next link queued, got %+v", rows)
 	}
-	if store.count("push") != 3 {
-		t.Fatalf("push called %d times, want 2 failures and 1 success", store.count("push"))
+	if store.count("finish") != 3 {
+		t.Fatalf("finish called %d times, want 2 failures and 1 success", store.count("finish"))
 	}
 }

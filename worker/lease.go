@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"time"
+
+	"github.com/laraworker/laraworker/laravel"
 )
 
 // startLease refreshes the reservations of jobs running longer than
@@ -38,14 +40,60 @@ func (w *Worker) leaseEvery() time.Duration {
 	return max(every, time.Second)
 }
 
+// extendLeases refreshes the reservations of the jobs running for at
+// least every. It holds each job's lock across the write, so an outcome
+// settled meanwhile waits and is written with the new token. A job whose
+// reservation turns out taken by another worker is marked lost: its
+// handler's context is cancelled (the job runs elsewhere now) and its
+// outcome will be dropped.
 func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
-	rows := w.running.olderThan(every, w.now())
-	if len(rows) == 0 {
+	held := w.lockUnsettled(w.running.olderThan(every, w.now()))
+	if len(held) == 0 {
 		return
 	}
-	if err := w.store.Extend(ctx, rows); err != nil && ctx.Err() == nil {
-		w.log.Error().Err(err).Int("jobs", len(rows)).Msg("refreshing reservations failed")
-		return
+	rows := make([]laravel.JobRow, len(held))
+	for i, r := range held {
+		rows[i] = r.row
 	}
-	w.cfg.Metrics.leasesExtended(len(rows))
+	// A refresh that takes longer than the lease period is useless.
+	extendCtx, cancel := context.WithTimeout(ctx, every)
+	refreshed, err := w.store.Extend(extendCtx, rows)
+	cancel()
+	tokens := make(map[int64]*int64, len(refreshed))
+	for _, row := range refreshed {
+		tokens[row.ID] = row.ReservedAt
+	}
+	var lost []*running
+	for _, r := range held {
+		if tok, ok := tokens[r.row.ID]; ok {
+			r.row.ReservedAt = tok
+		} else if err == nil {
+			r.lost = true
+			lost = append(lost, r)
+		}
+		r.mu.Unlock()
+	}
+	for _, r := range lost {
+		w.completer.reservationLost("extend", r.row, false)
+		r.cancel(errReservationLost)
+	}
+	if err != nil && ctx.Err() == nil {
+		w.log.Error().Err(err).Int("jobs", len(rows)).Int("refreshed", len(refreshed)).Msg("refreshing reservations failed")
+	}
+	w.cfg.Metrics.leasesExtended(len(refreshed))
+}
+
+// lockUnsettled locks the jobs whose outcome is not written yet and
+// returns them locked.
+func (w *Worker) lockUnsettled(rs []*running) []*running {
+	held := rs[:0]
+	for _, r := range rs {
+		r.mu.Lock()
+		if r.settled || r.lost {
+			r.mu.Unlock()
+			continue
+		}
+		held = append(held, r)
+	}
+	return held
 }

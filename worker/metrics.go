@@ -16,6 +16,8 @@ type Metrics struct {
 	writeErrors *prometheus.CounterVec
 	leases      prometheus.Counter
 	config      *prometheus.CounterVec
+	lost        *prometheus.CounterVec
+	dropped     *prometheus.CounterVec
 	// Depth is set by whoever polls queue sizes (the CLI does).
 	Depth *prometheus.GaugeVec
 }
@@ -46,11 +48,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		config: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission): jobs given back or writes retried, never failed.",
 		}, []string{"kind"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_lost_reservations_total",
+			Help: "Jobs whose reservation another worker had taken (after retry_after) when this worker wrote or refreshed it; the outcome was dropped. op: the write that found out.",
+		}, []string{"op"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_outcomes_dropped_total",
+			Help: "Outcomes not written by the write deadline at shutdown (the jobs come back after retry_after), by write.",
+		}, []string{"op"}),
 		Depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "laraworker_queue_depth", Help: "Jobs in the table by queue and state.",
 		}, []string{"queue", "state"}),
 	}
-	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.config, m.Depth)
+	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.config, m.lost, m.dropped, m.Depth)
 	return m
 }
 
@@ -89,5 +99,17 @@ func (m *Metrics) leasesExtended(n int) {
 func (m *Metrics) configError(kind string) {
 	if m != nil {
 		m.config.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) reservationLost(op string) {
+	if m != nil {
+		m.lost.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *Metrics) outcomesDropped(op string, n int) {
+	if m != nil {
+		m.dropped.WithLabelValues(op).Add(float64(n))
 	}
 }

@@ -54,10 +54,13 @@ func (w *Worker) modelMissing(job *handlers.Job, err error) outcome {
 		deleteIt = p.DeleteWhenMissingModels
 	}
 	if deleteIt {
-		if b := p.Data.BatchID; b != nil && *b != "" {
-			w.recordBatchSuccess(*b, p.UUID)
+		// The batch success is written with the delete (no chain link:
+		// Laravel only deletes the job).
+		out := outcome{verdict: verdictDelete, reason: reasonModelMissingDeleted}
+		if b := p.Data.BatchID; b != nil {
+			out.batchID = *b
 		}
-		return outcome{verdict: verdictDelete, reason: reasonModelMissingDeleted}
+		return out
 	}
 	var mnf *handlers.ModelNotFoundError
 	msg := err.Error()

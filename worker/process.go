@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
@@ -38,11 +37,50 @@ type outcome struct {
 
 // running is a job in flight.
 type running struct {
-	row     laravel.JobRow
 	started time.Time
+	// cancel ends the job's context: at shutdown, or when its reservation
+	// turns out lost (another worker runs the job now).
+	cancel context.CancelCauseFunc
+	// decided tells the worker the handler is done with (the outcome may
+	// still be being written); safe to call more than once.
+	decided func()
+
+	// mu guards the fields below. The lease refresh holds it across its
+	// write, so an outcome is never written with a token the refresh is
+	// replacing.
+	mu sync.Mutex
+	// row is the claimed row; row.ReservedAt is the current reservation
+	// token (the claim's, or the last refresh's).
+	row laravel.JobRow
 	// settled is set by whoever writes the outcome first: the job itself,
 	// or shutdown releasing it after its handler was abandoned.
-	settled atomic.Bool
+	settled bool
+	// lost: a refresh found the job reserved by another worker.
+	lost bool
+}
+
+// errReservationLost is the cause given to a job's context when a refresh
+// finds its reservation taken.
+var errReservationLost = errors.New("worker: the job's reservation was lost: another worker took it after retry_after")
+
+// take claims the right to write the job's outcome and returns the row
+// with its current token; false when the outcome was already written
+// (released at shutdown) or the reservation was lost.
+func (r *running) take() (laravel.JobRow, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settled || r.lost {
+		return laravel.JobRow{}, false
+	}
+	r.settled = true
+	return r.row, true
+}
+
+// current is the row with its current token.
+func (r *running) current() laravel.JobRow {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.row
 }
 
 type runningSet struct {
@@ -50,8 +88,8 @@ type runningSet struct {
 	m  map[int64]*running
 }
 
-func (s *runningSet) add(row laravel.JobRow, now time.Time) *running {
-	r := &running{row: row, started: now}
+func (s *runningSet) add(row laravel.JobRow, now time.Time, cancel context.CancelCauseFunc, decided func()) *running {
+	r := &running{row: row, started: now, cancel: cancel, decided: decided}
 	s.mu.Lock()
 	s.m[row.ID] = r
 	s.mu.Unlock()
@@ -70,17 +108,17 @@ func (s *runningSet) len() int {
 	return len(s.m)
 }
 
-// olderThan lists the rows of jobs running for at least d.
-func (s *runningSet) olderThan(d time.Duration, now time.Time) []laravel.JobRow {
+// olderThan lists the jobs running for at least d.
+func (s *runningSet) olderThan(d time.Duration, now time.Time) []*running {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rows []laravel.JobRow
+	var out []*running
 	for _, r := range s.m {
 		if now.Sub(r.started) >= d {
-			rows = append(rows, r.row)
+			out = append(out, r)
 		}
 	}
-	return rows
+	return out
 }
 
 func (s *runningSet) all() []*running {
@@ -93,23 +131,30 @@ func (s *runningSet) all() []*running {
 	return out
 }
 
-// process runs one claimed row to its outcome and writes it.
+// process runs one claimed row to its outcome and writes it. ctx is the
+// job's own context (r.cancel ends it).
 func (w *Worker) process(ctx context.Context, r *running) {
-	row := r.row
+	row := r.current()
 	defer w.running.remove(row.ID)
+	defer r.cancel(nil)
+	defer r.decided()
 	started := time.Now()
 	p, err := payload.Parse(row.Payload)
 	if err != nil {
+		r.decided()
 		w.log.Warn().Err(err).Int64("id", row.ID).Str("queue", row.Queue).Msg("job payload is not valid; failing it")
-		w.settle(ctx, r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
+		w.settle(r, nil, outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
 		return
 	}
 	w.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
 		Int("attempt", row.Attempts).Msg("job started")
 	out := w.decide(ctx, row, p)
+	r.decided()
+	// As CallQueuedHandler: the unique lock goes before the job's row.
 	w.releaseAfter(ctx, p, out)
-	w.settle(ctx, r, p, out)
-	w.logOutcome(row, p, out, time.Since(started))
+	if w.settle(r, p, out) {
+		w.logOutcome(row, p, out, time.Since(started))
+	}
 }
 
 // invalidPayload is Laravel's InvalidPayloadException, for rows Go cannot

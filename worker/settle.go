@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -10,32 +9,32 @@ import (
 	"github.com/laraworker/laraworker/payload"
 )
 
-// settle writes an outcome once: a job abandoned at shutdown was already
-// released, so its late result is dropped.
-func (w *Worker) settle(ctx context.Context, r *running, p *payload.Payload, out outcome) {
-	if !r.settled.CompareAndSwap(false, true) {
-		return
+// settle writes an outcome once, with the job's current reservation
+// token. It reports false, writing nothing, when the outcome is no longer
+// this run's to write: the job was released at shutdown after its handler
+// was abandoned, or a lease refresh found it taken by another worker.
+func (w *Worker) settle(r *running, p *payload.Payload, out outcome) bool {
+	row, ok := r.take()
+	if !ok {
+		return false
 	}
 	switch out.verdict {
 	case verdictDelete:
-		w.succeed(ctx, r.row, out)
+		w.succeed(row, p, out)
 	case verdictRelease:
-		w.completer.release(r.row, out.delay)
+		w.completer.release(row, out.delay)
 	case verdictFail:
 		err := errWithFrame(out)
 		if note := w.chainStoppedNote(p); note != nil {
 			err = errors.Join(err, note)
 		}
-		w.failRow(r.row, p, err)
-		if out.batchID != "" {
-			w.recordBatchFailure(ctx, out.batchID, p)
-		}
+		w.failRow(row, p, err, out.batchID)
 	case verdictUnreserve:
-		w.skip.add(r.row.ID, w.now())
-		w.completer.unreserve(r.row)
+		w.skip.add(row.ID, w.now())
+		w.completer.unreserve(row)
 	}
-	w.stats.count(out.verdict)
-	w.cfg.Metrics.jobDone(r.row.Queue, w.metricsClass(p), out.reason, time.Since(r.started))
+	w.cfg.Metrics.jobDone(row.Queue, w.metricsClass(p), out.reason, time.Since(r.started))
+	return true
 }
 
 // metricsClass is the class label of the job metrics: the registered
@@ -87,15 +86,16 @@ func errWithFrame(out outcome) error {
 	return framedError{out.err, out.where}
 }
 
-// failRow writes a failed_jobs row and deletes the job in one transaction,
-// retrying until the database takes it.
-func (w *Worker) failRow(row laravel.JobRow, p *payload.Payload, err error) {
+// failRow writes a failed_jobs row and deletes the job in one transaction
+// (with the batch's failure when batchID is set), retrying until the
+// database takes it.
+func (w *Worker) failRow(row laravel.JobRow, p *payload.Payload, err error, batchID string) {
 	where := frame{File: "laraworker", Func: "worker"}
 	var fe framedError
 	if errors.As(err, &fe) && fe.where.File != "" {
 		where = fe.where
 	}
-	w.completer.fail(row, p, exceptionText(withoutFrames(err), where))
+	w.completer.fail(row, p, exceptionText(withoutFrames(err), where), w.batchFailure(batchID, p))
 }
 
 // withoutFrames removes the framedError wrappers, which only carry the
@@ -119,10 +119,9 @@ func withoutFrames(err error) error {
 // shutdown, so another worker can run them.
 func (w *Worker) releaseAbandoned() {
 	for _, r := range w.running.all() {
-		if r.settled.CompareAndSwap(false, true) {
-			w.log.Warn().Int64("id", r.row.ID).Msg("releasing a job whose handler did not stop")
-			w.completer.release(r.row, 0)
-			w.stats.count(verdictRelease)
+		if row, ok := r.take(); ok {
+			w.log.Warn().Int64("id", row.ID).Msg("releasing a job whose handler did not stop")
+			w.completer.release(row, 0)
 		}
 	}
 }

@@ -16,9 +16,11 @@ type counters struct {
 	failed     atomic.Int64
 	released   atomic.Int64
 	unreserved atomic.Int64
+	lost       atomic.Int64 // outcomes dropped: another worker held the job
+	dropped    atomic.Int64 // outcomes dropped: not written by the write deadline
 }
 
-// count adds one outcome to its total.
+// count adds one written outcome to its total.
 func (c *counters) count(v verdict) {
 	switch v {
 	case verdictDelete:
@@ -39,12 +41,15 @@ type Stats struct {
 	Started time.Time // zero before Run
 	// Claimed counts reservations; each ended as one of Done (deleted),
 	// Failed, Released (put back to run again, including jobs released at
-	// shutdown) or Returned (given back untouched, not Go's to run), or is
-	// Running.
-	Claimed, Done, Failed, Released, Returned int64
-	Running                                   []RunningJob
-	Paused                                    bool
-	PausedQueues                              []string
+	// shutdown), Returned (given back untouched, not Go's to run), Lost
+	// (its reservation was taken by another worker, which runs the job
+	// now: this outcome was not written) or Dropped (its outcome could not
+	// be written before the write deadline at shutdown: the job comes back
+	// after retry_after), or is Running or being written.
+	Claimed, Done, Failed, Released, Returned, Lost, Dropped int64
+	Running                                                  []RunningJob
+	Paused                                                   bool
+	PausedQueues                                             []string
 }
 
 // RunningJob is a job a worker holds now.
@@ -63,6 +68,7 @@ func (w *Worker) Stats() Stats {
 		Name: w.cfg.Name, Queues: slices.Clone(w.cfg.Queues),
 		Claimed: w.stats.claimed.Load(), Done: w.stats.done.Load(), Failed: w.stats.failed.Load(),
 		Released: w.stats.released.Load(), Returned: w.stats.unreserved.Load(),
+		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(),
 		Paused: w.paused.Load(),
 	}
 	if ns := w.stats.started.Load(); ns != 0 {
@@ -72,8 +78,9 @@ func (w *Worker) Stats() Stats {
 		s.PausedQueues = slices.Clone(*p)
 	}
 	for _, r := range w.running.all() {
-		job := RunningJob{ID: r.row.ID, Queue: r.row.Queue, Attempt: r.row.Attempts, Since: r.started}
-		if p, err := payload.Parse(r.row.Payload); err == nil {
+		row := r.current()
+		job := RunningJob{ID: row.ID, Queue: row.Queue, Attempt: row.Attempts, Since: r.started}
+		if p, err := payload.Parse(row.Payload); err == nil {
 			job.UUID, job.Class = p.UUID, p.Name()
 		}
 		s.Running = append(s.Running, job)

@@ -16,31 +16,48 @@ import (
 // Every method is called from several goroutines at once. A write that
 // returns an error is retried by the worker until it succeeds (or the
 // worker gives up at shutdown), so writes must be safe to repeat.
+//
+// Writes are fenced. A claimed job's JobRow carries its reservation in
+// ReservedAt: the value the claim set, or the one Extend last handed back.
+// Every write about the job holds only while the store still has the job
+// under that reservation; when another worker has reclaimed it (after
+// retry_after) or finished it, the write changes nothing at all (no
+// released copy, no failed job, no chain link, no batch counter) and
+// returns laravel.ErrReservationLost (Delete lists the job as lost; Extend
+// leaves it out). The worker then drops its outcome.
 type Store interface {
 	// Claim reserves up to n jobs of the first queue, in priority order,
 	// that has any claimable ones, counting an attempt for each as
 	// Laravel does. It returns no jobs and no error when every queue is
 	// empty. A *laravel.ClaimError names a row that could not be reserved
-	// because of the row itself (the worker fails that row).
+	// because of the row itself (the worker fails that row as it was
+	// selected, with ReservedAt as it was).
 	Claim(ctx context.Context, queues []string, n int, opts laravel.ClaimOptions) ([]laravel.JobRow, error)
 	// CountClaimable counts what Claim could take now, without taking it
 	// (a claim that skips locked rows can come back empty while jobs wait).
 	CountClaimable(ctx context.Context, queues []string, opts laravel.ClaimOptions) (int64, error)
-	// Delete removes finished jobs.
-	Delete(ctx context.Context, jobs []laravel.JobRow) error
+	// Delete removes finished jobs that have nothing to write after them
+	// and returns the ones whose reservation was lost (left alone). On an
+	// error nothing may be assumed deleted.
+	Delete(ctx context.Context, jobs []laravel.JobRow) (lost []laravel.JobRow, err error)
+	// Finish removes a finished job together with its followup (the next
+	// link of its chain, its batch's success), all or nothing.
+	Finish(ctx context.Context, job laravel.JobRow, f laravel.Followup) error
 	// Release puts a job back to run again after delay; its attempt counts.
 	Release(ctx context.Context, job laravel.JobRow, delay time.Duration) error
 	// Fail moves a job to the failed jobs with the exception text, under
-	// uuid (the payload's, or a fresh one when it has none).
-	Fail(ctx context.Context, job laravel.JobRow, uuid, exception string) error
+	// uuid (the payload's, or a fresh one when it has none), together with
+	// its batch's failure (f.Batch), all or nothing.
+	Fail(ctx context.Context, job laravel.JobRow, uuid, exception string, f laravel.Followup) error
 	// Unreserve gives a job back as it was before the claim, attempt not
 	// counted: it is not this worker's to run.
 	Unreserve(ctx context.Context, job laravel.JobRow) error
 	// Extend refreshes the reservations of jobs still running, so no other
-	// worker takes them after retry_after.
-	Extend(ctx context.Context, jobs []laravel.JobRow) error
-	// Push adds a job (the next link of a chain) and returns its id.
-	Push(ctx context.Context, item laravel.PushItem) (int64, error)
+	// worker takes them after retry_after, and returns those it refreshed
+	// with their new ReservedAt; a job left out lost its reservation. On
+	// an error it returns the jobs refreshed before it; the rest are in an
+	// unknown state (not known lost).
+	Extend(ctx context.Context, jobs []laravel.JobRow) (refreshed []laravel.JobRow, err error)
 	// Connection is the Laravel queue connection the store serves (the
 	// name failed jobs record, "database" by default).
 	Connection() string
@@ -49,12 +66,12 @@ type Store interface {
 	RetryAfter() time.Duration
 }
 
-// Batches is Laravel's job batch repository (the job_batches table).
-// *laravel.Queue implements it.
+// Batches reads Laravel's job batches (the job_batches table), to leave
+// batches with PHP callbacks to PHP and to know a batch's options. The
+// counters are written by the Store, with each job's outcome
+// (laravel.Followup). *laravel.Queue implements it.
 type Batches interface {
 	FindBatch(ctx context.Context, id string) (laravel.Batch, error)
-	RecordBatchSuccess(ctx context.Context, batchID, jobUUID string) (laravel.BatchCounts, error)
-	RecordBatchFailure(ctx context.Context, batchID, jobUUID string, allowFailures bool) (laravel.BatchCounts, error)
 }
 
 // Cache is the part of Laravel's cache store that PHP and Go workers

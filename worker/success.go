@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/laraworker/laraworker/handlers"
@@ -11,34 +12,43 @@ import (
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
-// succeed is CallQueuedHandler's success path, in its order: push the next
-// link of a chain, record the batch success, then delete the row.
-func (w *Worker) succeed(ctx context.Context, row laravel.JobRow, out outcome) {
+// succeed is CallQueuedHandler's success path: push the next link of a
+// chain, record the batch success, delete the row. A job with neither
+// joins the grouped delete; one with a followup is finished in one write
+// (all three or none), so a link is never pushed and a batch never
+// counted for a job whose reservation was lost, nor twice.
+func (w *Worker) succeed(row laravel.JobRow, p *payload.Payload, out outcome) {
+	var f laravel.Followup
 	if out.job != nil {
-		w.dispatchNextInChain(out.job)
-		if out.batchID != "" {
-			w.recordBatchSuccess(out.batchID, out.job.UUID)
-		}
+		f.Next = w.nextInChain(out.job)
 	}
-	w.completer.delete(row)
+	if out.batchID != "" && w.cfg.Batches != nil && p != nil {
+		f.Batch = &laravel.BatchEntry{ID: out.batchID, JobUUID: p.UUID}
+	}
+	if f.Next == nil && f.Batch == nil {
+		w.completer.delete(row)
+		return
+	}
+	w.completer.finish(row, f)
 }
 
-// dispatchNextInChain pushes chained[0] as dispatchNextJobInChain does.
-// The payload takes the shape (key set) of the current one, so a 12.x app
-// gets 12.x keys. Go cannot know whether the next class implements
-// ShouldBeEncrypted; it is encrypted when the current command was.
-func (w *Worker) dispatchNextInChain(job *handlers.Job) {
+// nextInChain builds chained[0] as dispatchNextJobInChain does; nil at
+// the end of the chain. The payload takes the shape (key set) of the
+// current one, so a 12.x app gets 12.x keys. Go cannot know whether the
+// next class implements ShouldBeEncrypted; it is encrypted when the
+// current command was.
+func (w *Worker) nextInChain(job *handlers.Job) *laravel.PushItem {
 	cmd, err := job.Command()
 	if err != nil || cmd == nil {
-		return
+		return nil
 	}
 	next, err := payload.NextInChain(cmd)
 	if errors.Is(err, payload.ErrChainEnd) {
-		return
+		return nil
 	}
 	if err != nil {
 		w.log.Error().Err(err).Str("uuid", job.UUID).Msg("cannot build the next job of the chain")
-		return
+		return nil
 	}
 	opts := payload.BuildOptions{Shape: shapeOf(job.Payload)}
 	if cmd.Encrypted {
@@ -47,17 +57,17 @@ func (w *Worker) dispatchNextInChain(job *handlers.Job) {
 	raw, err := payload.BuildObjectPayload(next.Object, opts)
 	if err != nil {
 		w.log.Error().Err(err).Str("uuid", job.UUID).Msg("cannot encode the next job of the chain")
-		return
+		return nil
 	}
 	q := next.Queueable()
-	item := laravel.PushItem{Payload: raw}
+	item := &laravel.PushItem{Payload: raw}
 	if q.Queue != nil {
 		item.Queue = *q.Queue
 	}
 	if q.Connection != nil && *q.Connection != w.store.Connection() {
 		w.log.Warn().Str("connection", *q.Connection).Msg("next chain link names another queue connection; pushing it to this one")
 	}
-	w.completer.push(item)
+	return item
 }
 
 // shapeOf picks the payload key set of the Laravel version that wrote p.
@@ -154,6 +164,31 @@ func (w *Worker) batchInfo(b laravel.Batch) batchInfo {
 	return info
 }
 
+// batchFailure is what a failed job records in its batch, computed when
+// the failure is written (and again if that write is retried): the batch
+// options may have to be read first, and a read that fails must not lose
+// the failure (Laravel's batch would then never finish). Nil when the job
+// is in no batch, or the worker has no batch repository.
+func (w *Worker) batchFailure(batchID string, p *payload.Payload) func(ctx context.Context) (*laravel.BatchEntry, error) {
+	if batchID == "" || p == nil || w.cfg.Batches == nil {
+		return nil
+	}
+	return func(ctx context.Context) (*laravel.BatchEntry, error) {
+		info, ok := w.batches.get(batchID)
+		if !ok {
+			b, err := w.cfg.Batches.FindBatch(ctx, batchID)
+			if errors.Is(err, laravel.ErrBatchNotFound) {
+				return nil, nil // gone: nothing to count, as Laravel's null batch()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading batch %s: %w", batchID, err)
+			}
+			info = w.batchInfo(b)
+		}
+		return &laravel.BatchEntry{ID: batchID, JobUUID: p.UUID, AllowFailures: info.allowFailures}, nil
+	}
+}
+
 // parseBatchOptions reads the PHP-serialized options array: any non-empty
 // callback list means PHP must run the batch's jobs.
 func parseBatchOptions(raw []byte) batchInfo {
@@ -178,35 +213,4 @@ func parseBatchOptions(raw []byte) batchInfo {
 		}
 	}
 	return info
-}
-
-func (w *Worker) recordBatchSuccess(batchID, uuid string) {
-	if w.cfg.Batches == nil {
-		return
-	}
-	w.completer.persist("batch-success", func(ctx context.Context) error {
-		_, err := w.cfg.Batches.RecordBatchSuccess(ctx, batchID, uuid)
-		if errors.Is(err, laravel.ErrBatchNotFound) {
-			return nil
-		}
-		return err
-	})
-}
-
-func (w *Worker) recordBatchFailure(ctx context.Context, batchID string, p *payload.Payload) {
-	if p == nil || w.cfg.Batches == nil {
-		return
-	}
-	b, err := w.cfg.Batches.FindBatch(ctx, batchID)
-	if err != nil {
-		return
-	}
-	allow := w.batchInfo(b).allowFailures
-	w.completer.persist("batch-failure", func(ctx context.Context) error {
-		_, err := w.cfg.Batches.RecordBatchFailure(ctx, batchID, p.UUID, allow)
-		if errors.Is(err, laravel.ErrBatchNotFound) {
-			return nil
-		}
-		return err
-	})
 }

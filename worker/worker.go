@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,11 +13,15 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit statuses, as artisan's Worker uses them.
+// Exit statuses: artisan's Worker's, and one of laraworker's own.
 const (
 	ExitSuccess     = 0
 	ExitError       = 1
 	ExitMemoryLimit = 12
+	// ExitOutcomesDropped: the worker stopped with outcomes it could not
+	// write before the write deadline (Config.WriteGrace); those jobs come
+	// back after retry_after and run again. 75 is sysexits' EX_TEMPFAIL.
+	ExitOutcomesDropped = 75
 )
 
 // StopReason says why Run returned (Laravel's WorkerStopReason names).
@@ -40,6 +45,16 @@ func (r StopReason) ExitCode() int {
 	return ExitSuccess
 }
 
+// ExitCode is the process status for a run that stopped for reason with
+// these stats: ExitOutcomesDropped when outcomes were dropped, else the
+// reason's.
+func ExitCode(reason StopReason, st Stats) int {
+	if st.Dropped > 0 {
+		return ExitOutcomesDropped
+	}
+	return reason.ExitCode()
+}
+
 // Worker claims and runs jobs. Create it with New and call Run once.
 type Worker struct {
 	store     Store
@@ -55,7 +70,6 @@ type Worker struct {
 	health             healthState
 	paused             atomic.Bool
 	pausedQueues       atomic.Pointer[[]string]
-	stopping           atomic.Bool
 	wake               chan struct{}
 	skip               skipSet
 	batches            batchCache
@@ -75,6 +89,12 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 	cfg = cfg.WithDefaults(store)
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if store.RetryAfter() < time.Second {
+		// A reservation must hold for a while: with retry_after 0 every
+		// running job can be taken again at once, and a reservation taken in
+		// the same second as this worker's cannot be told apart from it.
+		return nil, fmt.Errorf("worker: retry_after is %s: every running job could be taken again at once by another worker; set DB_QUEUE_RETRY_AFTER (Laravel's default is 90)", store.RetryAfter())
 	}
 	w := &Worker{
 		store: store, reg: reg, cfg: cfg,
@@ -96,7 +116,7 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 		}
 	}
 	w.completer = newCompleter(completerDeps{
-		store: store, log: w.log, metrics: cfg.Metrics, stopping: w.stopping.Load, group: !cfg.LaravelExact,
+		store: store, log: w.log, metrics: cfg.Metrics, stats: &w.stats, group: !cfg.LaravelExact,
 		setupProblem: w.setupProblem,
 	})
 	return w, nil
@@ -138,7 +158,10 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 
 // Run claims and runs jobs until a stop condition holds or ctx ends (a stop
 // signal). Then it lets running jobs finish for Grace, cancels the rest,
-// releases what still runs, and writes every decided outcome.
+// releases what still runs, and writes every decided outcome, giving
+// writes that keep failing until WriteGrace after that (after a stop
+// signal: until Grace + WriteGrace after it); what is still unwritten then
+// is dropped and counted in Stats.Dropped.
 func (w *Worker) Run(ctx context.Context) StopReason {
 	start := w.now()
 	w.stats.started.Store(start.UnixNano())
@@ -149,16 +172,27 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	leaseDone := w.startLease(jobCtx)
 
 	slots := make(chan struct{}, w.cfg.Concurrency)
-	var wg sync.WaitGroup
-	reason := w.loop(ctx, jobCtx, start, slots, &wg)
+	var inflight inFlight
+	reason := w.loop(ctx, jobCtx, start, slots, &inflight)
 
-	w.stopping.Store(true)
 	w.log.Info().Str("reason", string(reason)).Int("running", w.running.len()).Msg("worker stopping")
-	w.drain(reason, &wg, cancelJobs)
+	if reason == StopInterrupted {
+		// A supervisor's stop timeout counts from its signal.
+		w.completer.giveUpAt(time.Now().Add(w.cfg.Grace + w.cfg.WriteGrace))
+	}
+	w.drain(reason, &inflight.handlers, cancelJobs)
 	cancelJobs()
 	<-leaseDone
+	// Every handler has returned (or was abandoned); outcomes still being
+	// written get until the write deadline.
+	w.completer.giveUpAt(time.Now().Add(w.cfg.WriteGrace))
+	inflight.all.Wait()
 	w.completer.stop()
 	<-completerDone
+	if st := w.Stats(); st.Dropped > 0 {
+		w.log.Error().Int64("dropped", st.Dropped).
+			Msg("outcomes dropped: not written before the write deadline; those jobs come back after retry_after and run again")
+	}
 	return reason
 }
 
@@ -166,7 +200,13 @@ func (w *Worker) now() time.Time { return w.cfg.Now() }
 
 // loop is the daemon loop: claim as many jobs as there are free slots, start
 // them, and check the stop conditions after every iteration.
-func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, wg *sync.WaitGroup) StopReason {
+// inFlight tracks the goroutines of claimed jobs: handlers until each
+// job's outcome is decided, all until it is written.
+type inFlight struct {
+	handlers, all sync.WaitGroup
+}
+
+func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, inflight *inFlight) StopReason {
 	for {
 		if ctx.Err() != nil {
 			return StopInterrupted
@@ -199,13 +239,15 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 		for _, job := range jobs {
 			w.stats.claimed.Add(1)
 			slots <- struct{}{}
-			wg.Add(1)
+			inflight.handlers.Add(1)
+			inflight.all.Add(1)
 			// Registered before the goroutine starts, so the loop never sees
 			// a claimed job as neither queued nor running.
-			r := w.running.add(job, w.now())
+			runCtx, cancel := context.WithCancelCause(jobCtx)
+			r := w.running.add(job, w.now(), cancel, sync.OnceFunc(inflight.handlers.Done))
 			go func() {
-				defer func() { <-slots; wg.Done(); w.nudge() }()
-				w.process(jobCtx, r)
+				defer func() { <-slots; inflight.all.Done(); w.nudge() }()
+				w.process(runCtx, r)
 			}()
 		}
 		// Empty means empty with nothing running since before the claim: a
@@ -326,12 +368,12 @@ func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
 	}
 }
 
-// drain waits for running jobs: without limit when the worker stopped by
-// itself, for Grace after a stop signal; then cancels their contexts and
-// releases whatever is still running.
-func (w *Worker) drain(reason StopReason, wg *sync.WaitGroup, cancelJobs context.CancelFunc) {
+// drain waits for running handlers: without limit when the worker stopped
+// by itself, for Grace after a stop signal; then cancels their contexts
+// and releases whatever is still running.
+func (w *Worker) drain(reason StopReason, handlers *sync.WaitGroup, cancelJobs context.CancelFunc) {
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { handlers.Wait(); close(done) }()
 	if reason != StopInterrupted {
 		<-done
 		return

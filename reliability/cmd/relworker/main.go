@@ -11,7 +11,11 @@
 // Handlers:
 //
 //	App\Jobs\NoopJob             record, sleep RELWORKER_SLEEP
-//	App\Jobs\SleepJob            record phase "start", sleep $seconds, record "end"
+//	App\Jobs\SleepJob            record phase "start", sleep $seconds (or
+//	                             RELWORKER_SLEEP_SECONDS), record "end";
+//	                             then, with RELWORKER_SLEEP_THEN=release,
+//	                             ask for a release (the frozen-worker
+//	                             job), with release-first only on attempt 1
 //	LaraWorker\Reliability\Panic panic with the loaded configuration in scope
 package main
 
@@ -97,6 +101,9 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 	if err := job.Decode(&cmd); err != nil {
 		return err
 	}
+	if s, err := strconv.ParseInt(os.Getenv("RELWORKER_SLEEP_SECONDS"), 10, 64); err == nil {
+		cmd.Seconds = s
+	}
 	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "start"}); err != nil {
 		return err
 	}
@@ -105,7 +112,14 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 		return ctx.Err()
 	case <-time.After(time.Duration(cmd.Seconds) * time.Second):
 	}
-	return record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"})
+	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"}); err != nil {
+		return err
+	}
+	switch then := os.Getenv("RELWORKER_SLEEP_THEN"); {
+	case then == "release", then == "release-first" && job.Attempts == 1:
+		job.Release(0)
+	}
+	return nil
 }
 
 // panicky panics with the whole configuration, secrets included, in the
