@@ -28,6 +28,7 @@ func New(reg *handlers.Registry) *cli.App {
 			inspectCommand(),
 			pushCommand(),
 			benchCommand(),
+			dashboardCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,
 		// --route values hold exec commands, which may contain commas.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/worker"
@@ -46,6 +47,9 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
 			&cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"}, Usage: "the app's Laravel version (e.g. 8.83): failed_jobs gets that version's exception texts (default: 10.10+ texts)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
+			&cli.BoolFlag{Name: "heartbeat", Value: true, Usage: "record this worker in laraworker_workers (the dashboard's fleet) and obey pauses set from the dashboard (--heartbeat=false: neither)"},
+			&cli.StringFlag{Name: "dashboard-addr", Usage: "serve the web dashboard on `PORT or HOST:PORT` (see `laraworker dashboard --help`)"},
+			dashboardFlags("dashboard-")[0], dashboardFlags("dashboard-")[1],
 		),
 		Action: func(c *cli.Context) error { return runWork(c, reg) },
 	}
@@ -96,24 +100,48 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		}
 	}
 	var metrics *worker.Metrics
+	var promReg *prometheus.Registry
 	if addr := c.String("metrics-addr"); addr != "" {
-		if metrics, err = serveMetrics(ctx, addr, q, log); err != nil {
+		if metrics, promReg, err = serveMetrics(ctx, addr, q, log); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
+	}
+	if addr := c.String("dashboard-addr"); addr != "" {
+		setup := dashboardSetup{addr: addr, flag: "dashboard-addr", readOnly: c.Bool("dashboard-read-only"), hidePayloads: c.Bool("dashboard-hide-payloads")}
+		if metrics != nil {
+			// The dashboard's snapshot feeds the depth gauges, without the
+			// full-table count pollDepth runs.
+			setup.metrics = worker.NewQueueMetrics(promReg, metrics.Depth)
+		}
+		if _, err := startDashboard(ctx, q, cfg, setup, log); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	} else if metrics != nil {
+		go pollDepth(ctx, q, metrics, log)
 	}
 	wcfg := workConfig(c, unrouted)
 	if len(wcfg.Queues) == 0 {
 		wcfg.Queues = []string{cfg.DefaultQueue}
 	}
 	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = log, enc, metrics
-	w, err := worker.New(q, reg, wcfg)
+	var store worker.Store = q
+	var counts *fleet.Counts
+	if c.Bool("heartbeat") {
+		store, counts = countingStore(q, &wcfg)
+	}
+	w, err := worker.New(store, reg, wcfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	go pauseOnSignals(ctx, w)
 	log.Info().Str("driver", cfg.Driver).Str("lock", q.LockClause()).Strs("classes", reg.Names()).
 		Int("concurrency", c.Int("concurrency")).Msg("worker started")
+	stopHeartbeat := func() {}
+	if c.Bool("heartbeat") {
+		stopHeartbeat = startHeartbeat(q, w, counts, c.Int("concurrency"), log)
+	}
 	reason := w.Run(ctx)
+	stopHeartbeat()
 	st := w.Stats()
 	log.Info().Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
 		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).Msg("worker stopped")
@@ -206,11 +234,19 @@ func pauseOnSignals(ctx context.Context, w *worker.Worker) {
 	}
 }
 
-// serveMetrics serves /metrics and /healthz and polls queue depth.
-func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, log zerolog.Logger) (*worker.Metrics, error) {
+// serveMetrics serves the worker's metrics on /metrics and /healthz.
+func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, log zerolog.Logger) (*worker.Metrics, *prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := worker.NewMetrics(reg)
+	if err := serveRegistryOn(ctx, "metrics-addr", addr, reg, q, log); err != nil {
+		return nil, nil, err
+	}
+	return m, reg, nil
+}
+
+// serveRegistryOn serves reg on /metrics and a database check on /healthz.
+func serveRegistryOn(ctx context.Context, flag, addr string, reg *prometheus.Registry, q *laravel.Queue, log zerolog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -220,13 +256,13 @@ func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, log zerolo
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	ln, err := listen("metrics-addr", addr)
+	ln, err := listen(flag, addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	serveUntilDone(ctx, ln, mux)
-	go pollDepth(ctx, q, m, log)
-	return m, nil
+	log.Info().Str("addr", ln.Addr().String()).Msg("serving metrics on /metrics")
+	return nil
 }
 
 func pollDepth(ctx context.Context, q *laravel.Queue, m *worker.Metrics, log zerolog.Logger) {
@@ -263,4 +299,28 @@ func newLogger(c *cli.Context) zerolog.Logger {
 		}
 	}
 	return zerolog.New(out).With().Timestamp().Logger()
+}
+
+// countingStore wraps q to count outcomes per class for the history
+// table. The wrapper hides q's optional interfaces from the worker, so
+// the batch repository and shared cache are given in cfg.
+func countingStore(q *laravel.Queue, cfg *worker.Config) (worker.Store, *fleet.Counts) {
+	cfg.Batches = q
+	if c := q.Cache(); c != nil {
+		cfg.Cache = c
+	}
+	counts := fleet.NewCounts(nil)
+	return fleet.NewCountingStore(q, counts), counts
+}
+
+// startHeartbeat records w in the workers table and applies pauses from
+// the dashboard until the returned stop is called (after Run), which
+// marks the row stopped.
+func startHeartbeat(q *laravel.Queue, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+	hb := &fleet.Heartbeat{Store: fleet.ForQueue(q), Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	hb.Start(ctx)
+	done := make(chan struct{})
+	go func() { hb.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
 }

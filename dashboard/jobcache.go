@@ -418,3 +418,52 @@ func (c *jobCache) compact() {
 	c.rows = slices.DeleteFunc(c.rows, func(r cachedJob) bool { return r.dead })
 	c.dead = 0
 }
+
+// jobFilter selects cached rows for the jobs list.
+type jobFilter struct {
+	queue, class string
+	state        string // "", "ready", "delayed", "reserved"
+}
+
+// selectIDs returns up to limit ids matching f above after, in id order
+// (the order claims take them), and whether more match.
+func (c *jobCache) selectIDs(f jobFilter, after int64, limit int, now int64) (ids []int64, more bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var queue, class uint32
+	var ok bool
+	if f.queue != "" {
+		if queue, ok = c.queues.lookup(f.queue); !ok {
+			return nil, false
+		}
+	}
+	if f.class != "" {
+		if class, ok = c.classes.lookup(f.class); !ok {
+			return nil, false
+		}
+	}
+	i := sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id > after })
+	for ; i < len(c.rows); i++ {
+		r := c.rows[i]
+		if r.dead || (f.queue != "" && uint32(r.queue) != queue) || (f.class != "" && r.class != class) || !stateIs(r, f.state, now) {
+			continue
+		}
+		if len(ids) == limit {
+			return ids, true
+		}
+		ids = append(ids, r.id)
+	}
+	return ids, false
+}
+
+func stateIs(r cachedJob, state string, now int64) bool {
+	switch state {
+	case "ready":
+		return r.reserved == 0 && int64(r.available) <= now
+	case "delayed":
+		return r.reserved == 0 && int64(r.available) > now
+	case "reserved":
+		return r.reserved != 0
+	}
+	return true
+}

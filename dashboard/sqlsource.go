@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/laravel"
 )
 
@@ -216,4 +217,191 @@ func int64Args(ids []int64) []any {
 		out[i] = id
 	}
 	return out
+}
+
+// JobRow is a jobs row as a page shows it.
+type JobRow struct {
+	ID          int64
+	Queue       string
+	Attempts    int64
+	ReservedAt  *time.Time
+	AvailableAt time.Time
+	CreatedAt   time.Time
+	UUID, Class string
+	Payload     []byte // whole payload (detail) or a prefix (lists)
+}
+
+func (s *source) jobRows(ctx context.Context, ids []int64) ([]JobRow, error) {
+	rows, err := s.jobsByIDWithPrefix(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int64]scannedJob{}
+	for _, r := range rows {
+		byID[r.id] = r
+	}
+	var out []JobRow
+	for _, id := range ids { // the caller's order
+		if r, ok := byID[id]; ok {
+			out = append(out, toJobRow(r))
+		}
+	}
+	return out, nil
+}
+
+func (s *source) jobsByIDWithPrefix(ctx context.Context, ids []int64) ([]scannedJob, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.queryJobs(ctx, true, s.col("id")+" in ("+placeholders(len(ids))+")", int64Args(ids)...)
+}
+
+func toJobRow(r scannedJob) JobRow {
+	j := JobRow{ID: r.id, Queue: r.queue, Attempts: r.attempts, AvailableAt: time.Unix(r.available, 0),
+		CreatedAt: time.Unix(r.created, 0), Payload: r.prefix, UUID: fleet.UUIDOf(r.prefix)}
+	if r.reserved.Valid {
+		t := time.Unix(r.reserved.Int64, 0)
+		j.ReservedAt = &t
+	}
+	j.Class, _ = fleet.ClassOf(r.prefix)
+	return j
+}
+
+// jobByID reads one whole row; ok is false when it is gone.
+func (s *source) jobByID(ctx context.Context, id int64) (JobRow, bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.Rebind("select "+s.jobCols(false)+", "+s.col("payload")+" from "+s.jobs+" where "+s.col("id")+" = ?"), id)
+	if err != nil {
+		return JobRow{}, false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return JobRow{}, false, rows.Err()
+	}
+	var r scannedJob
+	if err := rows.Scan(&r.id, &r.queue, &r.attempts, &r.reserved, &r.available, &r.created, &r.prefix); err != nil {
+		return JobRow{}, false, err
+	}
+	j := toJobRow(r)
+	if j.Class == "" {
+		j.Class = classOfPayload(r.prefix)
+	}
+	return j, true, nil
+}
+
+// FailedRow is a failed_jobs row as a page shows it.
+type FailedRow struct {
+	ID         int64
+	UUID       string
+	Connection string
+	Queue      string
+	Class      string
+	FailedAt   time.Time
+	Payload    []byte // whole (detail) or a prefix (lists)
+	Exception  string // whole (detail) or its start (lists)
+}
+
+const failedListCols = "%s, %s, %s, %s, %s, substr(%s, 1, %d), substr(%s, 1, 300)"
+
+func (s *source) failedListSelect() string {
+	return fmt.Sprintf(failedListCols, s.col("id"), s.col("uuid"), s.col("connection"), s.col("queue"), s.col("failed_at"),
+		s.col("payload"), prefixLen, s.col("exception"))
+}
+
+func (s *source) queryFailed(ctx context.Context, cols, where string, args ...any) ([]FailedRow, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.Rebind("select "+cols+" from "+s.failed+" where "+where), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FailedRow
+	for rows.Next() {
+		var f FailedRow
+		var at any
+		var exc []byte
+		if err := rows.Scan(&f.ID, &f.UUID, &f.Connection, &f.Queue, &at, &f.Payload, &exc); err != nil {
+			return nil, err
+		}
+		f.Exception = string(exc)
+		f.FailedAt = time.Unix(s.unixOf(at), 0)
+		if cl, ok := fleet.ClassOf(f.Payload); ok {
+			f.Class = cl
+		} else {
+			f.Class = classOfPayload(f.Payload)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// failedPage lists failed rows below before (newest first) through the
+// primary key: ids, when given, restrict it; like, when given, filters
+// on the exception text but reads at most scanIDs ids below before.
+func (s *source) failedPage(ctx context.Context, before int64, ids []int64, like string, scanIDs int64, limit int) ([]FailedRow, error) {
+	where := s.col("id") + " < ?"
+	args := []any{before}
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		where += " and " + s.col("id") + " in (" + placeholders(len(ids)) + ")"
+		args = append(args, int64Args(ids)...)
+	} else if like != "" {
+		where += " and " + s.col("id") + " >= ?"
+		args = append(args, before-scanIDs)
+	}
+	if like != "" {
+		where += " and " + s.col("exception") + " like ? escape '!'"
+		args = append(args, "%"+likeEscape(like)+"%")
+	}
+	where += fmt.Sprintf(" order by %s desc limit %d", s.col("id"), limit)
+	return s.queryFailed(ctx, s.failedListSelect(), where, args...)
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
+}
+
+func (s *source) maxFailedID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := s.db.QueryRowContext(ctx, fmt.Sprintf("select max(%s) from %s", s.col("id"), s.failed)).Scan(&id)
+	return id.Int64, err
+}
+
+// failedByID reads one whole failed row.
+func (s *source) failedByID(ctx context.Context, id int64) (FailedRow, bool, error) {
+	cols := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s", s.col("id"), s.col("uuid"), s.col("connection"), s.col("queue"),
+		s.col("failed_at"), s.col("payload"), s.col("exception"))
+	rows, err := s.queryFailed(ctx, cols, s.col("id")+" = ?", id)
+	if err != nil || len(rows) == 0 {
+		return FailedRow{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// failedUUIDs maps ids to uuids (what queue:retry and queue:forget take).
+func (s *source) failedUUIDs(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := map[int64]string{}
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		rows, err := s.db.QueryContext(ctx, s.d.Rebind(fmt.Sprintf("select %s, %s from %s where %s in (%s)",
+			s.col("id"), s.col("uuid"), s.failed, s.col("id"), placeholders(n))), int64Args(ids[:n])...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id int64
+			var uuid string
+			if err := rows.Scan(&id, &uuid); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = uuid
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		ids = ids[n:]
+	}
+	return out, nil
 }
