@@ -158,7 +158,7 @@ func (c *failedCache) rollOn(ctx context.Context, src *source, limit int, now ti
 	from, top := c.cursor, c.maxID
 	c.mu.RUnlock()
 	if from == 0 {
-		c.pass.started = now
+		c.pass.Started = now
 	}
 	ids, err := src.failedIDsAfter(ctx, from, limit)
 	if err != nil {
@@ -183,7 +183,7 @@ func (c *failedCache) rollOn(ctx context.Context, src *source, limit int, now ti
 	}
 	if upTo >= top {
 		c.cursor = 0
-		c.pass.lastDone, c.pass.lastTook = now, now.Sub(c.pass.started)
+		c.pass.LastDone, c.pass.LastTook = now, now.Sub(c.pass.Started)
 	} else {
 		c.cursor = upTo
 	}

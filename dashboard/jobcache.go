@@ -55,8 +55,8 @@ type jobCache struct {
 
 // passState tracks the rolling verification pass.
 type passState struct {
-	started, lastDone time.Time
-	lastTook          time.Duration
+	Started, LastDone time.Time
+	LastTook          time.Duration
 }
 
 func newJobCache() *jobCache {
@@ -315,7 +315,7 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	from, top := c.cursor, c.maxID
 	c.mu.RUnlock()
 	if from == 0 {
-		c.pass.started = now
+		c.pass.Started = now
 	}
 	rows, err := src.jobsAfter(ctx, from, limit)
 	if err != nil {
@@ -346,7 +346,7 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	c.replaceRange(from, upTo, rows, newRows, classes)
 	if upTo >= top {
 		c.cursor = 0
-		c.pass.lastDone, c.pass.lastTook = now, now.Sub(c.pass.started)
+		c.pass.LastDone, c.pass.LastTook = now, now.Sub(c.pass.Started)
 	} else {
 		c.cursor = upTo
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -51,7 +52,9 @@ func (s *Server) page(fn pageFunc) http.HandlerFunc {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(status)
 			v.Title, v.Data = "Error", s.clean(err.Error())
-			_ = s.pages["error"].ExecuteTemplate(w, "layout", v)
+			var buf bytes.Buffer
+			_ = s.pages["error"].ExecuteTemplate(&buf, "layout", v)
+			_, _ = w.Write(s.scrub(buf.Bytes()))
 			return
 		}
 		var buf bytes.Buffer
@@ -61,8 +64,24 @@ func (s *Server) page(fn pageFunc) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(s.scrub(buf.Bytes()))
 	}
+}
+
+// scrub removes every secret from a rendered page, as written and as
+// HTML or JSON would escape it: a safety net under clean, for text of
+// the tables (exceptions, payloads, class names) that reaches a page.
+func (s *Server) scrub(page []byte) []byte {
+	for _, sec := range append(s.opt.Secrets, s.opt.Auth.Secrets()...) {
+		if sec == "" {
+			continue
+		}
+		js, _ := json.Marshal(sec)
+		for _, form := range []string{sec, template.HTMLEscapeString(sec), string(js[1 : len(js)-1]), template.JSEscapeString(sec)} {
+			page = bytes.ReplaceAll(page, []byte(form), []byte("[redacted]"))
+		}
+	}
+	return page
 }
 
 // notice turns the result codes a redirect carries into a sentence; the
@@ -191,7 +210,9 @@ func (s *Server) running(w http.ResponseWriter, r *http.Request, v *view) (strin
 // --- jobs ---
 
 type jobsData struct {
-	Filter   jobFilter
+	Queue    string
+	Class    string
+	State    string
 	Rows     []JobRow
 	Next     int64 // after= of the next page; 0: none
 	Classes  []ClassCounts
@@ -218,7 +239,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request, v *view) (string, 
 	if err != nil {
 		return "", err
 	}
-	d := jobsData{Filter: f, Rows: rows, Schedule: v.Sum.Schedule, NextDue: v.Sum.NextDue, States: []string{"ready", "delayed", "reserved"}}
+	d := jobsData{Queue: f.queue, Class: f.class, State: f.state, Rows: rows, Schedule: v.Sum.Schedule, NextDue: v.Sum.NextDue, States: []string{"ready", "delayed", "reserved"}}
 	if more && len(ids) > 0 {
 		d.Next = ids[len(ids)-1]
 	}

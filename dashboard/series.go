@@ -60,7 +60,12 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	s.snap.failed.mu.RUnlock()
 	d.Done, d.Failed = lines(done, n), lines(failed, n)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(d)
+	b, err := json.Marshal(d)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, _ = w.Write(s.scrub(b))
 }
 
 func add(m map[string][]int64, class string, n, i int, v int64) {

@@ -58,8 +58,17 @@ func humanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd %02dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-// thousands writes 1234567 as 1,234,567.
-func thousands(n int64) string {
+// thousands writes 1234567 as 1,234,567 (any integer type).
+func thousands(v any) string {
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int64:
+		n = x
+	default:
+		return fmt.Sprint(v)
+	}
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
