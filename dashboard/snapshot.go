@@ -90,6 +90,10 @@ type Summary struct {
 	FleetErr string
 }
 
+// idleAfter is how long after the last page view the snapshot slows
+// down to IdleInterval.
+const idleAfter = 2 * time.Minute
+
 const (
 	maxReservedShown = 1000
 	maxDueShown      = 20
@@ -127,7 +131,12 @@ type Snapshot struct {
 }
 
 func (s *Snapshot) current() *Summary {
-	s.viewed.Store(s.now().UnixNano())
+	now := s.now()
+	if prev := s.viewed.Swap(now.UnixNano()); now.Sub(time.Unix(0, prev)) > idleAfter {
+		// The first view after a quiet spell: refresh now rather than at
+		// the end of the idle interval.
+		s.kickRefresh()
+	}
 	if c := s.cur.Load(); c != nil {
 		return c
 	}
@@ -166,7 +175,7 @@ func (s *Snapshot) Run(ctx context.Context) {
 			close(ch)
 		}
 		wait := max(s.MinInterval, 9*took) // reads take <= 10% of the time
-		if !s.AlwaysOn && s.now().Sub(time.Unix(0, s.viewed.Load())) > 2*time.Minute {
+		if !s.AlwaysOn && s.now().Sub(time.Unix(0, s.viewed.Load())) > idleAfter {
 			wait = max(wait, s.IdleInterval)
 		}
 		t := time.NewTimer(wait)
