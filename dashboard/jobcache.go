@@ -49,8 +49,11 @@ type jobCache struct {
 
 	maxID  int64
 	cursor int64 // rolling pass position
-	pass   passState
-	front  map[uint16]int // how many ready rows to verify per queue
+	// caughtUp is set once the tail reached the end of the table: until
+	// then the counts miss rows, and the page says so.
+	caughtUp bool
+	pass     passState
+	front    map[uint16]int // how many ready rows to verify per queue
 }
 
 // passState tracks the rolling verification pass.
@@ -114,6 +117,9 @@ func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error 
 		c.mu.Unlock()
 		budget -= len(rows)
 		if len(rows) < limit {
+			c.mu.Lock()
+			c.caughtUp = true
+			c.mu.Unlock()
 			return nil
 		}
 	}
@@ -205,7 +211,12 @@ func (c *jobCache) dropBelowQueueMins(ctx context.Context, src *source) error {
 func (c *jobCache) verifyVolatile(ctx context.Context, src *source, maxFront int, now time.Time) error {
 	c.mu.RLock()
 	var ids []int64
-	taken := map[uint16]int{}
+	nq := len(c.queues.list)
+	sizes, counted := make([]int, nq), make([]int, nq)
+	for q := range sizes {
+		sizes[q] = c.frontSize(uint16(q), maxFront)
+	}
+	nowU := now.Unix()
 	for _, r := range c.rows {
 		if r.dead {
 			continue
@@ -213,12 +224,15 @@ func (c *jobCache) verifyVolatile(ctx context.Context, src *source, maxFront int
 		switch {
 		case r.reserved != 0:
 			ids = append(ids, r.id)
-		case int64(r.available) <= now.Unix():
-			k := c.frontSize(r.queue, maxFront)
-			if taken[r.queue] < k {
-				taken[r.queue]++
-				ids = append(ids, r.id)
-			}
+		case int64(r.available) <= nowU && counted[r.queue] < sizes[r.queue]:
+			counted[r.queue]++
+			ids = append(ids, r.id)
+		}
+	}
+	taken := map[uint16]int{}
+	for q, n := range counted {
+		if n > 0 {
+			taken[uint16(q)] = n
 		}
 	}
 	c.mu.RUnlock()

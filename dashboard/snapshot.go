@@ -76,6 +76,9 @@ type Summary struct {
 	NextDue       []DueJob
 	Schedule      []Bucket
 	JobsPass      passState
+	// JobsCaughtUp is false while the first read of the jobs table is
+	// under way (large tables take several refreshes).
+	JobsCaughtUp bool
 
 	FailedTotal    int64
 	FailedByClass  []Named
@@ -228,7 +231,7 @@ func (s *Snapshot) refreshOnce(ctx context.Context) time.Duration {
 
 // summarize counts the cached rows as of now.
 func (s *Snapshot) summarize(now time.Time, took time.Duration) *Summary {
-	sum := &Summary{AsOf: now, Took: took}
+	sum := &Summary{AsOf: now, Took: took.Round(time.Millisecond)}
 	s.jobs.mu.RLock()
 	s.summarizeJobs(sum, now)
 	s.jobs.mu.RUnlock()
@@ -244,11 +247,7 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 	expiry := now.Add(-s.retryAfter).Unix()
 	queues := make([]QueueCounts, len(c.queues.list))
 	oldest := make([]int64, len(c.queues.list))
-	type qc struct {
-		q uint16
-		c uint32
-	}
-	classes := map[qc]*ClassCounts{}
+	classes := newClassTable(len(c.queues.list), len(c.classes.list))
 	var due []DueJob
 	buckets := []struct {
 		label string
@@ -261,12 +260,7 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 			continue
 		}
 		sum.JobsRows++
-		k := qc{r.queue, r.class}
-		cc := classes[k]
-		if cc == nil {
-			cc = &ClassCounts{Queue: c.queues.name(uint32(r.queue)), Class: c.classes.name(r.class)}
-			classes[k] = cc
-		}
+		cc := classes.get(r.queue, r.class)
 		q := &queues[r.queue]
 		switch {
 		case r.reserved != 0 && int64(r.reserved) > expiry:
@@ -290,12 +284,15 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 					break
 				}
 			}
-			due = appendDue(due, DueJob{ID: r.id, Queue: cc.Queue, Class: cc.Class, AvailableAt: time.Unix(int64(r.available), 0)})
+			if len(due) < maxDueShown || int64(r.available) < due[len(due)-1].AvailableAt.Unix() {
+				due = appendDue(due, DueJob{ID: r.id, Queue: c.queues.name(uint32(r.queue)), Class: c.classes.name(r.class),
+					AvailableAt: time.Unix(int64(r.available), 0)})
+			}
 		}
 		if r.reserved != 0 {
 			sum.ReservedTotal++
 			if len(sum.Reserved) < maxReservedShown {
-				sum.Reserved = append(sum.Reserved, ReservedJob{ID: r.id, Queue: cc.Queue, Class: cc.Class,
+				sum.Reserved = append(sum.Reserved, ReservedJob{ID: r.id, Queue: c.queues.name(uint32(r.queue)), Class: c.classes.name(r.class),
 					Attempts: int(r.attempts), ReservedAt: time.Unix(int64(r.reserved), 0), Expired: int64(r.reserved) <= expiry})
 			}
 		}
@@ -310,10 +307,9 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 		}
 	}
 	slices.SortFunc(sum.Queues, func(a, b QueueCounts) int { return cmp.Compare(a.Queue, b.Queue) })
-	for _, cc := range classes {
-		if cc.Ready+cc.Delayed+cc.Reserved+cc.Expired > 0 {
-			sum.Classes = append(sum.Classes, *cc)
-		}
+	for _, cc := range classes.all() {
+		cc.Queue, cc.Class = c.queues.name(uint32(cc.q)), c.classes.name(cc.c)
+		sum.Classes = append(sum.Classes, cc.ClassCounts)
 	}
 	slices.SortFunc(sum.Classes, func(a, b ClassCounts) int {
 		return cmp.Or(cmp.Compare(a.Queue, b.Queue), cmp.Compare(b.Ready+b.Delayed, a.Ready+a.Delayed), cmp.Compare(a.Class, b.Class))
@@ -324,6 +320,7 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 	}
 	sum.NextDue = due
 	sum.JobsPass = c.pass
+	sum.JobsCaughtUp = c.caughtUp
 }
 
 // appendDue keeps the maxDueShown soonest delayed jobs, soonest first.
@@ -376,4 +373,65 @@ func NewSnapshot(q *laravel.Queue, fl *fleet.Store, log zerolog.Logger, clean fu
 		MinInterval: 2 * time.Second, IdleInterval: 30 * time.Second, budget: defaultBudget,
 		kick: make(chan struct{}, 1),
 	}
+}
+
+// classTable counts rows per (queue, class) without hashing each row: a
+// slice per queue indexed by class id, or a map when the product of the
+// two would be too large.
+type classTable struct {
+	dense  [][]classCell
+	sparse map[uint64]*classCell
+	nc     int
+}
+
+type classCell struct {
+	ClassCounts
+	q    uint16
+	c    uint32
+	used bool
+}
+
+func newClassTable(queues, classes int) *classTable {
+	t := &classTable{nc: classes}
+	if queues*classes <= 1<<20 {
+		t.dense = make([][]classCell, queues)
+	} else {
+		t.sparse = map[uint64]*classCell{}
+	}
+	return t
+}
+
+func (t *classTable) get(q uint16, c uint32) *ClassCounts {
+	var cell *classCell
+	if t.dense != nil {
+		if t.dense[q] == nil {
+			t.dense[q] = make([]classCell, t.nc)
+		}
+		cell = &t.dense[q][c]
+	} else {
+		k := uint64(q)<<32 | uint64(c)
+		if cell = t.sparse[k]; cell == nil {
+			cell = &classCell{}
+			t.sparse[k] = cell
+		}
+	}
+	if !cell.used {
+		cell.used, cell.q, cell.c = true, q, c
+	}
+	return &cell.ClassCounts
+}
+
+func (t *classTable) all() []*classCell {
+	var out []*classCell
+	for _, row := range t.dense {
+		for i := range row {
+			if row[i].used {
+				out = append(out, &row[i])
+			}
+		}
+	}
+	for _, cell := range t.sparse {
+		out = append(out, cell)
+	}
+	return out
 }

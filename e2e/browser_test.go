@@ -86,7 +86,7 @@ func value[T any](t *testing.T, b *browser, a chromedp.Action[T]) T {
 // screenshot saves the whole page as NAME.png.
 func (b *browser) screenshot(t *testing.T, name string) {
 	t.Helper()
-	png := value(t, b, chromedp.FullScreenshot(90))
+	png := value(t, b, chromedp.FullScreenshot(100))
 	path := filepath.Join(b.shot, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
