@@ -195,39 +195,66 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func urlq(s string) string { return strings.NewReplacer(`\`, "%5C", " ", "+").Replace(s) }
 
-// BenchmarkDrainBesideDashboard drains 20,000 ready jobs pushed onto the
-// large table's queue "default" with an in-process worker at concurrency
-// 128 (no-op handler), without and with a dashboard watching the same
-// tables in the same process (its background refresh at the default
-// pace, and a page view every second). Run it with -count N -benchtime
-// 1x: the two sub-benchmarks then alternate, so a busy spell of the
-// machine hits both; compare the medians of jobs/s.
+// BenchmarkDrainBesideDashboard drains 20,000 ready jobs with an
+// in-process worker at concurrency 128 (no-op handler), without and with
+// a dashboard watching the large tables on the same MariaDB from the same
+// process (its background refresh at the default pace, and a page view
+// every second), the two alternating in each round (-benchtime Nx for N
+// rounds). The worker drains a jobs table of its own: a claim on a
+// table with 1,000,000 older rows is slow by itself (Laravel's query, see
+// docs/PERFORMANCE.md, "Large table"), which would hide the dashboard's
+// share.
 func BenchmarkDrainBesideDashboard(b *testing.B) {
 	q := benchQueue(b)
-	for _, with := range []bool{false, true} {
-		name := "without-dashboard"
-		if with {
-			name = "with-dashboard"
-		}
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				b.StopTimer()
-				pushReady(b, q, 20000)
-				stop := func() {}
-				if with {
-					stop = watch(b, q)
-				}
-				b.StartTimer()
-				t0 := time.Now()
-				drain(b, q)
-				d := time.Since(t0)
-				b.StopTimer()
-				stop()
-				b.ReportMetric(20000/d.Seconds(), "jobs/s")
-				b.StartTimer()
-			}
-		})
+	cfg := q.Config()
+	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+"_drain", cfg.FailedTable+"_drain", cfg.BatchesTable+"_drain"
+	dq, err := laravel.Open(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = dq.DropTables(context.Background()); dq.Close() })
+	if err := dq.CreateTables(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var without, with, ratio []float64
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		// Alternate which goes first, so a drift of the machine's load
+		// hits both sides alike.
+		order := []bool{false, true}
+		if i%2 == 1 {
+			order = []bool{true, false}
+		}
+		var round [2]float64
+		for _, watching := range order {
+			pushReady(b, dq, 20000)
+			stop := func() {}
+			if watching {
+				stop = watch(b, q)
+			}
+			t0 := time.Now()
+			drain(b, dq)
+			rate := 20000 / time.Since(t0).Seconds()
+			stop()
+			if watching {
+				round[1] = rate
+			} else {
+				round[0] = rate
+			}
+		}
+		b.Logf("round %d: %.0f jobs/s without the dashboard, %.0f with", i+1, round[0], round[1])
+		without, with, ratio = append(without, round[0]), append(with, round[1]), append(ratio, round[1]/round[0])
+		b.StartTimer()
+	}
+	b.ReportMetric(median(without), "jobs/s-without")
+	b.ReportMetric(median(with), "jobs/s-with")
+	b.ReportMetric(median(ratio), "with/without")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func pushReady(b *testing.B, q *laravel.Queue, n int) {
@@ -235,7 +262,7 @@ func pushReady(b *testing.B, q *laravel.Queue, n int) {
 	noop := fixture(b, "noop", "")
 	items := make([]laravel.PushItem, 0, 1000)
 	for i := 0; i < n; i++ {
-		items = append(items, laravel.PushItem{Queue: "default", Payload: noop})
+		items = append(items, laravel.PushItem{Queue: "drain", Payload: noop})
 		if len(items) == cap(items) {
 			if err := q.PushMany(context.Background(), items); err != nil {
 				b.Fatal(err)
@@ -294,17 +321,23 @@ func watch(b *testing.B, q *laravel.Queue) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
-// drain runs a worker at concurrency 128 until queue default is empty.
+// drain runs a worker at concurrency 128 until the 20,000 jobs are done.
+// A worker can stop on --stop-when-empty with rows left (docs/
+// PERFORMANCE.md, "Open"): it is then run again, within the same time.
 func drain(b *testing.B, q *laravel.Queue) {
 	b.Helper()
 	reg := handlers.NewRegistry()
 	reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
-	w, err := worker.New(q, reg, worker.Config{Queues: []string{"default"}, Concurrency: 128, StopWhenEmpty: true, Sleep: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.Run(context.Background())
-	if st := w.Stats(); st.Done < 20000 {
-		b.Fatalf("drained %d jobs, want 20000", st.Done)
+	var done int64
+	for try := 0; done < 20000; try++ {
+		if try == 5 {
+			b.Fatalf("drained %d jobs in 5 runs, want 20000", done)
+		}
+		w, err := worker.New(q, reg, worker.Config{Queues: []string{"drain"}, Concurrency: 128, StopWhenEmpty: true, Sleep: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Run(context.Background())
+		done += w.Stats().Done
 	}
 }

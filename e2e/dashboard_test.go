@@ -125,6 +125,10 @@ func testDashboardOverview(t *testing.T, s *suite) {
 	key := s.appKey(t)
 	s.artisan(t, "app:dispatch", "throws")
 	s.phpWork(t, "--stop-when-empty")
+	// Jobs a Go worker finishes: the history the charts draw, and a
+	// stopped worker in the fleet.
+	s.artisan(t, "app:dispatch", "noop", "--count=20", "--queue=bulk")
+	s.work(t, "--stop-when-empty", "--queue", "bulk", "--name", "bulk", s.route(`App\Jobs\NoopJob`))
 	s.artisan(t, "app:dispatch", "noop", "--count=3")
 	s.artisan(t, "app:dispatch", "scalars", "--count=2", "--queue=emails")
 	s.artisan(t, "app:dispatch", "delayed", "--delay=3600")
