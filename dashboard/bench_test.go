@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -119,7 +120,11 @@ func warm(b *testing.B, s *Snapshot) {
 			break
 		}
 	}
-	b.Logf("caches warm after %d refreshes, %s", n, time.Since(start).Round(time.Millisecond))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.Logf("caches warm after %d refreshes, %s; heap in use %.0f MB, RSS %.0f MB", n, time.Since(start).Round(time.Millisecond),
+		float64(ms.HeapInuse)/(1<<20), float64(rss())/(1<<20))
 }
 
 // BenchmarkRefresh times one background refresh of warm caches over the
@@ -246,6 +251,7 @@ func BenchmarkDrainBesideDashboard(b *testing.B) {
 		without, with, ratio = append(without, round[0]), append(with, round[1]), append(ratio, round[1]/round[0])
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(rss())/(1<<20), "rss-MB")
 	b.ReportMetric(median(without), "jobs/s-without")
 	b.ReportMetric(median(with), "jobs/s-with")
 	b.ReportMetric(median(ratio), "with/without")
@@ -333,11 +339,25 @@ func drain(b *testing.B, q *laravel.Queue) {
 		if try == 5 {
 			b.Fatalf("drained %d jobs in 5 runs, want 20000", done)
 		}
-		w, err := worker.New(q, reg, worker.Config{Queues: []string{"drain"}, Concurrency: 128, StopWhenEmpty: true, Sleep: -1})
+		w, err := worker.New(q, reg, worker.Config{Queues: []string{"drain"}, Concurrency: 128, StopWhenEmpty: true, Sleep: -1,
+			// The dashboard's caches share the process: --memory must not
+			// stop the worker (see docs/PERFORMANCE.md, "Dashboard").
+			MemoryMB: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
 		w.Run(context.Background())
 		done += w.Stats().Done
 	}
+}
+
+// rss is the process's resident set size in bytes (Linux).
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res int64
+	fmt.Sscan(string(b), &size, &res)
+	return res * int64(os.Getpagesize())
 }
