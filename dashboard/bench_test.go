@@ -110,7 +110,7 @@ func warm(b *testing.B, s *Snapshot) {
 	// A larger pass per refresh only to get there sooner; the measured
 	// refreshes use the default budget.
 	saved := s.budget
-	s.budget.rollingRows = 50000
+	s.budget.rollingRows, s.budget.rollingFailed = 50000, 50000
 	defer func() { s.budget = saved }()
 	for {
 		s.refreshOnce(context.Background())

@@ -70,10 +70,14 @@ func newJobCache() *jobCache {
 type refreshBudget struct {
 	tailRows    int // new rows read per refresh
 	frontRows   int // most ready rows verified per queue
-	rollingRows int // rows of the rolling pass per refresh
+	rollingRows int // rows of the rolling pass over jobs per refresh
+	// rollingFailed is the rolling pass over failed_jobs: its rows are
+	// large (exception texts of kilobytes, read with the id), and they
+	// only ever disappear, so it goes slower.
+	rollingFailed int
 }
 
-var defaultBudget = refreshBudget{tailRows: 20000, frontRows: 20000, rollingRows: 5000}
+var defaultBudget = refreshBudget{tailRows: 20000, frontRows: 20000, rollingRows: 5000, rollingFailed: 2000}
 
 // refresh runs one round of reads (see jobCache) and applies them.
 func (c *jobCache) refresh(ctx context.Context, src *source, b refreshBudget, now time.Time) error {

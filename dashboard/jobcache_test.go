@@ -41,7 +41,7 @@ func TestJobCacheFollowsTheTable(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
 		ctx := context.Background()
 		s := newTestSnapshot(t, q)
-		s.budget = refreshBudget{tailRows: 7, frontRows: 5, rollingRows: 6}
+		s.budget = refreshBudget{tailRows: 7, frontRows: 5, rollingRows: 6, rollingFailed: 6}
 		now := time.Now().Unix()
 		var items []laravel.PushItem
 		for i := range 40 {
@@ -102,5 +102,56 @@ func TestJobCacheFollowsTheTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		refreshUntil("after a second burst", 12)
+	})
+}
+
+// TestFailedCacheFollowsTheTable: failed rows added, forgotten by
+// another process (found by the rolling pass) and pruned (found by the
+// lowest id) are counted as failed_jobs holds them; the per-minute
+// failure counts keep what was seen.
+func TestFailedCacheFollowsTheTable(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		ctx := context.Background()
+		s := newTestSnapshot(t, q)
+		s.budget = refreshBudget{tailRows: 4, frontRows: 5, rollingRows: 6, rollingFailed: 3}
+		at := time.Now().UTC().Add(-time.Minute).Format(time.DateTime)
+		for i := range 10 {
+			execSQL(t, q, "insert into {failed} (uuid, connection, queue, payload, exception, failed_at) values (?, 'database', ?, ?, 'E: x', ?)",
+				fmt.Sprintf("u-%d", i), []string{"a", "b"}[i%2], string(fixture(t, "noop", fmt.Sprintf(`App\Jobs\F%d`, i%3))), at)
+		}
+		check := func(when string, want int64) {
+			t.Helper()
+			if got := s.current().FailedTotal; got != want {
+				t.Fatalf("%s: %d failed jobs counted, want %d", when, got, want)
+			}
+		}
+		for range 3 {
+			s.refreshOnce(ctx)
+		}
+		check("after the first reads", 10)
+		if ids, _ := s.failed.selectIDs(failedFilter{class: `App\Jobs\F1`, queue: "b"}, 0, 100); len(ids) != 2 {
+			t.Errorf("class F1 on queue b: %v", ids)
+		}
+		if _, err := q.Forget(ctx, "u-5"); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			s.refreshOnce(ctx)
+		}
+		check("after a forget by another process", 9)
+		if _, err := q.PruneFailed(ctx, -time.Hour); err != nil { // everything
+			t.Fatal(err)
+		}
+		s.refreshOnce(ctx)
+		check("after prune-failed", 0)
+		var perMinute int64
+		for _, byClass := range s.failed.perMinute {
+			for _, n := range byClass {
+				perMinute += n
+			}
+		}
+		if perMinute != 10 {
+			t.Errorf("failures per minute add up to %d, want the 10 seen", perMinute)
+		}
 	})
 }

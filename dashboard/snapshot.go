@@ -207,7 +207,7 @@ func (s *Snapshot) refreshOnce(ctx context.Context) time.Duration {
 	start := s.now()
 	err := s.jobs.refresh(ctx, s.src, s.budget, start)
 	if err == nil {
-		err = s.failed.refresh(ctx, s.src, s.budget.tailRows, s.budget.rollingRows*2, start)
+		err = s.failed.refresh(ctx, s.src, s.budget.tailRows, s.budget.rollingFailed, start)
 	}
 	took := s.now().Sub(start)
 	sum := s.summarize(start, took)
