@@ -149,6 +149,9 @@ func TestPauseFromTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor("the worker to pause", func() bool { return w.Stats().Paused })
+		// A claim that started before the pause may still be running; the
+		// pause holds for the claims after it.
+		time.Sleep(300 * time.Millisecond)
 		push("a")
 		time.Sleep(300 * time.Millisecond)
 		if n := left("a"); n != 1 {
@@ -163,6 +166,7 @@ func TestPauseFromTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
+		time.Sleep(300 * time.Millisecond)
 		push("b")
 		push("a")
 		waitFor("queue a to drain", func() bool { return left("a") == 0 })
