@@ -28,9 +28,14 @@ func onMariaDB(t *testing.T, test func(t *testing.T, s *suite)) {
 			t.Skip("the dashboard's browser tests run on MariaDB")
 		}
 		s.laraworker(t, "tables")
-		s.exec(t, "delete from laraworker_workers")
-		s.exec(t, "delete from laraworker_pauses")
-		s.exec(t, "delete from laraworker_history")
+		clearOwn := func() {
+			// A pause left behind would stop the other tests' workers.
+			for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history"} {
+				s.exec(t, "delete from "+table)
+			}
+		}
+		clearOwn()
+		t.Cleanup(clearOwn)
 		test(t, s)
 	})
 }
