@@ -49,6 +49,7 @@ func New(reg *handlers.Registry, opts Options) *cli.App {
 			inspectCommand(),
 			pushCommand(),
 			moveCommand(),
+			dashboardCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,
 		// --route values hold exec commands, which may contain commas.

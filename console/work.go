@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/worker"
@@ -51,6 +52,9 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"LARAWORKER_LOG_LEVEL"}, Usage: "`LEVEL`: debug (every job's start too), info (every job's end), warn, error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
+			&cli.BoolFlag{Name: "heartbeat", Value: true, Usage: "record this worker in laraworker_workers (the dashboard's fleet) and obey pauses set from the dashboard (--heartbeat=false: neither)"},
+			&cli.StringFlag{Name: "dashboard-addr", Usage: "serve the web dashboard on `PORT or HOST:PORT` (see `laraworker dashboard --help`)"},
+			dashboardFlags("dashboard-")[0], dashboardFlags("dashboard-")[1],
 		),
 		Action: noArgs(func(c *cli.Context) error { return runWork(c, reg) }),
 	}
@@ -125,19 +129,41 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
+	var counts *fleet.Counts
+	if c.Bool("heartbeat") {
+		counts = fleet.NewCounts(nil)
+		wcfg.Written = counts.Written
+	}
 	w, err := worker.New(q, reg, wcfg)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
+	dashboardAddr := c.String("dashboard-addr")
 	if metricsAddr != "" {
-		if err := serveMetrics(ctx, metricsAddr, q, w, wcfg.Metrics, log); err != nil {
+		// A dashboard feeds the depth gauges from its snapshot, without the
+		// full-table count pollDepth runs.
+		if err := serveMetrics(ctx, metricsAddr, q, w, wcfg.Metrics, dashboardAddr == "", log); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
+	if dashboardAddr != "" {
+		setup := dashboardSetup{addr: dashboardAddr, flag: "dashboard-addr", readOnly: c.Bool("dashboard-read-only"), hidePayloads: c.Bool("dashboard-hide-payloads")}
+		if wcfg.Metrics != nil {
+			setup.metrics = worker.NewQueueMetrics(prometheus.DefaultRegisterer, wcfg.Metrics.Depth)
+		}
+		if _, err := startDashboard(ctx, q, cfg, setup, log); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
 	go pauseOnSignals(ctx, w)
 	log.Info().Str("worker", wcfg.Name).Strs("queues", wcfg.Queues).Strs("routes", reg.Names()).Int("concurrency", c.Int("concurrency")).
 		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Msg("worker started")
+	stopHeartbeat := func() {}
+	if c.Bool("heartbeat") {
+		stopHeartbeat = startHeartbeat(q, w, counts, c.Int("concurrency"), log)
+	}
 	reason := w.Run(ctx)
+	stopHeartbeat()
 	st := w.Stats()
 	code := worker.ExitCode(reason, st)
 	stopped := log.Info()
@@ -267,28 +293,49 @@ func workerMetrics() (m *worker.Metrics, err error) {
 }
 
 // serveMetrics serves /metrics (Prometheus's default registry) and
-// /healthz, and polls queue depth. /healthz is 503 while the database is
-// unreachable or the worker has a configuration problem, with the reason.
-func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, w *worker.Worker, m *worker.Metrics, log zerolog.Logger) error {
+// /healthz for a worker, and polls queue depth when poll is set. /healthz
+// is 503 while the database is unreachable or the worker has a
+// configuration problem, with the reason.
+func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
+	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, q, w.Health, log); err != nil {
+		return err
+	}
+	if poll {
+		go pollDepth(ctx, q, m, log)
+	}
+	return nil
+}
+
+// serveRegistryOn serves reg on /metrics and a database check on /healthz
+// (the dashboard command's metrics).
+func serveRegistryOn(ctx context.Context, flag, addr string, reg *prometheus.Registry, q *laravel.Queue, log zerolog.Logger) error {
+	return serveOn(ctx, flag, addr, reg, q, nil, log)
+}
+
+// serveOn serves g's metrics and /healthz: the database is pinged, then
+// health (when given) says whether the process can do its work.
+func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *laravel.Queue, health func() error, log zerolog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, r *http.Request) {
 		if err := q.DB().PingContext(r.Context()); err != nil {
 			http.Error(rw, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		if err := w.Health(); err != nil {
-			http.Error(rw, "configuration problem: "+err.Error(), http.StatusServiceUnavailable)
-			return
+		if health != nil {
+			if err := health(); err != nil {
+				http.Error(rw, "configuration problem: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		_, _ = rw.Write([]byte("ok\n"))
 	})
-	ln, err := listen("metrics-addr", addr)
+	ln, err := listen(flag, addr)
 	if err != nil {
 		return err
 	}
 	serveUntilDone(ctx, ln, mux)
-	go pollDepth(ctx, q, m, log)
+	log.Info().Str("addr", ln.Addr().String()).Msg("serving metrics on /metrics")
 	return nil
 }
 
@@ -356,4 +403,16 @@ func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(out).With().Timestamp().Logger(), nil
+}
+
+// startHeartbeat records w in the workers table and applies pauses from
+// the dashboard until the returned stop is called (after Run), which
+// marks the row stopped.
+func startHeartbeat(q *laravel.Queue, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+	hb := &fleet.Heartbeat{Store: fleet.ForQueue(q), Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	hb.Start(ctx)
+	done := make(chan struct{})
+	go func() { hb.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
 }

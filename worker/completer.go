@@ -44,6 +44,8 @@ type completerDeps struct {
 	metrics *Metrics
 	// stats receives the outcomes written, lost and dropped.
 	stats *counters
+	// written, when set, hears of every outcome written.
+	written func(laravel.JobRow, Outcome)
 	// group turns successful jobs' deletes into grouped Deletes.
 	group bool
 	// setupProblem reports an error the app's setup causes (and logs it
@@ -122,8 +124,17 @@ func (c *completer) flush(rows []laravel.JobRow) {
 		return
 	}
 	c.stats.done.Add(int64(len(rows) - len(lost)))
+	lostIDs := make(map[int64]bool, len(lost))
 	for _, row := range lost {
+		lostIDs[row.ID] = true
 		c.reservationLost("delete", row, res.retried)
+	}
+	if c.written != nil {
+		for _, row := range rows {
+			if !lostIDs[row.ID] {
+				c.written(row, OutcomeDone)
+			}
+		}
 	}
 }
 
@@ -188,6 +199,9 @@ func (c *completer) record(res writeResult, v verdict, op string, row laravel.Jo
 		c.reservationLost(op, row, res.retried)
 	case !res.dropped:
 		c.stats.count(v)
+		if o, ok := outcomeOf(v); ok && c.written != nil {
+			c.written(row, o)
+		}
 	}
 }
 

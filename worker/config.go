@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -124,6 +125,10 @@ type Config struct {
 	// Models looks up the rows of models the registrations name
 	// (handlers.Models). Default: the store, when it implements it.
 	Models handlers.ModelLookup
+	// Written, when set, is called after each outcome's write landed (not
+	// for outcomes dropped or lost): a dashboard's history counts jobs by
+	// class with it. It must be quick and safe for concurrent use.
+	Written func(job laravel.JobRow, o Outcome)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
 }

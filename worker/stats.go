@@ -34,6 +34,31 @@ func (c *counters) count(v verdict) {
 	}
 }
 
+// Outcome is what became of a job, once its write landed.
+type Outcome int
+
+const (
+	OutcomeDone     Outcome = iota // deleted (ran, or was skipped as Laravel would)
+	OutcomeFailed                  // moved to the failed jobs
+	OutcomeReleased                // put back to run again
+	OutcomeReturned                // given back untouched: not this worker's to run
+)
+
+// outcomeOf is the Outcome a verdict's write records.
+func outcomeOf(v verdict) (Outcome, bool) {
+	switch v {
+	case verdictDelete:
+		return OutcomeDone, true
+	case verdictFail:
+		return OutcomeFailed, true
+	case verdictRelease:
+		return OutcomeReleased, true
+	case verdictUnreserve:
+		return OutcomeReturned, true
+	}
+	return 0, false
+}
+
 // Stats is a snapshot of what a worker did and does.
 type Stats struct {
 	Name    string

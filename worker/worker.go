@@ -116,7 +116,7 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 		}
 	}
 	w.completer = newCompleter(completerDeps{
-		store: store, log: w.log, metrics: cfg.Metrics, stats: &w.stats, group: !cfg.LaravelExact,
+		store: store, log: w.log, metrics: cfg.Metrics, stats: &w.stats, written: cfg.Written, group: !cfg.LaravelExact,
 		setupProblem: w.setupProblem,
 	})
 	return w, nil

@@ -1,0 +1,144 @@
+package console
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/worker"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+)
+
+const dashboardHelp = `Serves the web dashboard on the app's queue tables: queues and their wait,
+the workers, running, pending and failed jobs; retry and forget failed jobs
+(as queue:retry and queue:forget); pause and resume Go workers per worker or
+per queue.
+
+It binds 127.0.0.1 by default. Any other address needs credentials, read
+from the environment or from the file LARAWORKER_DASHBOARD_AUTH_FILE names
+(KEY=VALUE lines, mode 600), never from a flag:
+  LARAWORKER_DASHBOARD_TOKEN=...     (a token: sign in on /login, or send
+                                      Authorization: Bearer ...)
+  LARAWORKER_DASHBOARD_USER=... and LARAWORKER_DASHBOARD_PASSWORD=...
+                                     (HTTP basic authentication)
+Run ` + "`laraworker tables`" + ` once so the workers, pauses and history tables exist.`
+
+func dashboardFlags(prefix string) []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: prefix + "read-only", Usage: "serve pages only: no retry, forget, pause or resume"},
+		&cli.BoolFlag{Name: prefix + "hide-payloads", Usage: "never show payloads, commands or exception messages (personal data)"},
+	}
+}
+
+func dashboardCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "dashboard",
+		Usage:       "serve the web dashboard of the queue (127.0.0.1:8089 by default)",
+		Description: dashboardHelp,
+		Flags: append(append(connectionFlags(),
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "listen on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; other hosts need credentials)"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve the queue and fleet gauges on /metrics at `PORT or HOST:PORT`"},
+		), dashboardFlags("")...),
+		Action: runDashboard,
+	}
+}
+
+func runDashboard(c *cli.Context) error {
+	log := newLogger(c)
+	cfg, err := loadConfig(c, connectionOverrides(c))
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer stop()
+	q, err := laravel.Open(ctx, cfg)
+	if err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	defer q.Close()
+	setup := dashboardSetup{addr: c.String("addr"), flag: "addr", readOnly: c.Bool("read-only"), hidePayloads: c.Bool("hide-payloads")}
+	if addr := c.String("metrics-addr"); addr != "" {
+		reg, err := serveRegistry(ctx, "metrics-addr", addr, q, log)
+		if err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		setup.metrics = worker.NewQueueMetrics(reg, nil)
+	}
+	if _, err := startDashboard(ctx, q, cfg, setup, log); err != nil {
+		return cli.Exit(err.Error(), 1)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// dashboardSetup is how a dashboard is served (by `dashboard` or `work
+// --dashboard-addr`).
+type dashboardSetup struct {
+	addr, flag             string
+	readOnly, hidePayloads bool
+	// metrics, when set, get the snapshot's gauges (and keep it refreshing
+	// with no one watching).
+	metrics *worker.QueueMetrics
+}
+
+// startDashboard checks the bind address against the credentials,
+// listens, and serves the dashboard and its snapshot until ctx ends.
+func startDashboard(ctx context.Context, q *laravel.Queue, cfg laravel.Config, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
+	auth, err := dashboard.LoadAuth(os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	addr, err := listenAddr(setup.flag, setup.addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := dashboard.CheckBind(addr, auth); err != nil {
+		return nil, err
+	}
+	enc, err := encrypterFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	secrets := []string{cfg.Password.Reveal(), cfg.AppKey.Reveal()}
+	for _, k := range cfg.AppPreviousKeys {
+		secrets = append(secrets, k.Reveal())
+	}
+	srv, err := dashboard.New(dashboard.Options{
+		Queue: q, Fleet: fleet.ForQueue(q), Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secrets, Logger: log, Version: Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m := setup.metrics; m != nil {
+		snap := srv.Snapshot()
+		snap.AlwaysOn = true
+		snap.OnRefresh = func(sum *dashboard.Summary) { sum.Export(m, time.Now()) }
+	}
+	ln, err := listen(setup.flag, addr)
+	if err != nil {
+		return nil, err
+	}
+	serveUntilDone(ctx, ln, srv)
+	go srv.Snapshot().Run(ctx)
+	log.Info().Str("addr", "http://"+ln.Addr().String()+"/").Bool("read_only", setup.readOnly).
+		Bool("hide_payloads", setup.hidePayloads).Bool("auth", auth.Configured()).Msg("serving the dashboard")
+	return srv, nil
+}
+
+// serveRegistry serves a fresh Prometheus registry on /metrics (with
+// /healthz) at addr.
+func serveRegistry(ctx context.Context, flag, addr string, q *laravel.Queue, log zerolog.Logger) (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	if err := serveRegistryOn(ctx, flag, addr, reg, q, log); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}

@@ -1,0 +1,230 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testdsn"
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker"
+	"os"
+	"strings"
+)
+
+// newStore creates laraworker's tables under a fresh prefix beside q's.
+func newStore(t *testing.T, q *laravel.Queue) *Store {
+	t.Helper()
+	s := NewStore(q.DB(), q.Dialect(), TablesWithPrefix("lw_"+testdsn.Suffix(t)+"_"))
+	ctx := context.Background()
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatalf("CreateTables is not idempotent: %v", err)
+	}
+	t.Cleanup(func() { _ = s.DropTables(context.Background()) })
+	return s
+}
+
+func TestWorkerRowsRoundTrip(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		s, ctx := newStore(t, q), context.Background()
+		w := WorkerRow{ID: "go:h:1:2", Kind: KindGo, Name: "images", Host: "h", PID: 1, Queues: []string{"high", "default"},
+			Concurrency: 8, StartedAt: 100, LastSeenAt: 105, Done: 3, Failed: 1, Released: 2, MemoryBytes: 1 << 20,
+			Paused: true, PausedQs: []string{"high"}, Running: []RunningJob{{ID: 7, UUID: "u", Class: `App\Jobs\X`, Queue: "high", Attempt: 2, Since: 104}},
+			Version: "dev"}
+		if err := s.UpsertWorker(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		w.LastSeenAt, w.Done = 110, 9
+		if err := s.UpsertWorker(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Workers(ctx)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("Workers: %v %+v", err, got)
+		}
+		g := got[0]
+		if g.LastSeenAt != 110 || g.Done != 9 || !g.Paused || len(g.Queues) != 2 || g.PausedQs[0] != "high" ||
+			len(g.Running) != 1 || g.Running[0].Class != `App\Jobs\X` || g.StoppedAt != nil {
+			t.Errorf("row read back: %+v", g)
+		}
+		if err := s.MarkStopped(ctx, w.ID, 120); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Workers(ctx)
+		if got[0].StoppedAt == nil || *got[0].StoppedAt != 120 || len(got[0].Running) != 0 {
+			t.Errorf("after MarkStopped: %+v", got[0])
+		}
+		if err := s.Prune(ctx, time.Unix(120, 0).Add(WorkerKeep+time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = s.Workers(ctx); len(got) != 0 {
+			t.Errorf("a worker not seen for a day was not pruned: %+v", got)
+		}
+	})
+}
+
+func TestHistoryAddsUp(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		s, ctx := newStore(t, q), context.Background()
+		row := HistoryRow{Minute: 600, Queue: "default", Class: `App\Jobs\A`, Done: 2, Failed: 1}
+		for range 2 {
+			if err := s.AddHistory(ctx, []HistoryRow{row, {Minute: 660, Queue: "default", Class: `App\Jobs\A`, Released: 1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.History(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Done != 4 || got[0].Failed != 2 || got[1].Released != 2 {
+			t.Errorf("history: %+v", got)
+		}
+		if err := s.Prune(ctx, time.Unix(660, 0).Add(HistoryKeep)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = s.History(ctx, 0); len(got) != 1 || got[0].Minute != 660 {
+			t.Errorf("after pruning: %+v", got)
+		}
+	})
+}
+
+// TestPauseFromTable runs a real worker on a real queue: a worker pause
+// row stops its claims within a poll, a queue pause stops that queue
+// only, and removing the rows resumes it; the outcomes the worker wrote
+// (Config.Written) reach the history table.
+func TestPauseFromTable(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+		s, ctx := newStore(t, q), context.Background()
+		reg := handlers.NewRegistry()
+		reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
+		counts := NewCounts(nil)
+		w, err := worker.New(q, reg, worker.Config{
+			Queues: []string{"a", "b"}, Sleep: 50 * time.Millisecond, Concurrency: 2, Written: counts.Written,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb := &Heartbeat{Store: s, Worker: w, Counts: counts, Every: 100 * time.Millisecond, PollEvery: 50 * time.Millisecond}
+		runCtx, stop := context.WithCancel(ctx)
+		hb.Start(runCtx)
+		hbDone := make(chan struct{})
+		go func() { hb.Run(runCtx); close(hbDone) }()
+		wDone := make(chan struct{})
+		go func() { w.Run(runCtx); close(wDone) }()
+		defer func() { stop(); <-wDone; <-hbDone }()
+
+		push := func(queue string) {
+			t.Helper()
+			if _, err := q.Push(ctx, laravel.PushItem{Queue: queue, Payload: noopPayload(t)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor := func(what string, cond func() bool) {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for !cond() {
+				if time.Now().After(deadline) {
+					t.Fatalf("timed out waiting for %s", what)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		left := func(queue string) int64 {
+			var n int64
+			if err := q.DB().QueryRow(q.Dialect().Rebind("select count(*) from "+q.Dialect().Quote(q.Config().JobsTable)+" where queue = ?"), queue).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		push("a")
+		waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
+
+		if err := s.SetPause(ctx, ScopeWorker, hb.ID(), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("the worker to pause", func() bool { return w.Stats().Paused })
+		// A claim that started before the pause may still be running; the
+		// pause holds for the claims after it.
+		time.Sleep(300 * time.Millisecond)
+		push("a")
+		time.Sleep(300 * time.Millisecond)
+		if n := left("a"); n != 1 {
+			t.Fatalf("a paused worker claimed: %d jobs left on a, want 1", n)
+		}
+		if err := s.ClearPause(ctx, ScopeWorker, hb.ID()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("the resumed worker to run the job", func() bool { return left("a") == 0 })
+
+		if err := s.SetPause(ctx, ScopeQueue, "b", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
+		time.Sleep(300 * time.Millisecond)
+		push("b")
+		push("a")
+		waitFor("queue a to drain", func() bool { return left("a") == 0 })
+		time.Sleep(200 * time.Millisecond)
+		if n := left("b"); n != 1 {
+			t.Fatalf("paused queue b was claimed: %d left", n)
+		}
+		if err := s.ClearPause(ctx, ScopeQueue, "b"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor("queue b to drain", func() bool { return left("b") == 0 })
+
+		waitFor("the history to count 4 done", func() bool {
+			rows, err := s.History(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var done int64
+			for _, r := range rows {
+				if r.Class != `App\Jobs\NoopJob` {
+					t.Fatalf("history class %q", r.Class)
+				}
+				done += r.Done
+			}
+			return done == 4
+		})
+		rows, err := s.Workers(ctx)
+		if err != nil || len(rows) != 1 || rows[0].ID != hb.ID() || rows[0].Done != 4 || rows[0].Concurrency != 0 && rows[0].Concurrency != int64(hb.Concurrency) {
+			t.Errorf("worker rows: %v %+v", err, rows)
+		}
+	})
+}
+
+func TestClassOf(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"uuid":"x","displayName":"App\\Jobs\\A","job":"y"}`: `App\Jobs\A`,
+		`{"displayName":"Closure (web.php:12)"}`:              `Closure (web.php:12)`,
+		`{"uuid":"x","displayName":"App\\Jo`:                  "",
+		`{"uuid":"x"}`:                                        "",
+	} {
+		got, _ := ClassOf([]byte(raw))
+		if got != want {
+			t.Errorf("ClassOf(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// noopPayload is the payload `dispatch(new NoopJob)` wrote (the fixture
+// generated by the Laravel 8 test app), with a fresh uuid.
+func noopPayload(t *testing.T) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/payloads/noop.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuid, err := payload.NewUUID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.Replace(string(raw), "173e75e8-08fd-47e9-95a7-a0c9c1c5f0b2", uuid, 1))
+}
