@@ -193,6 +193,12 @@ func TestHostileInputs(t *testing.T) {
 		t.Helper()
 		raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{})
 		pushCopies(t, q, raw, "default", n)
+		// An encrypted job the worker's key decrypts: once the key is known
+		// good, a MAC that does not match is the job's fault and fails as
+		// in PHP (before that, the worker takes it for a wrong APP_KEY and
+		// gives the job back).
+		encrypted, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{Encrypter: enc})
+		pushCopies(t, q, encrypted, "default", 1)
 		waitFor(t, time.Minute, "good jobs to run", func() bool {
 			return count(t, q.DB(), "select count(*) from "+cfg.JobsTable+" where payload not like '%Unrouted%'") == 0
 		})

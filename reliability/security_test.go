@@ -155,9 +155,17 @@ func TestSecretsNeverInOutput(t *testing.T) {
 		envFile := testEnvFile(t, cfg, otherKey)
 		out := runCLI(t, cleanEnv(), bins.laraworker, "work", "--env", envFile, "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable,
 			"--route", noopClass+"=noop", "--stop-when-empty", "--sleep", "0.1")
+		// The payloads PHP could not read either fail; those the worker's
+		// key (the wrong one) cannot decrypt go back untouched, for PHP.
 		f := failedRows(t, q.DB(), cfg.FailedTable)
-		if len(f) != len(items) {
-			t.Fatalf("%d failed_jobs rows, want %d; output:\n%s", len(f), len(items), tail(out))
+		if len(f) != 2 {
+			t.Fatalf("%d failed_jobs rows, want the 2 invalid payloads; output:\n%s", len(f), tail(out))
+		}
+		if n := count(t, q.DB(), "select count(*) from "+cfg.JobsTable+" where attempts = 0 and reserved_at is null"); n != 4 {
+			t.Fatalf("%d jobs given back untouched, want the 4 the key cannot decrypt; output:\n%s", n, tail(out))
+		}
+		if !strings.Contains(out, "configuration problem") || !strings.Contains(out, "APP_KEY") {
+			t.Errorf("the key problem is not reported:\n%s", tail(out))
 		}
 		assertNoSecrets(t, "work output", out, forms[:len(forms)-0])
 		for _, r := range f {
@@ -168,6 +176,9 @@ func TestSecretsNeverInOutput(t *testing.T) {
 		os.WriteFile(in, items[0].Payload, 0o600)
 		out = runCLI(t, cleanEnv(), bins.laraworker, "inspect", "--env", envFile, in)
 		assertNoSecrets(t, "inspect output", out, append(secretForms(password, otherKey), wrongPassword))
+		if _, err := q.DB().Exec("delete from " + cfg.JobsTable); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("panicking handler with the config in scope", func(t *testing.T) {

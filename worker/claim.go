@@ -50,7 +50,7 @@ func (w *Worker) claimQueues() []string {
 // claimed at all.
 func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
 	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
-	blocked := w.health.blockedClasses()
+	blocked := w.health.blockedClasses(w.now())
 	if w.cfg.Unrouted == UnroutedSkip {
 		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0

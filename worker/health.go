@@ -28,6 +28,9 @@ type ConfigError struct {
 	Class string // the job class it stopped, for app_key
 	Err   error
 	Since time.Time
+	// blockedUntil: the class is not claimed until then; a claim after it
+	// probes whether the problem is still there.
+	blockedUntil time.Time
 }
 
 func (e *ConfigError) Error() string {
@@ -63,6 +66,11 @@ func (w *Worker) setupProblem(err error) bool {
 
 // configLogEvery is how often a persisting problem is logged again.
 const configLogEvery = time.Minute
+
+// keyProbeEvery is how long a class stays unclaimed after a key problem;
+// then one claim probes again (the job it meets may decrypt: the first
+// failure may have been one tampered job, not the key).
+const keyProbeEvery = time.Minute
 
 type healthState struct {
 	mu       sync.Mutex
@@ -101,13 +109,13 @@ func (h *healthState) clear(kind string) {
 	}
 }
 
-// blockedClasses are the classes not claimed because of a problem.
-func (h *healthState) blockedClasses() []string {
+// blockedClasses are the classes not claimed now because of a problem.
+func (h *healthState) blockedClasses(now time.Time) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
 	for _, p := range h.problems {
-		if p.Class != "" {
+		if p.Class != "" && now.Before(p.blockedUntil) {
 			out = append(out, p.Class)
 		}
 	}
@@ -139,6 +147,7 @@ func (w *Worker) Health() error {
 // configProblem records a problem, logs it at most once a minute, counts it.
 func (w *Worker) configProblem(e *ConfigError) {
 	e.Since = w.now()
+	e.blockedUntil = e.Since.Add(keyProbeEvery)
 	w.cfg.Metrics.configError(e.Kind)
 	if w.health.report(e, w.now()) {
 		ev := w.log.Error().Str("kind", e.Kind).Err(e.Err).Time("since", e.Since)
@@ -162,12 +171,25 @@ func configAdvice(e *ConfigError) string {
 	return "retrying"
 }
 
-// decryptProblem tells a command that cannot be decrypted because of this
-// worker's key (none, or not the one that encrypted it) from a damaged
-// payload, which PHP would fail too.
-func decryptProblem(err error) bool {
-	return errors.Is(err, payload.ErrEncrypted) || errors.Is(err, payload.ErrMissingAppKey) ||
-		errors.Is(err, payload.ErrDecryptMACInvalid) || errors.Is(err, payload.ErrDecryptFailed)
+// keyProblem tells a command that cannot be decrypted because of this
+// worker's key from a damaged one, which PHP would fail too. No key at all
+// is always the worker's problem. A MAC that does not match is the key's
+// problem until the key has decrypted some command: after that, it is
+// this job's (tampered, or encrypted by another app), as PHP sees it.
+func (w *Worker) isKeyProblem(err error) bool {
+	if errors.Is(err, payload.ErrEncrypted) || errors.Is(err, payload.ErrMissingAppKey) {
+		return true
+	}
+	wrongKey := errors.Is(err, payload.ErrDecryptMACInvalid) || errors.Is(err, payload.ErrDecryptFailed)
+	return wrongKey && !w.keyVerified.Load()
+}
+
+// keyWorks records that the key decrypted a command: key problems met
+// so far were the jobs', and their classes may be claimed again.
+func (w *Worker) keyWorks() {
+	if !w.keyVerified.Swap(true) {
+		w.health.clear(kindAppKey)
+	}
 }
 
 // withoutBlocked removes the classes a problem stopped from names.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,4 +176,56 @@ func TestHandlersReachTheLoggerConfigAndDatabase(t *testing.T) {
 		t.Fatalf("the handler counted %d jobs through the app's database, want its own", jobs)
 	}
 	mustContain(t, "log", logs.String(), `"message":"counted"`, `"uuid":"`+uuid+`"`, `"class":"App\\Jobs\\SendMail"`, `"worker":"default"`)
+}
+
+// Once the key has decrypted a command, a MAC that does not match is the
+// job's fault (tampered, or written by another app): it fails as PHP
+// fails it, and the class is not stopped.
+func TestATamperedJobFailsOnceTheKeyIsKnownGood(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	key := newKeyEncrypter(t)
+	good := pushEncrypted(t, q, key)
+	bad := pushEncrypted(t, q, newKeyEncrypter(t)) // another app's key: the MAC does not match
+	after := pushEncrypted(t, q, key)
+	runs := newCounter()
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(secretClass, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
+	cfg := testConfig()
+	cfg.Concurrency = 1 // in id order: the good job first
+	w, _ := newTestWorker(t, q, reg, cfg, key)
+	runWorker(t, w, 30*time.Second)
+	if runs.count(good) != 1 || runs.count(after) != 1 || runs.count(bad) != 0 {
+		t.Fatalf("runs: good %d, after %d, bad %d", runs.count(good), runs.count(after), runs.count(bad))
+	}
+	f := failedRows(t, q)
+	if len(f) != 1 || f[0].UUID != bad || !strings.Contains(f[0].Exception, "The MAC is invalid.") {
+		t.Fatalf("want the tampered job failed with PHP's DecryptException text, got %+v", f)
+	}
+	if err := w.Health(); err != nil {
+		t.Fatalf("a tampered job is not a configuration problem: %v", err)
+	}
+}
+
+// A class stopped by a key problem is probed again a minute later.
+func TestAKeyProblemIsProbedAgain(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	pushEncrypted(t, q, newKeyEncrypter(t))
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	cfg := testConfig()
+	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
+	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
+	runWorker(t, w, 30*time.Second)
+	if got := w.health.blockedClasses(w.now()); len(got) != 1 {
+		t.Fatalf("blocked %v, want the class", got)
+	}
+	clock.Add(int64(keyProbeEvery + time.Second))
+	if got := w.health.blockedClasses(w.now()); len(got) != 0 {
+		t.Fatalf("after %s the class must be claimed again once, got %v blocked", keyProbeEvery, got)
+	}
+	if w.Health() == nil {
+		t.Fatal("the problem stays reported until it is gone")
+	}
 }

@@ -177,13 +177,17 @@ func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payl
 	}
 	job := handlers.NewJob(row.ID, row.Queue, attempts, p, handlers.Env{Encrypter: w.cfg.Encrypter, Logger: w.log, App: w.cfg.App}, w.jobOption(p))
 	if p.Data.Command != "" {
-		if _, err := job.Command(); err != nil {
-			if decryptProblem(err) {
+		cmd, err := job.Command()
+		if err != nil {
+			if w.isKeyProblem(err) {
 				return w.keyProblem(p, err)
 			}
 			// Decoding is deterministic: retrying cannot help.
 			return outcome{verdict: verdictFail, reason: "undecodable", err: &PHPException{
 				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", name, err)}}
+		}
+		if cmd.Encrypted {
+			w.keyWorks()
 		}
 	}
 	batchID := w.batchID(job)

@@ -68,6 +68,7 @@ type Worker struct {
 	running            runningSet
 	stats              counters
 	health             healthState
+	keyVerified        atomic.Bool
 	paused             atomic.Bool
 	pausedQueues       atomic.Pointer[[]string]
 	wake               chan struct{}
