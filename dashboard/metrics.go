@@ -22,15 +22,16 @@ func (sum *Summary) Export(m *worker.QueueMetrics, now time.Time) {
 	for _, f := range sum.FailedByQueue {
 		m.Failed.WithLabelValues(f.Name).Set(float64(f.Count))
 	}
-	alive := map[string]int{fleet.KindGo: 0, fleet.KindPHP: 0}
+	byKind := map[string]int{fleet.KindGo: 0, fleet.KindPHP: 0}
+	held := heldJobs(sum)
 	var last int64
 	for _, w := range sum.Workers {
 		last = max(last, w.LastSeenAt)
-		if w.StoppedAt == nil && now.Sub(time.Unix(w.LastSeenAt, 0)) <= aliveFor {
-			alive[w.Kind]++
+		if alive(workerState(w, held, now)) {
+			byKind[w.Kind]++
 		}
 	}
-	for kind, n := range alive {
+	for kind, n := range byKind {
 		m.Workers.WithLabelValues(kind).Set(float64(n))
 	}
 	m.LastSeen.Set(float64(last))

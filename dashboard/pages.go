@@ -116,7 +116,7 @@ type queueRow struct {
 
 type workerRow struct {
 	fleet.WorkerRow
-	State    string // running, paused, stopped, lost
+	State    string // running, busy, paused, stopped, lost (workerState)
 	LastSeen time.Time
 	Started  time.Time
 }
@@ -158,22 +158,46 @@ func pausedQueues(sum *Summary) map[string]bool {
 const aliveFor = 30 * time.Second
 
 func workerRows(sum *Summary, now time.Time) []workerRow {
+	held := heldJobs(sum)
 	var out []workerRow
 	for _, wr := range sum.Workers {
-		row := workerRow{WorkerRow: wr, LastSeen: time.Unix(wr.LastSeenAt, 0), Started: time.Unix(wr.StartedAt, 0)}
-		switch {
-		case wr.StoppedAt != nil:
-			row.State = "stopped"
-		case now.Sub(row.LastSeen) > aliveFor:
-			row.State = "lost"
-		case wr.Paused:
-			row.State = "paused"
-		default:
-			row.State = "running"
-		}
-		out = append(out, row)
+		out = append(out, workerRow{WorkerRow: wr, State: workerState(wr, held, now),
+			LastSeen: time.Unix(wr.LastSeenAt, 0), Started: time.Unix(wr.StartedAt, 0)})
 	}
 	return out
+}
+
+// workerState is stopped, lost (no heartbeat for aliveFor), paused or
+// running; and busy for a PHP worker silent past aliveFor whose row names
+// a job still reserved within retry_after: PHP runs one job at a time and
+// writes nothing until it ends, so a long job is not a lost worker. A Go
+// worker beats while its jobs run: silent, it is lost.
+func workerState(wr fleet.WorkerRow, held map[int64]bool, now time.Time) string {
+	switch {
+	case wr.StoppedAt != nil:
+		return "stopped"
+	case now.Sub(time.Unix(wr.LastSeenAt, 0)) <= aliveFor && wr.Paused:
+		return "paused"
+	case now.Sub(time.Unix(wr.LastSeenAt, 0)) <= aliveFor:
+		return "running"
+	case wr.Kind == fleet.KindPHP && len(wr.Running) == 1 && held[wr.Running[0].ID]:
+		return "busy"
+	}
+	return "lost"
+}
+
+// alive is whether a worker in state counts as alive (the fleet gauge).
+func alive(state string) bool { return state == "running" || state == "busy" || state == "paused" }
+
+// heldJobs are the ids of the jobs reserved within retry_after.
+func heldJobs(sum *Summary) map[int64]bool {
+	held := make(map[int64]bool, len(sum.Reserved))
+	for _, j := range sum.Reserved {
+		if !j.Expired {
+			held[j.ID] = true
+		}
+	}
+	return held
 }
 
 // --- running now ---
@@ -181,7 +205,7 @@ func workerRows(sum *Summary, now time.Time) []workerRow {
 type runningRow struct {
 	ReservedJob
 	RunningFor time.Duration
-	Worker     string // the Go worker holding it, or "unknown"
+	Worker     string // the worker whose row names it (Go, or PHP with the bridge's recorder), or "unknown"
 }
 
 func (s *Server) running(w http.ResponseWriter, r *http.Request, v *view) (string, error) {

@@ -8,13 +8,15 @@ import (
 )
 
 // Tables names laraworker's own tables. Every process of an app, Go or
-// PHP, must use the same names: DefaultTables, unless tests give each run
-// its own.
+// PHP, must use the same names: DefaultTables behind the database
+// connection's table prefix (ForQueue), unless tests give each run its
+// own.
 type Tables struct {
 	Workers, Pauses, History string
 }
 
-// DefaultTables are the names `laraworker tables` creates.
+// DefaultTables are the names `laraworker tables` creates on a connection
+// without a table prefix.
 var DefaultTables = TablesWithPrefix("laraworker_")
 
 // TablesWithPrefix names the three tables prefix+"workers", ...

@@ -23,8 +23,13 @@ type Store struct {
 // NewStore works on db with dialect d and the tables t.
 func NewStore(db *sql.DB, d laravel.Dialect, t Tables) *Store { return &Store{db: db, d: d, t: t} }
 
-// ForQueue is the store on a queue's database with the default tables.
-func ForQueue(q *laravel.Queue) *Store { return NewStore(q.DB(), q.Dialect(), DefaultTables) }
+// ForQueue is the store on a queue's database with the default tables
+// behind the connection's table prefix, where Laravel's query builder
+// puts them for the bridge's PHP workers: laraworker_workers, or
+// app_laraworker_workers with the prefix "app_".
+func ForQueue(q *laravel.Queue) *Store {
+	return NewStore(q.DB(), q.Dialect(), TablesWithPrefix(q.Config().TablePrefix+"laraworker_"))
+}
 
 // Tables are the names the store works on.
 func (s *Store) Tables() Tables { return s.t }

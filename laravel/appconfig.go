@@ -382,6 +382,7 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 		info.QueueDriver = *a.Queue.Driver
 	}
 	prefix := deref(a.DB.Prefix)
+	v["DB_TABLE_PREFIX"] = prefix
 	v["QUEUE_CONNECTION_NAME"] = a.Connection
 	set("DB_CONNECTION", a.DB.Driver)
 	set("DB_HOST", a.DB.Host)

@@ -196,9 +196,9 @@ func TestAppConfigWithoutPHP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RetryAfter != 1800 || cfg.JobsTable != "q_jobs" || cfg.CachePrefix != "cached_prefix" || cfg.Host != "cached-host" ||
+	if cfg.RetryAfter != 1800 || cfg.JobsTable != "q_jobs" || cfg.TablePrefix != "q_" || cfg.CachePrefix != "cached_prefix" || cfg.Host != "cached-host" ||
 		cfg.Password.Reveal() != "cached-pw" || cfg.AppKey.Reveal() != "base64:Y2FjaGVkLWtleS1jYWNoZWQta2V5LWNhY2hlZC1rZXk=" || !strings.Contains(info.Describe(), "bootstrap/cache/config.php") {
-		t.Errorf("cached config: %v prefix %q, %s", cfg, cfg.CachePrefix, info.Describe())
+		t.Errorf("cached config: %v prefix %q, table prefix %q, %s", cfg, cfg.CachePrefix, cfg.TablePrefix, info.Describe())
 	}
 }
 

@@ -179,6 +179,7 @@ func (f *appFiles) apply(values map[string]string, connection string) {
 		info.QueueDriver = info.QueueConnections[info.Connection]
 	}
 	prefix := f.dbPrefix()
+	values["DB_TABLE_PREFIX"] = prefix
 	if v, ok := f.str(base + ".table"); ok {
 		values["DB_QUEUE_TABLE"] = prefix + v
 	}

@@ -48,7 +48,12 @@ type Config struct {
 	JobsTable      string
 	FailedTable    string
 	BatchesTable   string
-	DefaultQueue   string
+	// TablePrefix is the table prefix of the queue's database connection
+	// (Laravel's 'prefix'), as the app's config says; the table names
+	// above already carry it. laraworker's own tables take it too, as the
+	// bridge's PHP writes them through Laravel's query builder.
+	TablePrefix  string
+	DefaultQueue string
 	// RetryAfter is retry_after in whole seconds.
 	RetryAfter int
 
@@ -179,6 +184,7 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 		JobsTable:      orDefault(v["DB_QUEUE_TABLE"], "jobs"),
 		FailedTable:    orDefault(v["QUEUE_FAILED_TABLE"], "failed_jobs"),
 		BatchesTable:   orDefault(v["QUEUE_BATCHES_TABLE"], "job_batches"),
+		TablePrefix:    v["DB_TABLE_PREFIX"],
 		DefaultQueue:   orDefault(v["DB_QUEUE"], "default"),
 		RetryAfter:     90,
 	}

@@ -29,4 +29,13 @@ return [
     'jobs' => [
     ],
 
+    // Record every `php artisan queue:work` process of this app in
+    // laraworker's tables, so the laraworker dashboard lists PHP workers
+    // beside the Go ones (host, pid, queues, jobs done/failed/released,
+    // memory, the job running now) and counts their jobs per minute and
+    // class. It needs laraworker's tables (`laraworker tables`): without
+    // them the worker records nothing and says nothing. A worker writes one
+    // row every 5 seconds or so, never per job.
+    'fleet' => env('LARAWORKER_FLEET', false),
+
 ];

@@ -4,6 +4,13 @@ namespace Laraworker\Bridge;
 
 use Illuminate\Bus\BatchRepository;
 use Illuminate\Bus\Dispatcher;
+use Illuminate\Console\Events\CommandStarting;
+use Illuminate\Queue\Events\JobExceptionOccurred;
+use Illuminate\Queue\Events\JobFailed;
+use Illuminate\Queue\Events\JobProcessed;
+use Illuminate\Queue\Events\JobProcessing;
+use Illuminate\Queue\Events\Looping;
+use Illuminate\Queue\Events\WorkerStopping;
 use Illuminate\Queue\QueueManager;
 use Illuminate\Support\ServiceProvider;
 
@@ -13,6 +20,8 @@ use Illuminate\Support\ServiceProvider;
  * for what Queue::route() leaves alone (chain links, batch members,
  * Queue::push() of objects); on Laravel 8 to 12 through those hooks and a
  * routing bus dispatcher. With no routes configured it changes nothing.
+ * With 'fleet' on, it also records queue:work processes in laraworker's
+ * tables for the dashboard (FleetRecorder).
  */
 class LaraworkerServiceProvider extends ServiceProvider
 {
@@ -59,6 +68,39 @@ class LaraworkerServiceProvider extends ServiceProvider
                 $this->app['queue']->route($class, $queue, $connection);
             }
         }
+        if ($this->app->runningInConsole() && $this->app['config']->get('laraworker.fleet')) {
+            $this->recordFleet(new FleetRecorder($this->app));
+        }
+    }
+
+    /**
+     * Feeds the worker's events to the recorder. The listeners return
+     * nothing: a Looping listener that returned false would pause the worker.
+     */
+    private function recordFleet(FleetRecorder $recorder): void
+    {
+        $events = $this->app['events'];
+        $events->listen(CommandStarting::class, function (CommandStarting $e) use ($recorder) {
+            $recorder->commandStarting($e->input);
+        });
+        $events->listen(Looping::class, function (Looping $e) use ($recorder) {
+            $recorder->looping($e);
+        });
+        $events->listen(JobProcessing::class, function (JobProcessing $e) use ($recorder) {
+            $recorder->jobProcessing($e);
+        });
+        $events->listen(JobProcessed::class, function (JobProcessed $e) use ($recorder) {
+            $recorder->jobProcessed($e);
+        });
+        $events->listen(JobExceptionOccurred::class, function (JobExceptionOccurred $e) use ($recorder) {
+            $recorder->jobExceptionOccurred($e);
+        });
+        $events->listen(JobFailed::class, function (JobFailed $e) use ($recorder) {
+            $recorder->jobFailed($e);
+        });
+        $events->listen(WorkerStopping::class, function (WorkerStopping $e) use ($recorder) {
+            $recorder->workerStopping($e);
+        });
     }
 
     /**

@@ -11,7 +11,8 @@ return [
                 $path = env('DB_DATABASE', 'database/database.sqlite');
                 return str_starts_with($path, '/') || $path === ':memory:' ? $path : base_path($path);
             })(),
-            'prefix' => '',
+            'prefix' => env('DB_PREFIX', ''),
+            'prefix_indexes' => true,
             'foreign_key_constraints' => env('DB_FOREIGN_KEYS', true),
         ],
 
@@ -25,7 +26,7 @@ return [
             'unix_socket' => env('DB_SOCKET', ''),
             'charset' => 'utf8mb4',
             'collation' => 'utf8mb4_unicode_ci',
-            'prefix' => '',
+            'prefix' => env('DB_PREFIX', ''),
             'prefix_indexes' => true,
             'strict' => true,
             'engine' => null,
@@ -39,7 +40,7 @@ return [
             'username' => env('DB_USERNAME', 'postgres'),
             'password' => env('DB_PASSWORD', ''),
             'charset' => 'utf8',
-            'prefix' => '',
+            'prefix' => env('DB_PREFIX', ''),
             'prefix_indexes' => true,
             'schema' => 'public',
             'sslmode' => 'prefer',
