@@ -193,9 +193,16 @@ func TestPauseFromTable(t *testing.T) {
 			}
 			return done == 4
 		})
-		rows, err := s.Workers(ctx)
-		if err != nil || len(rows) != 1 || rows[0].ID != hb.ID() || rows[0].Done != 4 || rows[0].Concurrency != 0 && rows[0].Concurrency != int64(hb.Concurrency) {
-			t.Errorf("worker rows: %v %+v", err, rows)
+		// A beat writes the worker's row, then the history: the row can lag
+		// one beat behind.
+		var rows []WorkerRow
+		waitFor("the worker's row to count 4 done", func() bool {
+			var err error
+			rows, err = s.Workers(ctx)
+			return err == nil && len(rows) == 1 && rows[0].Done == 4
+		})
+		if rows[0].ID != hb.ID() || rows[0].Concurrency != 0 && rows[0].Concurrency != int64(hb.Concurrency) {
+			t.Errorf("worker rows: %+v", rows)
 		}
 	})
 }

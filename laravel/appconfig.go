@@ -417,7 +417,9 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 		v["DB_CACHE_TABLE"] = prefix + *a.Cache.Table
 	}
 	v["CACHE_PREFIX"] = deref(a.Cache.Prefix)
-	set("DB_CACHE_LOCK_TABLE", a.Cache.LockTable)
+	if a.Cache.LockTable != nil {
+		v["DB_CACHE_LOCK_TABLE"] = prefix + *a.Cache.LockTable
+	}
 	a.Redis.values(v, sec)
 	if !sameDB(a.Failed.Database) {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.failed.database is %q, not the queue's database connection %q: laraworker writes failed jobs to the queue's database", *a.Failed.Database, db))
