@@ -262,24 +262,6 @@ func splitRoutes(s string) []string {
 	return out
 }
 
-func pauseOnSignals(ctx context.Context, w *worker.Worker) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGUSR2, syscall.SIGCONT)
-	defer signal.Stop(ch)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case s := <-ch:
-			if s == syscall.SIGUSR2 {
-				w.Pause()
-			} else {
-				w.Resume()
-			}
-		}
-	}
-}
-
 // workerMetrics registers the worker's collectors on Prometheus's default
 // registry, the one /metrics serves: collectors a program registers there
 // itself (handlers.Metrics(prometheus.DefaultRegisterer)) show up too.

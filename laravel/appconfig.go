@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -114,6 +113,9 @@ func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error
 		return cfg, info, err
 	}
 	php, why := phpBinary(opts.PHP)
+	if php != "" && noSecretsPipe != "" {
+		php, why = "", noSecretsPipe
+	}
 	if php == "" {
 		info.Source, info.Why = "files", why
 		return loadFromFiles(appDir, envFile, environ, opts, info)
@@ -279,8 +281,7 @@ func runReadConfig(ctx context.Context, php, appDir, envFile string, opts AppOpt
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &limitedBuffer{max: 64 << 10, buf: &stderr}
 	cmd.ExtraFiles = []*os.File{secretsW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	killTreeOnCancel(cmd)
 	if err := cmd.Start(); err != nil {
 		secretsW.Close()
 		return appAnswer{}, appSecrets{}, fmt.Errorf("laravel: running %s to read the app's config: %w", php, err)
