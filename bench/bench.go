@@ -140,7 +140,7 @@ func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
 	if b.dir, err = os.MkdirTemp("", "laraworker-bench-"); err != nil {
 		return nil, err
 	}
-	if b.q, err = laravel.Open(c.Context, cfg); err != nil {
+	if b.q, err = laravel.Open(c.Context, cfg, laravel.Options{}); err != nil {
 		os.RemoveAll(b.dir)
 		return nil, err
 	}

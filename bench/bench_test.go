@@ -112,7 +112,7 @@ func sqliteTables(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := laravel.Open(context.Background(), cfg)
+	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

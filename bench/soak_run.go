@@ -60,10 +60,10 @@ func (s *soakRun) open(ctx context.Context) error {
 	if s.jobs, err = newJobTemplate(); err != nil {
 		return err
 	}
-	if s.q, err = laravel.Open(ctx, s.cfg); err != nil {
+	if s.q, err = laravel.Open(ctx, s.cfg, laravel.Options{}); err != nil {
 		return err
 	}
-	if s.push, err = laravel.Open(ctx, s.cfg); err != nil {
+	if s.push, err = laravel.Open(ctx, s.cfg, laravel.Options{}); err != nil {
 		return err
 	}
 	_ = s.q.DropTables(ctx)

@@ -42,7 +42,7 @@ func openSession(c *cli.Context) (*session, error) {
 		return nil, s.fail(err)
 	}
 	s.cfg = cfg
-	if s.q, err = laravel.Open(c.Context, cfg); err != nil {
+	if s.q, err = laravel.Open(c.Context, cfg, laravel.Options{}); err != nil {
 		return nil, s.fail(err)
 	}
 	return s, nil

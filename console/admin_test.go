@@ -86,7 +86,7 @@ func newTarget(t *testing.T, engine string) *target {
 		t.Fatalf("tables: exit %d: %s", code, stderr)
 	}
 	tg.cfg = tg.config(t)
-	q, err := laravel.Open(ctx, tg.cfg)
+	q, err := laravel.Open(ctx, tg.cfg, laravel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestForget(t *testing.T) {
 func (tg *target) failedHoursAgo(t *testing.T, class string, hoursAgo int) string {
 	t.Helper()
 	past := time.Now().Add(-time.Duration(hoursAgo) * time.Hour)
-	q, err := laravel.Open(tg.ctx, tg.cfg, laravel.WithClock(func() time.Time { return past }))
+	q, err := laravel.Open(tg.ctx, tg.cfg, laravel.Options{Clock: func() time.Time { return past }})
 	if err != nil {
 		t.Fatal(err)
 	}

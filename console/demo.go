@@ -50,7 +50,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

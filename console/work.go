@@ -88,11 +88,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	logAppConfig(log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	var openOpts []laravel.Option
-	if c.Bool("laravel-exact") {
-		openOpts = append(openOpts, laravel.WithExactStatements())
-	}
-	q, err := laravel.Open(ctx, cfg, openOpts...)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{ExactStatements: c.Bool("laravel-exact")})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

@@ -64,7 +64,7 @@ func sqliteApp(t *testing.T) (dir string, q *laravel.Queue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err = laravel.Open(context.Background(), cfg)
+	q, err = laravel.Open(context.Background(), cfg, laravel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

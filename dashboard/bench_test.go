@@ -51,7 +51,7 @@ func benchQueue(b *testing.B) *laravel.Queue {
 		JobsTable: "dashbench_jobs" + sfx, FailedTable: "dashbench_failed_jobs" + sfx, BatchesTable: "dashbench_job_batches" + sfx,
 		DefaultQueue: "default", RetryAfter: 90}
 	ctx := context.Background()
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func BenchmarkDrainBesideDashboard(b *testing.B) {
 	q := benchQueue(b)
 	cfg := q.Config()
 	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+"_drain", cfg.FailedTable+"_drain", cfg.BatchesTable+"_drain"
-	dq, err := laravel.Open(context.Background(), cfg)
+	dq, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

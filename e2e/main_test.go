@@ -141,7 +141,7 @@ func (s *suite) setUp(root string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s.q, err = laravel.Open(ctx, cfg)
+	s.q, err = laravel.Open(ctx, cfg, laravel.Options{})
 	return err
 }
 

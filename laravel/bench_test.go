@@ -16,7 +16,7 @@ const benchClass = `App\Jobs\BenchNoopJob`
 func benchQueue(b *testing.B, engine string) *Queue {
 	b.Helper()
 	ctx := context.Background()
-	q, err := Open(ctx, engineConfig(b, engine, b.TempDir()))
+	q, err := Open(ctx, engineConfig(b, engine, b.TempDir()), Options{})
 	if err != nil {
 		b.Skipf("%s not reachable: %v", engine, err)
 	}

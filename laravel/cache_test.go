@@ -30,7 +30,7 @@ func TestDatabaseCacheBehavesLikeLaravels(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			cfg := engineConfig(t, engine, t.TempDir())
 			cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+testdsn.Suffix(t), "laravel_cache"
-			e := openEnv(t, engine, cfg)
+			e := openEnv(t, engine, cfg, Options{})
 			createCacheTable(t, e.q)
 			c := e.q.Cache()
 			ctx := context.Background()

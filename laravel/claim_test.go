@@ -221,7 +221,7 @@ func TestConcurrentClaimers(t *testing.T) {
 				errs    = make(chan error, workers)
 			)
 			for w := 0; w < workers; w++ {
-				wq, err := Open(e.ctx, e.cfg, WithClock(e.clock.Now))
+				wq, err := Open(e.ctx, e.cfg, Options{Clock: e.clock.Now})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -183,7 +183,7 @@ func TestOpenErrorsHideSecrets(t *testing.T) {
 		if c.Driver == EngineSQLite {
 			c.Password = pw // scrubbed wherever it appears
 		}
-		q, err := Open(ctx, c)
+		q, err := Open(ctx, c, Options{})
 		if err == nil {
 			q.Close()
 			t.Fatalf("%s: connected", c.Driver)

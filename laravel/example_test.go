@@ -25,7 +25,7 @@ func ExampleQueue_Push() {
 		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
 		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
 	}
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

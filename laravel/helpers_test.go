@@ -63,18 +63,19 @@ var allEngines = []string{EngineMySQL, EnginePgSQL, EngineSQLite}
 
 // newEnv opens a queue on engine with fresh tables that are dropped after
 // the test. Unreachable servers skip the test (with the reason).
-func newEnv(t *testing.T, engine string, opts ...Option) *testEnv {
+func newEnv(t *testing.T, engine string) *testEnv {
 	t.Helper()
-	cfg := engineConfig(t, engine, t.TempDir())
-	return openEnv(t, engine, cfg, opts...)
+	return openEnv(t, engine, engineConfig(t, engine, t.TempDir()), Options{})
 }
 
-func openEnv(t *testing.T, engine string, cfg Config, opts ...Option) *testEnv {
+// openEnv opens cfg with opts and a fake clock.
+func openEnv(t *testing.T, engine string, cfg Config, opts Options) *testEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
-	q, err := Open(ctx, cfg, append([]Option{WithClock(clock.Now)}, opts...)...)
+	opts.Clock = clock.Now
+	q, err := Open(ctx, cfg, opts)
 	if err != nil {
 		if engine != EngineSQLite && !testdsn.Required() {
 			t.Skipf("%s not reachable: %v", engine, err)

@@ -46,38 +46,48 @@ func (p RetryPolicy) backoff(attempt int) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
-// Option customises Open.
-type Option func(*Queue)
-
-// WithClock replaces the process clock (tests).
-func WithClock(now func() time.Time) Option { return func(q *Queue) { q.now = now } }
-
-// WithRetryPolicy replaces DefaultRetryPolicy.
-func WithRetryPolicy(p RetryPolicy) Option {
-	return func(q *Queue) {
-		if p.MaxAttempts < 1 {
-			p.MaxAttempts = 1
-		}
-		q.retry = p
-	}
+// Options are Open's settings beyond the app's connection config. The
+// zero value is the default for every field, as in worker.Config.
+type Options struct {
+	// DB, when set, is used instead of opening a connection pool from the
+	// config (which still gives the driver, tables and queue settings).
+	// Close then leaves it open: it belongs to the caller.
+	DB *sql.DB
+	// Clock replaces time.Now (tests).
+	Clock func() time.Time
+	// Retry bounds the re-run of transactions that failed with a
+	// retryable error; zero means DefaultRetryPolicy. MaxAttempts below 1
+	// counts as 1.
+	Retry RetryPolicy
+	// ExactStatements makes Delete run Laravel's own deleteReserved
+	// transaction for each job (`--laravel-exact`), instead of one grouped
+	// delete, and Release, Fail and Finish lock the row with Laravel's
+	// statement before they delete it.
+	ExactStatements bool
+	// SQLiteBusyTimeout is SQLite's busy_timeout; zero means 5s.
+	SQLiteBusyTimeout time.Duration
 }
 
-// WithDB uses an existing *sql.DB instead of opening one from the config
-// (the config still provides driver, tables and queue settings).
-func WithDB(db *sql.DB) Option { return func(q *Queue) { q.db = db; q.ownDB = false } }
-
-// WithExactStatements makes Delete run Laravel's own deleteReserved
-// transaction for each job (`--laravel-exact`), instead of one grouped
-// delete, and Release, Fail and Finish lock the row with Laravel's
-// statement before they delete it.
-func WithExactStatements() Option { return func(q *Queue) { q.exact = true } }
-
-// WithSQLiteBusyTimeout sets SQLite's busy_timeout (default 5s).
-func WithSQLiteBusyTimeout(d time.Duration) Option { return func(q *Queue) { q.sqliteBusy = d } }
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Retry == (RetryPolicy{}) {
+		o.Retry = DefaultRetryPolicy
+	}
+	if o.Retry.MaxAttempts < 1 {
+		o.Retry.MaxAttempts = 1
+	}
+	if o.SQLiteBusyTimeout <= 0 {
+		o.SQLiteBusyTimeout = 5 * time.Second
+	}
+	return o
+}
 
 // Open connects to the database described by cfg, detects the server
 // version and returns a Queue. Errors never contain the password or DSN.
-func Open(ctx context.Context, cfg Config, opts ...Option) (*Queue, error) {
+func Open(ctx context.Context, cfg Config, opts Options) (*Queue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,17 +95,17 @@ func Open(ctx context.Context, cfg Config, opts ...Option) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts = opts.withDefaults()
 	q := &Queue{
 		cfg:        cfg,
 		d:          d,
-		now:        time.Now,
-		retry:      DefaultRetryPolicy,
+		db:         opts.DB,
+		now:        opts.Clock,
+		retry:      opts.Retry,
 		loc:        cfg.Location(),
-		sqliteBusy: 5 * time.Second,
-		ownDB:      true,
-	}
-	for _, o := range opts {
-		o(q)
+		sqliteBusy: opts.SQLiteBusyTimeout,
+		exact:      opts.ExactStatements,
+		ownDB:      opts.DB == nil,
 	}
 	if q.db == nil {
 		db, err := openDB(cfg, q.sqliteBusy)

@@ -40,7 +40,7 @@ func sameReservation(row, job JobRow) bool {
 
 // Delete removes finished jobs whose rows still carry their reservations
 // (each row's ReservedAt) and returns the jobs whose reservation was lost,
-// which it leaves alone. With WithExactStatements each job is deleted in
+// which it leaves alone. With Options.ExactStatements each job is deleted in
 // Laravel's own deleteReserved transaction (the token compared in Go on
 // the locked row); otherwise rows are grouped by token into one
 // `delete ... where reserved_at = ? and id in (...) returning id` (same

@@ -59,7 +59,7 @@ func TestFail(t *testing.T) {
 			t.Parallel()
 			cfg := engineConfig(t, engine, t.TempDir())
 			cfg.AppTimezone = "Europe/Paris"
-			e := openEnv(t, engine, cfg)
+			e := openEnv(t, engine, cfg, Options{})
 			now := e.clock.Unix() // 2023-11-14 22:13:20 UTC = 23:13:20 in Paris
 			uuid := newUUID(t)
 			payload := testPayload(uuid, `App\Jobs\Boom`)

@@ -23,7 +23,7 @@ type Queue struct {
 	retry         RetryPolicy
 	sqliteBusy    time.Duration
 	// exact runs Laravel's own statements for every delete
-	// (WithExactStatements).
+	// (Options.ExactStatements).
 	exact bool
 	// sessionReadCommitted: Open's own MySQL pool sets the isolation level
 	// per connection (readCommittedConnector).

@@ -73,7 +73,7 @@ func TestClaimRetriesAfterLockWait(t *testing.T) {
 			cfg.ServerVersion = map[string]string{EngineMySQL: "8.0.0", EnginePgSQL: "9.4", EngineSQLite: ""}[engine]
 			db := shortLockWaitDB(t, cfg)
 			t.Cleanup(func() { db.Close() }) // runs after the tables are dropped
-			e := openEnv(t, engine, cfg, WithDB(db), WithRetryPolicy(RetryPolicy{MaxAttempts: 20, BaseDelay: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond}))
+			e := openEnv(t, engine, cfg, Options{DB: db, Retry: RetryPolicy{MaxAttempts: 20, BaseDelay: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond}})
 			if engine != EngineSQLite && e.q.LockClause() != LockForUpdate {
 				t.Fatalf("lock clause %q", e.q.LockClause())
 			}
@@ -129,7 +129,7 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 			setup := newEnv(t, engine)
 			cfg := setup.cfg
 			cfg.ServerVersion = map[string]string{EngineMySQL: "8.0.0", EnginePgSQL: "9.4"}[engine]
-			e := openEnv(t, engine, cfg)
+			e := openEnv(t, engine, cfg, Options{})
 			now := e.clock.Unix()
 			a := e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
 			b := e.insertRow(t, row{queue: "other", availableAt: now, createdAt: now})

@@ -36,7 +36,7 @@ func (c readCommittedConnector) Connect(ctx context.Context) (driver.Conn, error
 }
 
 // txOptions are the dialect's, unless the connections already run at that
-// level (pools opened by Open; a pool given with WithDB is not assumed to).
+// level (pools opened by Open; a pool given in Options.DB is not assumed to).
 func (q *Queue) txOptions() *sql.TxOptions {
 	if q.sessionReadCommitted {
 		return nil

@@ -40,7 +40,7 @@ func TestMySQLRunsAtReadCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { own.Close() })
-	q2 := openEnv(t, EngineMySQL, engineConfig(t, EngineMySQL, t.TempDir()), WithDB(own)).q
+	q2 := openEnv(t, EngineMySQL, engineConfig(t, EngineMySQL, t.TempDir()), Options{DB: own}).q
 	if opts := q2.txOptions(); opts == nil || opts.Isolation != sql.LevelReadCommitted {
 		t.Fatalf("transactions on a given pool use %+v, want READ COMMITTED", opts)
 	}

@@ -101,7 +101,7 @@ func TestKilledConnections(t *testing.T) {
 			admin := testdb.Open(t, cfg)
 			cfg.Username, cfg.Password = dedicatedUser(t, admin, cfg)
 			cfg.RetryAfter = 3
-			q, err := laravel.Open(context.Background(), cfg)
+			q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +221,7 @@ func TestInjectedDeadlocksAndLockWaits(t *testing.T) {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
-	q, err := laravel.Open(context.Background(), cfg, laravel.WithDB(db))
+	q, err := laravel.Open(context.Background(), cfg, laravel.Options{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func setUpApp() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	app.q, err = laravel.Open(ctx, cfg)
+	app.q, err = laravel.Open(ctx, cfg, laravel.Options{})
 	return err
 }
 
@@ -122,7 +122,7 @@ func goOnlyApp() error {
 	if err != nil {
 		return err
 	}
-	q, err := laravel.Open(context.Background(), cfg)
+	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 	if err != nil {
 		return err
 	}

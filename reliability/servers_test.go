@@ -245,7 +245,7 @@ func openQueue(t *testing.T, cfg laravel.Config) *laravel.Queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

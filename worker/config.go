@@ -73,7 +73,7 @@ type Config struct {
 	WriteGrace time.Duration
 	// LaravelExact claims one job per claim and writes every outcome on
 	// its own, as Laravel's worker does; with a laravel.Queue opened with
-	// laravel.WithExactStatements, the statements are Laravel's own too.
+	// laravel.Options.ExactStatements, the statements are Laravel's own too.
 	LaravelExact bool
 	// Unrouted is what to do with jobs no handler is registered for.
 	// Default UnroutedSkip.

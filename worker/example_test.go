@@ -25,7 +25,7 @@ func Example() {
 		Driver: laravel.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
 		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
 		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
-	})
+	}, laravel.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

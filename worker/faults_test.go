@@ -108,7 +108,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 			cfg.Host, cfg.Port = proxy.addr()
 			cfg.RetryAfter = 5
-			q, err := laravel.Open(context.Background(), cfg)
+			q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 				cfg.Host, cfg.Port = proxy.addr()
 				cfg.RetryAfter = 3
-				q, err := laravel.Open(context.Background(), cfg)
+				q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -313,7 +313,7 @@ func TestSelfStopWithTheDatabaseDown(t *testing.T) {
 	admin := testdb.Open(t, cfg)
 	proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	cfg.Host, cfg.Port = proxy.addr()
-	q, err := laravel.Open(context.Background(), cfg)
+	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

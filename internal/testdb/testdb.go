@@ -40,11 +40,11 @@ func Config(t testing.TB, engine string) laravel.Config {
 
 // Open opens a queue on cfg, creates its tables and drops them after the
 // test.
-func Open(t testing.TB, cfg laravel.Config, opts ...laravel.Option) *laravel.Queue {
+func Open(t testing.TB, cfg laravel.Config) *laravel.Queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := laravel.Open(ctx, cfg, opts...)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		if cfg.Driver != laravel.EngineSQLite && !testdsn.Required() {
 			t.Skipf("%s not reachable: %v", cfg.Driver, err)

@@ -115,7 +115,7 @@ func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command) er
 	if err != nil {
 		return err
 	}
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func recordDB(ctx context.Context) (*laravel.Queue, error) {
 			recorder.err = err
 			return
 		}
-		recorder.q, recorder.err = laravel.Open(ctx, cfg)
+		recorder.q, recorder.err = laravel.Open(ctx, cfg, laravel.Options{})
 	})
 	return recorder.q, recorder.err
 }
