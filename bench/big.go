@@ -106,6 +106,7 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 		return m, err
 	}
 	m.Load1 = load1()
+	server := b.startServerMeter()
 	var st procStats
 	var err error
 	if ct.raw != "" {
@@ -126,6 +127,7 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 		return m, err
 	}
 	m.Jobs = ready - (left - delayed)
+	m.ServerCPUPer1k = server.per1k(m.Jobs)
 	m.WallSec, m.StartSec = st.wall.Seconds(), base.wall.Seconds()
 	m.JobsPerSec = float64(m.Jobs) / max(st.wall-base.wall, time.Millisecond).Seconds()
 	if ct.raw == "" && m.Jobs > 0 {
