@@ -135,3 +135,18 @@ func parseStat(s string) (proc, bool) {
 		children: time.Duration(num(16)+num(17)) * clockTick,
 	}, true
 }
+
+// Process is the CPU time (user + system, with reaped children) process
+// pid has used so far: a worker's, read at both ends of a window while it
+// keeps running.
+func Process(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	p, ok := parseStat(string(data))
+	if !ok {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return p.self + p.children, nil
+}

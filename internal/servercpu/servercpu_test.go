@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +93,32 @@ func TestReadRejectsEnginesWithoutAServerProcess(t *testing.T) {
 	if _, err := Read(laravel.EngineSQLite); err == nil {
 		t.Error("sqlite has no server process, Read said otherwise")
 	}
+}
+
+// The reading of this process agrees with what getrusage says it used
+// over a stretch of spinning (to the 10 ms tick of /proc).
+func TestProcessReadsThisProcessesCPU(t *testing.T) {
+	before, err := Process(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ruBefore := selfCPU(t)
+	for selfCPU(t)-ruBefore < 300*time.Millisecond {
+	}
+	after, err := Process(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := selfCPU(t) - ruBefore
+	if grew := after - before; grew < used-50*time.Millisecond || grew > used+50*time.Millisecond {
+		t.Errorf("/proc says %v, getrusage %v", grew, used)
+	}
+}
+
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
