@@ -24,6 +24,8 @@ type report struct {
 	Ratios        []ratio                     `json:"ratios"`
 	IdleRSSMB     float64                     `json:"idle_rss_mb_concurrency_128"`
 	Big           *bigResult                  `json:"big_table,omitempty"`
+	Workloads     []*workloadResult           `json:"workloads,omitempty"`
+	Continuous    []continuousMeasure         `json:"continuous,omitempty"`
 }
 
 type contenderResult struct {
@@ -150,6 +152,17 @@ func (r *report) addRatio(name, a, b string, f func(drainMeasure) float64) {
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "%s %s (lock: %s), %d rounds, %d jobs per drain (PHP %d), started %s\n\n",
 		r.Driver, r.ServerVersion, orDash(r.Lock), r.Rounds, r.Jobs, r.PHPJobs, r.Started.Format(time.RFC3339))
+	if len(r.Order) > 0 {
+		r.printContenders(w)
+	}
+	printWorkloads(w, r.Workloads)
+	printContinuous(w, r.Continuous)
+	if r.Big != nil {
+		r.Big.print(w)
+	}
+}
+
+func (r *report) printContenders(w io.Writer) {
 	rows := [][]string{}
 	for _, name := range r.Order {
 		s := r.Results[name].Summary
@@ -174,9 +187,6 @@ func (r *report) print(w io.Writer) {
 		_ = console.WriteTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	}
 	fmt.Fprintf(w, "\nidle RSS, work --concurrency 128 on an empty queue: %.1f MB\n", r.IdleRSSMB)
-	if r.Big != nil {
-		r.Big.print(w)
-	}
 }
 
 // ms formats a CPU figure; "" when it was not measured.
