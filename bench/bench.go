@@ -132,6 +132,9 @@ func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
 	if b.workloads, err = selectWorkloads(c.String("workload")); err != nil {
 		return nil, err
 	}
+	if slices.Contains(b.workloads, wlNoStats) && cfg.Driver != laravel.EnginePgSQL && cfg.Driver != laravel.EngineSQLite {
+		return nil, fmt.Errorf("--workload %s applies to PostgreSQL and SQLite (InnoDB keeps statistics of its own), not %s", wlNoStats, cfg.Driver)
+	}
 	if len(b.workloads) > 0 {
 		b.contenders, err = workloadContenders(c.String("only"))
 	} else {

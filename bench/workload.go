@@ -118,6 +118,10 @@ func (b *runner) runWorkloads(rep *report, names []string) error {
 			case wlNoStats:
 				err = b.noStats(rep, ct)
 			case wlContinuous:
+				if ct.raw != "" {
+					b.progress("continuous: %s skipped (a raw loop is no daemon)", ct.name)
+					continue
+				}
 				err = b.continuous(rep, ct)
 			}
 			if err != nil {

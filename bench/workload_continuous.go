@@ -24,6 +24,7 @@ import (
 type continuousMeasure struct {
 	Contender    string  `json:"contender"`
 	Rate         int     `json:"rate"`
+	Sleep        string  `json:"sleep"` // the workers' --sleep ("default": their own)
 	Seconds      float64 `json:"seconds"`
 	Pushed       int     `json:"pushed"`
 	PushedPerSec float64 `json:"pushed_per_sec"` // what the pushers achieved
@@ -52,9 +53,6 @@ type phpBeside struct {
 
 // continuous measures --rounds windows of --duration.
 func (b *runner) continuous(rep *report, ct contender) error {
-	if ct.raw != "" {
-		return errors.New("continuous mode runs a worker daemon: choose lw-* contenders")
-	}
 	for round := 1; round <= b.c.Int("rounds"); round++ {
 		m, err := b.continuousWindow(ct)
 		if err != nil {
@@ -69,7 +67,10 @@ func (b *runner) continuous(rep *report, ct contender) error {
 
 func (b *runner) continuousWindow(ct contender) (continuousMeasure, error) {
 	ctx := b.c.Context
-	m := continuousMeasure{Contender: ct.name, Rate: b.c.Int("rate")}
+	m := continuousMeasure{Contender: ct.name, Rate: b.c.Int("rate"), Sleep: "default"}
+	if s := b.c.Duration("daemon-sleep"); s > 0 {
+		m.Sleep = s.String()
+	}
 	phpRate := 0
 	if b.phpApp != "" {
 		phpRate = b.c.Int("php-rate")
@@ -102,6 +103,9 @@ func (b *runner) continuousWindow(ct contender) (continuousMeasure, error) {
 	m.ServerCPUPer1k = server.per1k(len(goIDs) + len(phpIDs))
 	if err := d.stop(); err != nil {
 		return m, err
+	}
+	if failed, err := b.countRows(b.cfg.FailedTable); err != nil || failed != 0 {
+		return m, fmt.Errorf("%d jobs failed (%v)", failed, err)
 	}
 	pickups, err := b.pickupLatencies(ctx)
 	if err != nil {
@@ -257,7 +261,7 @@ func (b *runner) pushAtRate(ctx context.Context, rate, phpRate int, dur time.Dur
 
 // waitPickedUp waits until every job pushed has been reserved, or limit.
 func (b *runner) waitPickedUp(ctx context.Context, limit time.Duration) {
-	query := b.rawSQL("select count(*) from %s where %s is null", b.qi(pickupTable), b.qi("picked_at"))
+	query := b.rawSQL("select count(*) from %s where %s is null", b.qi(b.pickupTable()), b.qi("picked_at"))
 	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		var n int
 		if err := b.q.DB().QueryRowContext(ctx, query).Scan(&n); err != nil || n == 0 {
@@ -269,7 +273,7 @@ func (b *runner) waitPickedUp(ctx context.Context, limit time.Duration) {
 // pickupLatencies is the pick-up latency in ms of every job reserved, by id.
 func (b *runner) pickupLatencies(ctx context.Context) (map[int64]float64, error) {
 	rows, err := b.q.DB().QueryContext(ctx, b.rawSQL("select %s, %s - %s from %s where %s is not null",
-		b.qi("job_id"), b.qi("picked_at"), b.qi("pushed_at"), b.qi(pickupTable), b.qi("picked_at")))
+		b.qi("job_id"), b.qi("picked_at"), b.qi("pushed_at"), b.qi(b.pickupTable()), b.qi("picked_at")))
 	if err != nil {
 		return nil, err
 	}
@@ -307,9 +311,9 @@ func printContinuous(w io.Writer, measures []continuousMeasure) {
 		if m.PHP != nil {
 			php = fmt.Sprintf("%d at %d/s: p50 %.1f / p99 %.1f ms, missed %d, CPU %.0f ms/1k", m.PHP.Pushed, m.PHP.Rate, m.PHP.P50ms, m.PHP.P99ms, m.PHP.Missed, m.PHP.CPUPer1k)
 		}
-		rows = append(rows, []string{m.Contender, fmt.Sprintf("%d", m.Rate), fmt.Sprintf("%.0f", m.PushedPerSec), fmt.Sprintf("%d", m.Pushed),
+		rows = append(rows, []string{m.Contender, m.Sleep, fmt.Sprintf("%d", m.Rate), fmt.Sprintf("%.0f", m.PushedPerSec), fmt.Sprintf("%d", m.Pushed),
 			fmt.Sprintf("%.1f / %.1f", m.P50ms, m.P99ms), fmt.Sprintf("%d", m.Missed), orDash(ms(m.WorkerCPUPer1k)), orDash(ms(m.ServerCPUPer1k)),
 			fmt.Sprintf("%.2f", m.Load1), php})
 	}
-	_ = console.WriteTable(w, []string{"continuous", "rate", "pushed/s", "Go jobs", "pick-up p50 / p99 ms", "missed", "worker CPU ms/1k", "server CPU ms/1k", "load1", "PHP worker beside"}, rows)
+	_ = console.WriteTable(w, []string{"continuous", "sleep", "rate", "pushed/s", "Go jobs", "pick-up p50 / p99 ms", "missed", "worker CPU ms/1k", "server CPU ms/1k", "load1", "PHP worker beside"}, rows)
 }
