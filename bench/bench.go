@@ -30,6 +30,12 @@ SQL loop of the same statements (the ceiling of each mode). Each round pushes
 medians of the rounds with the spread (min-max). The method is written down
 in docs/PERFORMANCE.md. "bench soak" measures memory over a million jobs.
 
+--workload shared-php,delayed,no-stats,continuous runs named situations
+instead (Go jobs behind a PHP-only backlog, ready jobs behind delayed ones,
+a table without planner statistics, jobs arriving at a fixed rate to a
+running worker), each against the same drain without the situation, with
+the database server's CPU per job beside the worker's.
+
 Tables default to laraworker_bench_jobs, laraworker_bench_failed_jobs and
 laraworker_bench_job_batches; they are created, emptied and dropped at the
 end. The PHP app is a copy of --laravel-app in a temporary directory with its
