@@ -37,7 +37,7 @@ func workloadFlags() []cli.Flag {
 		&cli.IntFlag{Name: "rate", Value: 500, Usage: "continuous: Go jobs pushed per second"},
 		&cli.DurationFlag{Name: "duration", Value: time.Minute, Usage: "continuous: how long jobs arrive"},
 		&cli.IntFlag{Name: "php-rate", Value: 50, Usage: "continuous: PHP-only jobs pushed per second for a php artisan queue:work beside (with --laravel-app)"},
-		&cli.DurationFlag{Name: "daemon-sleep", Usage: "continuous: --sleep of the workers (default: each worker's own default, 3 s)"},
+		&cli.DurationFlag{Name: "daemon-sleep", Usage: "continuous: --sleep of both workers, 0 for none (default: their own default, 3 s)"},
 	}
 }
 

@@ -68,8 +68,8 @@ func (b *runner) continuous(rep *report, ct contender) error {
 func (b *runner) continuousWindow(ct contender) (continuousMeasure, error) {
 	ctx := b.c.Context
 	m := continuousMeasure{Contender: ct.name, Rate: b.c.Int("rate"), Sleep: "default"}
-	if s := b.c.Duration("daemon-sleep"); s > 0 {
-		m.Sleep = s.String()
+	if b.c.IsSet("daemon-sleep") {
+		m.Sleep = b.c.Duration("daemon-sleep").String()
 	}
 	phpRate := 0
 	if b.phpApp != "" {
@@ -137,8 +137,8 @@ type daemons struct {
 
 func (b *runner) startDaemons(ct contender, withPHP bool) (*daemons, error) {
 	var sleep []string
-	if s := b.c.Duration("daemon-sleep"); s > 0 {
-		sleep = []string{"--sleep", strconv.FormatFloat(s.Seconds(), 'f', -1, 64)}
+	if b.c.IsSet("daemon-sleep") {
+		sleep = []string{"--sleep", strconv.FormatFloat(b.c.Duration("daemon-sleep").Seconds(), 'f', -1, 64)}
 	}
 	d := &daemons{cmds: []*exec.Cmd{b.workCommand(ct, sleep...)}}
 	if withPHP {
