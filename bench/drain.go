@@ -82,7 +82,7 @@ func (b *runner) measureDrain(ct contender, n int) (drainMeasure, error) {
 	if err := b.pushJobs(b.c.Context, n, 0); err != nil {
 		return drainMeasure{Jobs: n}, err
 	}
-	return b.drainPushed(ct, n, base, 0)
+	return b.drainPushed(ct, n, base, 0, 0)
 }
 
 // emptyRun runs the contender on a queue holding none of its jobs: its
@@ -101,18 +101,14 @@ func (b *runner) emptyRun(ct contender) (procStats, error) {
 
 // drainPushed times the drain of the n jobs pushed; keep rows that are
 // not the contender's (another class's backlog) must still be there after.
-func (b *runner) drainPushed(ct contender, n int, base procStats, keep int) (drainMeasure, error) {
+// With a limit the drain stops then (--max-time) and counts the jobs it
+// did drain.
+func (b *runner) drainPushed(ct contender, n int, base procStats, keep int, limit time.Duration) (drainMeasure, error) {
 	ctx := b.c.Context
 	m := drainMeasure{Jobs: n}
 	m.Load1 = load1()
 	server := b.startServerMeter()
-	var st procStats
-	var err error
-	if ct.raw != "" {
-		st, err = b.rawDrain(ctx, ct)
-	} else {
-		st, err = b.runProcs(ctx, b.drainCommands(ct), time.Duration(n+keep)*10*time.Millisecond+2*time.Minute)
-	}
+	st, err := b.limitedDrain(ctx, ct, limit, time.Duration(n+keep)*10*time.Millisecond+2*time.Minute)
 	if err != nil {
 		return m, err
 	}
@@ -121,6 +117,8 @@ func (b *runner) drainPushed(ct contender, n int, base procStats, keep int) (dra
 	switch {
 	case err != nil:
 		return m, err
+	case left > 0 && limit > 0 && left < n: // stopped by the limit
+		m.Jobs, n, left = n-left, n-left, 0
 	case left > 0 && !ct.php:
 		return m, fmt.Errorf("drain left %d jobs in the table", left)
 	case left < 0:
@@ -146,6 +144,31 @@ func (b *runner) drainPushed(ct contender, n int, base procStats, keep int) (dra
 	}
 	m.PeakRSSMB = float64(st.maxRSSKB) / 1024
 	return m, nil
+}
+
+// limitedDrain runs the contender's drain, stopping it after limit when
+// there is one (else killing it after deadline, a failure).
+func (b *runner) limitedDrain(ctx context.Context, ct contender, limit, deadline time.Duration) (procStats, error) {
+	if ct.raw != "" {
+		if limit <= 0 {
+			return b.rawDrain(ctx, ct)
+		}
+		rctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		st, err := b.rawDrain(rctx, ct)
+		if err != nil && rctx.Err() != nil && ctx.Err() == nil { // the limit, not a failure
+			return procStats{wall: limit}, nil
+		}
+		return st, err
+	}
+	cmds := b.drainCommands(ct)
+	if limit > 0 {
+		for _, cmd := range cmds {
+			cmd.Args = append(cmd.Args, "--max-time", strconv.Itoa(max(1, int(limit.Seconds()))))
+		}
+		deadline = limit + 2*time.Minute
+	}
+	return b.runProcs(ctx, cmds, deadline)
 }
 
 // drainCommands are the worker processes for a contender, stopping when

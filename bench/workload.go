@@ -32,7 +32,7 @@ func workloadFlags() []cli.Flag {
 		&cli.IntFlag{Name: "php-backlog", Value: 50000, Usage: "shared-php: PHP-only jobs (a class laraworker has no handler for) older than the Go jobs on the same queue"},
 		&cli.IntFlag{Name: "delayed-rows", Value: 1000000, Usage: "delayed: delayed jobs (available in 24 h) with lower ids than the ready ones"},
 		&cli.IntFlag{Name: "ready-rows", Value: 100000, Usage: "delayed: ready jobs drained"},
-		&cli.DurationFlag{Name: "drain-time", Value: time.Minute, Usage: "delayed: longest drain (the rate counts what was drained)"},
+		&cli.DurationFlag{Name: "drain-time", Value: time.Minute, Usage: "shared-php, delayed, no-stats: longest drain of the workload's jobs (stopped with --max-time; the rate counts what was drained)"},
 		&cli.BoolFlag{Name: "claim-index", Usage: "delayed, shared-php: create laraworker's opt-in claim index (laraworker tables --index) on the bench tables first; dropped at the end"},
 		&cli.IntFlag{Name: "rate", Value: 500, Usage: "continuous: Go jobs pushed per second"},
 		&cli.DurationFlag{Name: "duration", Value: time.Minute, Usage: "continuous: how long jobs arrive"},

@@ -59,7 +59,7 @@ func (b *runner) freshTableDrain(ct contender, n int, analyzed bool) (drainMeasu
 	case has != analyzed:
 		return drainMeasure{}, fmt.Errorf("the jobs table has statistics: %v, want %v", has, analyzed)
 	}
-	return b.drainPushed(ct, n, base, 0)
+	return b.drainPushed(ct, n, base, 0, b.c.Duration("drain-time"))
 }
 
 // recreateWithoutStats drops and creates the tables; on PostgreSQL the

@@ -40,7 +40,7 @@ func TestCheckBacklogSeesTouchedRows(t *testing.T) {
 		if _, err := q.DB().Exec("delete from " + table + " where reserved_at is not null"); err != nil {
 			t.Fatal(err)
 		}
-		if err := checkBacklog(ctx, q, phpOnlyClass, 30); err == nil || !strings.Contains(err.Error(), "29 rows") {
+		if err := checkBacklog(ctx, q, phpOnlyClass, 30); err == nil || !strings.Contains(err.Error(), "29 App") {
 			t.Errorf("a deleted row: %v", err)
 		}
 	})
