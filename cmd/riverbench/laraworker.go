@@ -17,6 +17,7 @@ import (
 const noopClass = `App\Jobs\NoopJob`
 
 type laraworkerContender struct {
+	analyze  bool
 	q        *laravel.Queue
 	template []byte
 	uuid     []byte
@@ -50,7 +51,7 @@ func newLaraworker(ctx context.Context, o options) (*laraworkerContender, error)
 		q.Close()
 		return nil, err
 	}
-	return &laraworkerContender{q: q, template: raw, uuid: []byte(p.UUID)}, nil
+	return &laraworkerContender{q: q, template: raw, uuid: []byte(p.UUID), analyze: o.analyze}, nil
 }
 
 func (l *laraworkerContender) name() string { return "laraworker" }
@@ -84,6 +85,10 @@ func (l *laraworkerContender) load(ctx context.Context, n int) error {
 			}
 			items = items[:0]
 		}
+	}
+	if l.analyze {
+		_, err := l.q.DB().ExecContext(ctx, "analyze "+l.q.Dialect().Quote(l.q.Config().JobsTable))
+		return err
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ type report struct {
 	Jobs          int       `json:"jobs"`
 	Rounds        int       `json:"rounds"`
 	Started       time.Time `json:"started"`
+	Analyzed      bool      `json:"analyzed"` // -analyze: tables ANALYZEd after each load
 	Results       []*level  `json:"results"`
 }
 
@@ -97,7 +98,12 @@ func spreadOf(v []float64) spread {
 }
 
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "PostgreSQL %s, %d jobs per drain, %d rounds, started %s\n\n", r.ServerVersion, r.Jobs, r.Rounds, r.Started.Format(time.RFC3339))
+	stats := "as the server keeps them"
+	if r.Analyzed {
+		stats = "ANALYZE after each load"
+	}
+	fmt.Fprintf(w, "PostgreSQL %s, %d jobs per drain, %d rounds, planner statistics: %s, started %s\n\n",
+		r.ServerVersion, r.Jobs, r.Rounds, stats, r.Started.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "c\tlaraworker jobs/s\tRiver jobs/s\tlaraworker/River\tCPU ms/1k lw / River\tserver CPU ms/1k lw / River\tload1")
 	for _, l := range r.Results {

@@ -26,9 +26,10 @@ type noopWorker struct {
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
 type riverContender struct {
-	pool   *pgxpool.Pool
-	schema string
-	quiet  *slog.Logger
+	analyze bool
+	pool    *pgxpool.Pool
+	schema  string
+	quiet   *slog.Logger
 }
 
 // newRiver migrates River's tables into their own schema.
@@ -37,7 +38,7 @@ func newRiver(ctx context.Context, o options) (*riverContender, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &riverContender{pool: pool, schema: o.schema, quiet: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	r := &riverContender{analyze: o.analyze, pool: pool, schema: o.schema, quiet: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	schema := pgx.Identifier{o.schema}.Sanitize()
 	for _, stmt := range []string{"drop schema if exists " + schema + " cascade", "create schema " + schema} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {
@@ -96,6 +97,9 @@ func (r *riverContender) load(ctx context.Context, n int) error {
 	inserted, err := c.InsertManyFast(ctx, params)
 	if err == nil && inserted != n {
 		err = fmt.Errorf("inserted %d jobs, want %d", inserted, n)
+	}
+	if err == nil && r.analyze {
+		_, err = r.pool.Exec(ctx, "analyze "+pgx.Identifier{r.schema, "river_job"}.Sanitize())
 	}
 	return err
 }
