@@ -159,7 +159,11 @@ func printWorkloads(w io.Writer, ws []*workloadResult) {
 	}
 	_ = console.WriteTable(w, []string{"workload", "contender", "index", "jobs/s", "baseline jobs/s", "ratio", "spread",
 		"CPU ms/1k (wl / base)", "server CPU ms/1k (wl / base)", "load1"}, rows)
+	said := map[string]bool{}
 	for _, wl := range ws {
-		fmt.Fprintf(w, "  %s: %s; baseline: %s\n", wl.Workload, wl.Setup, wl.Baseline)
+		if line := fmt.Sprintf("  %s: %s; baseline: %s", wl.Workload, wl.Setup, wl.Baseline); !said[line] {
+			said[line] = true
+			fmt.Fprintln(w, line)
+		}
 	}
 }
