@@ -30,6 +30,12 @@ SQL loop of the same statements (the ceiling of each mode). Each round pushes
 medians of the rounds with the spread (min-max). The method is written down
 in docs/PERFORMANCE.md. "bench soak" measures memory over a million jobs.
 
+--workload shared-php,delayed,no-stats,continuous runs named situations
+instead (Go jobs behind a PHP-only backlog, ready jobs behind delayed ones,
+a table without planner statistics, jobs arriving at a fixed rate to a
+running worker), each against the same drain without the situation, with
+the database server's CPU per job beside the worker's.
+
 Tables default to laraworker_bench_jobs, laraworker_bench_failed_jobs and
 laraworker_bench_job_batches; they are created, emptied and dropped at the
 end. The PHP app is a copy of --laravel-app in a temporary directory with its
@@ -46,7 +52,7 @@ func Command() *cli.Command {
 		Name:        "bench",
 		Usage:       "benchmark laraworker against php artisan queue:work and raw SQL on one database",
 		Description: drainHelp,
-		Flags: append(console.ConnectionFlags(),
+		Flags: append(append(console.ConnectionFlags(),
 			&cli.IntFlag{Name: "jobs", Value: 20000, Usage: "jobs per drain for laraworker and the raw loops"},
 			&cli.IntFlag{Name: "php-jobs", Value: 3000, Usage: "jobs per drain for PHP workers (they are slow; the rate is what counts)"},
 			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
@@ -59,7 +65,7 @@ func Command() *cli.Command {
 			&cli.DurationFlag{Name: "big-time", Value: 20 * time.Second, Usage: "longest drain in the large-table scenario (the rate counts what was drained)"},
 			&cli.BoolFlag{Name: "keep-tables", Usage: "do not drop the bench tables at the end"},
 			&cli.BoolFlag{Name: "json", Usage: "print the results as JSON as well"},
-		),
+		), workloadFlags()...),
 		Action:          console.NoArgs(runDrains),
 		Subcommands:     []*cli.Command{soakCommand()},
 		HideHelpCommand: true,
@@ -80,6 +86,7 @@ type runner struct {
 	jobs       jobTemplate
 	rawTx      *rawTxChoice
 	contenders []contender
+	workloads  []string // --workload: these instead of the contender drains
 }
 
 func runDrains(c *cli.Context) error {
@@ -128,7 +135,18 @@ func loadBenchConfig(c *cli.Context) (laravel.Config, error) {
 func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
 	b := &runner{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
 	var err error
-	if b.contenders, err = selectContenders(c.String("only"), c.String("laravel-app") != ""); err != nil {
+	if b.workloads, err = selectWorkloads(c.String("workload")); err != nil {
+		return nil, err
+	}
+	if slices.Contains(b.workloads, wlNoStats) && cfg.Driver != laravel.EnginePgSQL && cfg.Driver != laravel.EngineSQLite {
+		return nil, fmt.Errorf("--workload %s applies to PostgreSQL and SQLite (InnoDB keeps statistics of its own), not %s", wlNoStats, cfg.Driver)
+	}
+	if len(b.workloads) > 0 {
+		b.contenders, err = workloadContenders(c.String("only"))
+	} else {
+		b.contenders, err = selectContenders(c.String("only"), c.String("laravel-app") != "")
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := b.checkPHP(); err != nil {
@@ -155,7 +173,10 @@ func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
 // --laravel-app, and fails when --laravel-app is given but cannot run.
 func (b *runner) checkPHP() error {
 	app := b.c.String("laravel-app")
-	if app == "" && b.c.String("only") == "" {
+	if app == "" && slices.Contains(b.workloads, wlContinuous) {
+		console.Warn(b.c, "bench: continuous mode runs without a PHP worker beside: no --laravel-app")
+	}
+	if app == "" && b.c.String("only") == "" && len(b.workloads) == 0 {
 		console.Warn(b.c, "bench: php artisan queue:work is not measured: no --laravel-app (the path of a Laravel app to copy, e.g. testdata/laravel in laraworker's repository)")
 		return nil
 	}
@@ -172,6 +193,9 @@ func (b *runner) checkPHP() error {
 }
 
 func (b *runner) wantsPHP() bool {
+	if len(b.workloads) > 0 {
+		return slices.Contains(b.workloads, wlContinuous) && b.c.String("laravel-app") != ""
+	}
 	return slices.ContainsFunc(b.contenders, func(ct contender) bool { return ct.php })
 }
 
@@ -185,7 +209,7 @@ func (b *runner) prepare() error {
 	if b.jobs, err = newJobTemplate(); err != nil {
 		return err
 	}
-	if err := b.writeEnv(); err != nil {
+	if b.envFile, err = b.writeEnvFile(".env"); err != nil {
 		return err
 	}
 	if !b.wantsPHP() {
@@ -207,14 +231,14 @@ func (b *runner) close() {
 	}
 }
 
-// writeEnv writes the .env both laraworker and the PHP copy read, so they
+// writeEnvFile writes the .env both laraworker and the PHP copy read, so they
 // use the same database and tables. It holds the password, so it is 0600
 // in a private temp dir and removed at the end.
-func (b *runner) writeEnv() error {
+func (b *runner) writeEnvFile(name string) (string, error) {
 	cfg := b.cfg
 	key := make([]byte, 32) // a fresh key: no benchmark job is encrypted
 	if _, err := rand.Read(key); err != nil {
-		return err
+		return "", err
 	}
 	lines := []string{
 		"APP_KEY=base64:" + base64.StdEncoding.EncodeToString(key),
@@ -228,8 +252,8 @@ func (b *runner) writeEnv() error {
 	if cfg.Port == 0 {
 		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "DB_PORT=") })
 	}
-	b.envFile = filepath.Join(b.dir, ".env")
-	return os.WriteFile(b.envFile, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	path := filepath.Join(b.dir, name)
+	return path, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 
 // run measures every selected contender for the given rounds, then the
@@ -237,6 +261,13 @@ func (b *runner) writeEnv() error {
 func (b *runner) run() (*report, error) {
 	rep := &report{Driver: b.cfg.Driver, ServerVersion: b.q.ServerVersion(), Lock: b.q.LockClause(),
 		Jobs: b.c.Int("jobs"), PHPJobs: b.c.Int("php-jobs"), Rounds: b.c.Int("rounds"), Started: time.Now().UTC()}
+	if len(b.workloads) > 0 {
+		if err := b.runWorkloads(rep, b.workloads); err != nil {
+			return nil, err
+		}
+		rep.finish()
+		return rep, nil
+	}
 	contenders := b.contenders
 	for round := 1; round <= rep.Rounds; round++ {
 		for _, ct := range contenders {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/laravel"
 )
 
 // bigResult is the large-table scenario: the same drains with many delayed
@@ -106,6 +107,7 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 		return m, err
 	}
 	m.Load1 = load1()
+	server := b.startServerMeter()
 	var st procStats
 	var err error
 	if ct.raw != "" {
@@ -126,6 +128,7 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 		return m, err
 	}
 	m.Jobs = ready - (left - delayed)
+	m.ServerCPUPer1k = server.per1k(m.Jobs)
 	m.WallSec, m.StartSec = st.wall.Seconds(), base.wall.Seconds()
 	m.JobsPerSec = float64(m.Jobs) / max(st.wall-base.wall, time.Millisecond).Seconds()
 	if ct.raw == "" && m.Jobs > 0 {
@@ -171,12 +174,14 @@ func (b *runner) insertRows(first int64, n int, delay time.Duration) error {
 
 // analyze refreshes the planner's statistics after a bulk load, as a
 // production table's would be.
-func (b *runner) analyze() error {
-	stmt := "analyze " + b.qi(b.cfg.JobsTable)
-	if b.cfg.Driver == "mysql" || b.cfg.Driver == "mariadb" {
-		stmt = "analyze table " + b.qi(b.cfg.JobsTable)
+func (b *runner) analyze() error { return analyzeTable(b.c.Context, b.q) }
+
+func analyzeTable(ctx context.Context, q *laravel.Queue) error {
+	stmt := "analyze " + q.Dialect().Quote(q.Config().JobsTable)
+	if q.Dialect().Name() == laravel.EngineMySQL {
+		stmt = "analyze table " + q.Dialect().Quote(q.Config().JobsTable)
 	}
-	rows, err := b.q.DB().QueryContext(b.c.Context, stmt)
+	rows, err := q.DB().QueryContext(ctx, stmt)
 	if err != nil {
 		return err
 	}

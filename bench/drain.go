@@ -57,55 +57,79 @@ type drainMeasure struct {
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	// CPUPer1k is user+system CPU milliseconds of the worker processes per
 	// 1,000 jobs (0 for the in-process raw loops: not measured).
-	CPUPer1k  float64 `json:"cpu_ms_per_1k"`
-	PeakRSSMB float64 `json:"peak_rss_mb"`
-	WallSec   float64 `json:"wall_sec"`
-	StartSec  float64 `json:"startup_sec"` // the empty-queue run subtracted from WallSec
-	Load1     float64 `json:"load1"`
-	Left      int     `json:"left,omitempty"` // jobs a PHP worker left reserved
+	CPUPer1k float64 `json:"cpu_ms_per_1k"`
+	// ServerCPUPer1k is the database server's CPU milliseconds per 1,000
+	// jobs over the drain (0: not measured, e.g. SQLite, whose cost is the
+	// worker's own).
+	ServerCPUPer1k float64 `json:"server_cpu_ms_per_1k,omitempty"`
+	PeakRSSMB      float64 `json:"peak_rss_mb"`
+	WallSec        float64 `json:"wall_sec"`
+	StartSec       float64 `json:"startup_sec"` // the empty-queue run subtracted from WallSec
+	Load1          float64 `json:"load1"`
+	Left           int     `json:"left,omitempty"` // jobs a PHP worker left reserved
 }
 
 // measureDrain empties the tables, times the contender on an empty queue
 // (its start-up and shut-down cost), pushes n jobs and times the drain.
 func (b *runner) measureDrain(ct contender, n int) (drainMeasure, error) {
+	if err := b.reset(); err != nil {
+		return drainMeasure{Jobs: n}, err
+	}
+	base, err := b.emptyRun(ct)
+	if err != nil {
+		return drainMeasure{Jobs: n}, err
+	}
+	if err := b.pushJobs(b.c.Context, n, 0); err != nil {
+		return drainMeasure{Jobs: n}, err
+	}
+	return b.drainPushed(ct, n, base, 0, 0)
+}
+
+// emptyRun runs the contender on a queue holding none of its jobs: its
+// start-up and shut-down cost, subtracted from the drain (nothing for the
+// in-process raw loops).
+func (b *runner) emptyRun(ct contender) (procStats, error) {
+	if ct.raw != "" {
+		return procStats{}, nil
+	}
+	base, err := b.runProcs(b.c.Context, b.drainCommands(ct), time.Minute)
+	if err != nil {
+		return base, fmt.Errorf("empty-queue run: %w", err)
+	}
+	return base, nil
+}
+
+// drainPushed times the drain of the n jobs pushed; keep rows that are
+// not the contender's (another class's backlog) must still be there after.
+// With a limit the drain stops then (--max-time) and counts the jobs it
+// did drain.
+func (b *runner) drainPushed(ct contender, n int, base procStats, keep int, limit time.Duration) (drainMeasure, error) {
 	ctx := b.c.Context
 	m := drainMeasure{Jobs: n}
-	if err := b.reset(); err != nil {
-		return m, err
-	}
-	var base procStats
-	if ct.raw == "" {
-		var err error
-		if base, err = b.runProcs(ctx, b.drainCommands(ct), time.Minute); err != nil {
-			return m, fmt.Errorf("empty-queue run: %w", err)
-		}
-	}
-	if err := b.pushJobs(ctx, n, 0); err != nil {
-		return m, err
-	}
 	m.Load1 = load1()
-	var st procStats
-	var err error
-	if ct.raw != "" {
-		st, err = b.rawDrain(ctx, ct)
-	} else {
-		st, err = b.runProcs(ctx, b.drainCommands(ct), time.Duration(n)*10*time.Millisecond+2*time.Minute)
-	}
+	server := b.startServerMeter()
+	st, err := b.limitedDrain(ctx, ct, limit, time.Duration(n+keep)*10*time.Millisecond+2*time.Minute)
 	if err != nil {
 		return m, err
 	}
 	left, err := b.countRows(b.cfg.JobsTable)
+	left -= keep
 	switch {
 	case err != nil:
 		return m, err
+	case left > 0 && limit > 0 && left < n: // stopped by the limit
+		m.Jobs, n, left = n-left, n-left, 0
 	case left > 0 && !ct.php:
 		return m, fmt.Errorf("drain left %d jobs in the table", left)
+	case left < 0:
+		return m, fmt.Errorf("the drain deleted %d rows that were not its jobs", -left)
 	}
 	// PHP workers sharing SQLite can leave a job reserved when a delete
 	// hits "database is locked" (Laravel does not retry it); what they did
 	// process is what counts.
 	m.Left = left
 	n -= left
+	m.ServerCPUPer1k = server.per1k(n)
 	if failed, err := b.countRows(b.cfg.FailedTable); err != nil || failed != 0 {
 		return m, fmt.Errorf("%d jobs failed (%v)", failed, err)
 	}
@@ -120,6 +144,31 @@ func (b *runner) measureDrain(ct contender, n int) (drainMeasure, error) {
 	}
 	m.PeakRSSMB = float64(st.maxRSSKB) / 1024
 	return m, nil
+}
+
+// limitedDrain runs the contender's drain, stopping it after limit when
+// there is one (else killing it after deadline, a failure).
+func (b *runner) limitedDrain(ctx context.Context, ct contender, limit, deadline time.Duration) (procStats, error) {
+	if ct.raw != "" {
+		if limit <= 0 {
+			return b.rawDrain(ctx, ct)
+		}
+		rctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		st, err := b.rawDrain(rctx, ct)
+		if err != nil && rctx.Err() != nil && ctx.Err() == nil { // the limit, not a failure
+			return procStats{wall: limit}, nil
+		}
+		return st, err
+	}
+	cmds := b.drainCommands(ct)
+	if limit > 0 {
+		for _, cmd := range cmds {
+			cmd.Args = append(cmd.Args, "--max-time", strconv.Itoa(max(1, int(limit.Seconds()))))
+		}
+		deadline = limit + 2*time.Minute
+	}
+	return b.runProcs(ctx, cmds, deadline)
 }
 
 // drainCommands are the worker processes for a contender, stopping when

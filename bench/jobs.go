@@ -15,8 +15,11 @@ type jobTemplate struct {
 	uuid []byte
 }
 
-func newJobTemplate() (jobTemplate, error) {
-	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
+func newJobTemplate() (jobTemplate, error) { return newJobTemplateFor(benchClass) }
+
+// newJobTemplateFor is the payload dispatching a job of class writes.
+func newJobTemplateFor(class string) (jobTemplate, error) {
+	raw, err := payload.BuildObjectPayload(payload.NewCommand(class, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		return jobTemplate{}, err
 	}

@@ -51,7 +51,10 @@ func copyLaravelApp(src, dst, envFile string) error {
 	if err := patchQueueConfig(filepath.Join(dst, "config", "queue.php")); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dst, "app", "Jobs", "BenchNoopJob.php"), []byte(benchNoopJobPHP), 0o644)
+	if err := os.WriteFile(filepath.Join(dst, "app", "Jobs", "BenchNoopJob.php"), []byte(benchNoopJobPHP), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, "app", "Jobs", "BenchPhpOnlyJob.php"), []byte(strings.ReplaceAll(benchNoopJobPHP, "BenchNoopJob", "BenchPhpOnlyJob")), 0o644)
 }
 
 func skipInAppCopy(rel string, d fs.DirEntry) bool {

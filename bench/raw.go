@@ -181,7 +181,9 @@ type latencyMeasure struct {
 	Load1  float64 `json:"load1"`
 }
 
-const pickupTable = "laraworker_bench_pickup"
+// pickupTable records pick-up times; named after the jobs table, so runs
+// on other bench tables of the same database do not share it.
+func (b *runner) pickupTable() string { return b.cfg.JobsTable + "_pickup" }
 
 // measureLatency runs the contender as a daemon (--sleep=0, --max-jobs n)
 // on an empty queue, pushes n jobs one by one at rate per second and
@@ -234,7 +236,7 @@ func (b *runner) measureLatency(ct contender, n, rate int) (latencyMeasure, erro
 
 func (b *runner) readPickups(ctx context.Context, m latencyMeasure) (latencyMeasure, error) {
 	rows, err := b.q.DB().QueryContext(ctx, b.rawSQL("select %s - %s from %s where %s is not null",
-		b.qi("picked_at"), b.qi("pushed_at"), b.qi(pickupTable), b.qi("picked_at")))
+		b.qi("picked_at"), b.qi("pushed_at"), b.qi(b.pickupTable()), b.qi("picked_at")))
 	if err != nil {
 		return m, err
 	}
@@ -278,8 +280,8 @@ func (b *runner) execAll(ctx context.Context, stmts []string) error {
 // pickupTriggers record, per job, the database clock when its row is
 // inserted and when it is first reserved (reserved_at set).
 func (b *runner) pickupTriggers() []string {
-	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
-	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
+	p, j := b.qi(b.pickupTable()), b.qi(b.cfg.JobsTable)
+	ins, upd := b.qi(b.pickupTable()+"_ins"), b.qi(b.pickupTable()+"_upd")
 	switch b.cfg.Driver {
 	case laravel.EnginePgSQL:
 		const clock = "extract(epoch from clock_timestamp())"
@@ -304,8 +306,8 @@ func (b *runner) pickupTriggers() []string {
 }
 
 func (b *runner) dropPickupTriggers() []string {
-	p, j := b.qi(pickupTable), b.qi(b.cfg.JobsTable)
-	ins, upd := b.qi(pickupTable+"_ins"), b.qi(pickupTable+"_upd")
+	p, j := b.qi(b.pickupTable()), b.qi(b.cfg.JobsTable)
+	ins, upd := b.qi(b.pickupTable()+"_ins"), b.qi(b.pickupTable()+"_upd")
 	switch b.cfg.Driver {
 	case laravel.EnginePgSQL:
 		return []string{"drop trigger if exists " + ins + " on " + j, "drop trigger if exists " + upd + " on " + j,

@@ -24,6 +24,8 @@ type report struct {
 	Ratios        []ratio                     `json:"ratios"`
 	IdleRSSMB     float64                     `json:"idle_rss_mb_concurrency_128"`
 	Big           *bigResult                  `json:"big_table,omitempty"`
+	Workloads     []*workloadResult           `json:"workloads,omitempty"`
+	Continuous    []continuousMeasure         `json:"continuous,omitempty"`
 }
 
 type contenderResult struct {
@@ -34,15 +36,16 @@ type contenderResult struct {
 
 // summary: medians over the rounds, with the spread of the rate.
 type summary struct {
-	JobsPerSec    float64 `json:"jobs_per_sec"`
-	JobsPerSecMin float64 `json:"jobs_per_sec_min"`
-	JobsPerSecMax float64 `json:"jobs_per_sec_max"`
-	CPUPer1k      float64 `json:"cpu_ms_per_1k"`
-	PeakRSSMB     float64 `json:"peak_rss_mb"`
-	P50ms         float64 `json:"latency_p50_ms"`
-	P99ms         float64 `json:"latency_p99_ms"`
-	LoadMin       float64 `json:"load1_min"`
-	LoadMax       float64 `json:"load1_max"`
+	JobsPerSec     float64 `json:"jobs_per_sec"`
+	JobsPerSecMin  float64 `json:"jobs_per_sec_min"`
+	JobsPerSecMax  float64 `json:"jobs_per_sec_max"`
+	CPUPer1k       float64 `json:"cpu_ms_per_1k"`
+	ServerCPUPer1k float64 `json:"server_cpu_ms_per_1k"`
+	PeakRSSMB      float64 `json:"peak_rss_mb"`
+	P50ms          float64 `json:"latency_p50_ms"`
+	P99ms          float64 `json:"latency_p99_ms"`
+	LoadMin        float64 `json:"load1_min"`
+	LoadMax        float64 `json:"load1_max"`
 }
 
 // ratio compares two contenders round by round (same run, same
@@ -109,6 +112,7 @@ func (r *report) finish() {
 			s.LoadMin, s.LoadMax = slices.Min(loads), slices.Max(loads)
 		}
 		s.CPUPer1k = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.CPUPer1k }))
+		s.ServerCPUPer1k = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.ServerCPUPer1k }))
 		s.PeakRSSMB = median(pluck(cr.Drains, func(m drainMeasure) float64 { return m.PeakRSSMB }))
 		s.P50ms = median(pluck(cr.Latency, func(m latencyMeasure) float64 { return m.P50ms }))
 		s.P99ms = median(pluck(cr.Latency, func(m latencyMeasure) float64 { return m.P99ms }))
@@ -148,6 +152,17 @@ func (r *report) addRatio(name, a, b string, f func(drainMeasure) float64) {
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "%s %s (lock: %s), %d rounds, %d jobs per drain (PHP %d), started %s\n\n",
 		r.Driver, r.ServerVersion, orDash(r.Lock), r.Rounds, r.Jobs, r.PHPJobs, r.Started.Format(time.RFC3339))
+	if len(r.Order) > 0 {
+		r.printContenders(w)
+	}
+	printWorkloads(w, r.Workloads)
+	printContinuous(w, r.Continuous)
+	if r.Big != nil {
+		r.Big.print(w)
+	}
+}
+
+func (r *report) printContenders(w io.Writer) {
 	rows := [][]string{}
 	for _, name := range r.Order {
 		s := r.Results[name].Summary
@@ -160,9 +175,9 @@ func (r *report) print(w io.Writer) {
 			cpu, rss = fmt.Sprintf("%.0f", s.CPUPer1k), fmt.Sprintf("%.1f", s.PeakRSSMB)
 		}
 		rows = append(rows, []string{name, fmt.Sprintf("%.0f", s.JobsPerSec), fmt.Sprintf("%.0f-%.0f", s.JobsPerSecMin, s.JobsPerSecMax),
-			lat, cpu, rss, fmt.Sprintf("%.2f-%.2f", s.LoadMin, s.LoadMax)})
+			lat, cpu, orDash(ms(s.ServerCPUPer1k)), rss, fmt.Sprintf("%.2f-%.2f", s.LoadMin, s.LoadMax)})
 	}
-	_ = console.WriteTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "peak RSS MB", "load1"}, rows)
+	_ = console.WriteTable(w, []string{"contender", "jobs/s (median)", "spread", "pick-up p50 / p99 ms", "CPU ms / 1k jobs", "server CPU ms / 1k", "peak RSS MB", "load1"}, rows)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(w)
 		var rrows [][]string
@@ -172,9 +187,14 @@ func (r *report) print(w io.Writer) {
 		_ = console.WriteTable(w, []string{"ratio (per round)", "median", "spread"}, rrows)
 	}
 	fmt.Fprintf(w, "\nidle RSS, work --concurrency 128 on an empty queue: %.1f MB\n", r.IdleRSSMB)
-	if r.Big != nil {
-		r.Big.print(w)
+}
+
+// ms formats a CPU figure; "" when it was not measured.
+func ms(v float64) string {
+	if v <= 0 {
+		return ""
 	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 func orDash(s string) string {

@@ -1,0 +1,124 @@
+package servercpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/laravel"
+)
+
+// burns is a statement that keeps the server's CPU busy for a few hundred
+// milliseconds, per engine.
+var burns = map[string]string{
+	laravel.EngineMySQL: "select benchmark(3000000, md5('laraworker'))",
+	laravel.EnginePgSQL: "select count(*) from generate_series(1, 4000000)",
+}
+
+// The reading grows by at least the CPU a query burns on the server, and
+// for PostgreSQL also once the backend that burnt it has exited (its time
+// then sits in the postmaster's cutime/cstime).
+func TestReadCountsWhatTheServerBurns(t *testing.T) {
+	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			q, err := laravel.Open(ctx, testdb.Config(t, engine))
+			if err != nil {
+				t.Skipf("%s not reachable: %v", engine, err)
+			}
+			defer q.Close()
+			before, err := Read(engine)
+			if err != nil {
+				t.Skipf("the server does not run on this machine: %v", err)
+			}
+			var backend int
+			if engine == laravel.EnginePgSQL {
+				conn, err := q.DB().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := conn.QueryRowContext(ctx, "select pg_backend_pid()").Scan(&backend); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := conn.ExecContext(ctx, burns[engine]); err != nil {
+					t.Fatal(err)
+				}
+				conn.Close()
+			} else if _, err := q.DB().ExecContext(ctx, burns[engine]); err != nil {
+				t.Fatal(err)
+			}
+			q.Close()
+			waitGone(t, backend)
+			after, err := Read(engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if grew := after - before; grew < 100*time.Millisecond {
+				t.Errorf("server CPU grew by %v over a query that burns several hundred ms", grew)
+			}
+		})
+	}
+}
+
+// waitGone waits until process pid has exited (0: nothing to wait for).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	if pid == 0 {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return
+		}
+	}
+	t.Fatalf("backend %d did not exit after its connection closed", pid)
+}
+
+func TestParseStatHandlesCommWithSpacesAndParentheses(t *testing.T) {
+	line := "4242 (postgres: a (b)) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 30 7 3 20 0 1 0 99 0 0"
+	p, ok := parseStat(line)
+	if !ok {
+		t.Fatal("not parsed")
+	}
+	if p.pid != 4242 || p.ppid != 17 || p.comm != "postgres: a (b)" || p.self != 2800*time.Millisecond || p.children != 100*time.Millisecond {
+		t.Errorf("%+v", p)
+	}
+}
+
+func TestReadRejectsEnginesWithoutAServerProcess(t *testing.T) {
+	if _, err := Read(laravel.EngineSQLite); err == nil {
+		t.Error("sqlite has no server process, Read said otherwise")
+	}
+}
+
+// The reading of this process agrees with what getrusage says it used
+// over a stretch of spinning (to the 10 ms tick of /proc).
+func TestProcessReadsThisProcessesCPU(t *testing.T) {
+	before, err := Process(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ruBefore := selfCPU(t)
+	for selfCPU(t)-ruBefore < 300*time.Millisecond {
+	}
+	after, err := Process(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := selfCPU(t) - ruBefore
+	if grew := after - before; grew < used-50*time.Millisecond || grew > used+50*time.Millisecond {
+		t.Errorf("/proc says %v, getrusage %v", grew, used)
+	}
+}
+
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
