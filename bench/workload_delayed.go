@@ -77,7 +77,7 @@ func checkDelayedUntouched(b *runner, delayed int) error {
 func (b *runner) withTables(suffix string, fn func(*runner) error) error {
 	cfg := b.cfg
 	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+suffix, cfg.FailedTable+suffix, cfg.BatchesTable+suffix
-	q, err := laravel.Open(b.c.Context, cfg)
+	q, err := laravel.Open(b.c.Context, cfg, laravel.Options{})
 	if err != nil {
 		return err
 	}

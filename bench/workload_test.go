@@ -87,7 +87,7 @@ func TestFreshTableHasNoStatisticsUntilAnalyze(t *testing.T) {
 func TestBenchWorkloadsOnEachEngine(t *testing.T) {
 	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
 		cfg := testdb.Config(t, engine)
-		q, err := laravel.Open(context.Background(), cfg)
+		q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
 		if err != nil {
 			t.Skipf("%s not reachable: %v", engine, err)
 		}

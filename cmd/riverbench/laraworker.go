@@ -32,7 +32,7 @@ func newLaraworker(ctx context.Context, o options) (*laraworkerContender, error)
 		Username: pc.User, Password: laravel.Secret(pc.Password), AppTimezone: "UTC", ConnectionName: "database",
 		JobsTable: o.table, FailedTable: o.table + "_failed", BatchesTable: o.table + "_batches",
 		DefaultQueue: "default", RetryAfter: 90}
-	q, err := laravel.Open(ctx, cfg)
+	q, err := laravel.Open(ctx, cfg, laravel.Options{})
 	if err != nil {
 		return nil, err
 	}

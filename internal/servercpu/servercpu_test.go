@@ -26,7 +26,7 @@ func TestReadCountsWhatTheServerBurns(t *testing.T) {
 	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			q, err := laravel.Open(ctx, testdb.Config(t, engine))
+			q, err := laravel.Open(ctx, testdb.Config(t, engine), laravel.Options{})
 			if err != nil {
 				t.Skipf("%s not reachable: %v", engine, err)
 			}
