@@ -102,7 +102,20 @@ func TestClaimBatch(t *testing.T) {
 }
 
 func TestClaimDisplayNameFilter(t *testing.T) {
+	forEachEngine(t, testClaimDisplayNameFilter)
+}
+
+// TestClaimDisplayNameFilterIndexed: the claim index gives the same
+// answers as the LIKE filter.
+func TestClaimDisplayNameFilterIndexed(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.createClaimIndex(t)
+		testClaimDisplayNameFilter(t, e)
+	})
+}
+
+func testClaimDisplayNameFilter(t *testing.T, e *testEnv) {
+	{
 		now := e.clock.Unix()
 		names := []string{
 			`App\Jobs\FooBar`,        // Foo is a prefix of it
@@ -168,7 +181,7 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		}
 		// Without a filter the rest is claimable.
 		expect(claimAll(), ids[`app\jobs\foo\Something`])
-	})
+	}
 }
 
 func TestClaimQueuePriority(t *testing.T) {

@@ -41,6 +41,9 @@ const likeEscape = '!'
 // skip.
 type claimFilter struct {
 	names, notNames, ids int
+	// idArray binds the excluded ids as one array (PostgreSQL's
+	// one-statement claim).
+	idArray bool
 }
 
 // claimSelect is Laravel's getNextAvailableJob query with `limit` and an
@@ -80,7 +83,9 @@ func (s statements) claimableWhere(f claimFilter) string {
 	if f.notNames > 0 {
 		b += " and not (" + s.payloadLikes(f.notNames) + ")"
 	}
-	if f.ids > 0 {
+	if f.ids > 0 && f.idArray {
+		b += " and " + s.idsNotIn(f.ids)
+	} else if f.ids > 0 {
 		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(f.ids))
 	}
 	return b
