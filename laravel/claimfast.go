@@ -67,25 +67,29 @@ func appendList[T any](args []any, list []T, asArray bool) []any {
 // MySQL/MariaDB: a transaction (select, reserve); PostgreSQL and SQLite:
 // one statement.
 func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o ClaimOptions) ([]JobRow, error) {
+	query, args := q.indexedStatement(queue, limit, o)
+	if !q.st.oneStatementClaims() {
+		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) { return query, args(now) })
+	}
+	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, args)
+	sortByAvailability(jobs)
+	return jobs, err
+}
+
+// indexedStatement is the indexed claim's statement (the select on MySQL,
+// the claiming update elsewhere) and its arguments at a time.
+func (q *Queue) indexedStatement(queue string, limit int, o ClaimOptions) (string, func(now int64) []any) {
 	f := q.indexedFilter(o)
 	expiredAndReady := func(now int64) []any {
 		return append(q.branchArgs(queue, now-int64(q.cfg.RetryAfter), limit, o), q.branchArgs(queue, now, limit, o)...)
 	}
-	if !q.st.oneStatementClaims() {
-		query := q.st.claimSelectIndexed(limit, f)
-		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
-			return query, expiredAndReady(now)
-		})
+	switch {
+	case !q.st.oneStatementClaims():
+		return q.st.claimSelectIndexed(limit, f), expiredAndReady
+	case q.st.pgArrays():
+		return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append(expiredAndReady(now), limit, now) }
 	}
-	query := q.st.claimUpdateIndexed(limit, f)
-	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
-		if q.st.pgArrays() {
-			return append(expiredAndReady(now), limit, now)
-		}
-		return append([]any{now}, expiredAndReady(now)...)
-	})
-	sortByAvailability(jobs)
-	return jobs, err
+	return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, expiredAndReady(now)...) }
 }
 
 // claimOneStatement is the batched claim with Laravel's where clause and

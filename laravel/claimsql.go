@@ -64,21 +64,28 @@ func (s statements) idsNotIn(n int) string {
 // Laravel's condition: expired reservations (`reserved_at <= ?`) or ready
 // rows (`reserved_at is null and available_at <= ?`). Ordered by the
 // index's own columns: reserved_at is one value on the ready branch, so
-// (reserved_at, available_at, id) is the index order and no engine sorts.
+// (reserved_at, available_at, id) is the index order and no engine sorts
+// (PostgreSQL does not see that `is null` fixes reserved_at unless the
+// order names it).
 func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter) string {
 	cols := s.q("id")
 	if all {
 		cols = "*"
 	}
 	from := s.q(s.t.Jobs)
-	if s.d.Name() == EngineSQLite {
-		// Without ANALYZE SQLite may prefer the queue index and test every
-		// row's payload; the index is known to exist on this path.
-		idx := s.claimIndexName()
-		if f.names > 0 {
-			idx = s.classIndexName()
-		}
+	idx := s.claimIndexName()
+	if f.names > 0 {
+		idx = s.classIndexName()
+	}
+	// Without statistics SQLite may prefer the queue index and test every
+	// row's payload, MariaDB the other claim index; the index is known to
+	// exist on this path (an error if it went away: the worker looks
+	// again).
+	switch s.d.Name() {
+	case EngineSQLite:
 		from += " indexed by " + s.q(idx)
+	case EngineMySQL:
+		from += " force index (" + s.q(idx) + ")"
 	}
 	b := fmt.Sprintf("select %s from %s where %s = ?", cols, from, s.q("queue"))
 	if f.names > 0 {
@@ -95,7 +102,13 @@ func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter)
 	if f.ids > 0 {
 		b += " and " + s.idsNotIn(f.ids)
 	}
-	b += fmt.Sprintf(" order by %s, %s, %s", s.q("reserved_at"), s.q("available_at"), s.q("id"))
+	if expired || s.d.Name() != EngineMySQL {
+		b += fmt.Sprintf(" order by %s, %s, %s", s.q("reserved_at"), s.q("available_at"), s.q("id"))
+	} else {
+		// MariaDB sorts when told the order by reserved_at too, though it
+		// is one value here.
+		b += fmt.Sprintf(" order by %s, %s", s.q("available_at"), s.q("id"))
+	}
 	b += s.limitClause(limit)
 	if s.lock != "" {
 		b += " " + s.lock
@@ -160,4 +173,13 @@ func (s statements) reserveIn(ids string) string {
 // be one autocommitted statement.
 func (s statements) oneStatementClaims() bool {
 	return s.d.Name() == EnginePgSQL || s.d.Name() == EngineSQLite
+}
+
+// claimIndexed is the indexed claim's statement on this engine: the
+// select of MySQL's transaction, the claiming update elsewhere.
+func (s statements) claimIndexed(limit int, f indexedFilter) string {
+	if s.oneStatementClaims() {
+		return s.claimUpdateIndexed(limit, f)
+	}
+	return s.claimSelectIndexed(limit, f)
 }

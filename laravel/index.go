@@ -54,14 +54,14 @@ func (s statements) classIndexName() string {
 // legacyClaimIndexName is the index earlier versions created with
 // `tables --index` (queue, reserved_at, available_at); DropClaimIndex
 // removes it too.
-func (q *Queue) legacyClaimIndexName() string {
-	return indexName(lastPart(q.st.t.Jobs), "queue_reserved_at_available_at", "index")
+func (s statements) legacyClaimIndexName() string {
+	return indexName(lastPart(s.t.Jobs), "queue_reserved_at_available_at", "index")
 }
 
 // CreateClaimIndex adds the claim index (and the class column on MySQL)
 // where missing, then switches this queue's claims to it.
 func (q *Queue) CreateClaimIndex(ctx context.Context) error {
-	for _, stmt := range q.createClaimIndexSQL() {
+	for _, stmt := range q.st.createClaimIndex() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1060, 1061) { // duplicate column, duplicate key name
 			return fmt.Errorf("laravel: creating the claim index: %w", err)
 		}
@@ -74,7 +74,7 @@ func (q *Queue) CreateClaimIndex(ctx context.Context) error {
 // earlier versions), then switches this queue's claims back to Laravel's
 // query.
 func (q *Queue) DropClaimIndex(ctx context.Context) error {
-	for _, stmt := range q.dropClaimIndexSQL() {
+	for _, stmt := range q.st.dropClaimIndex() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1091) { // can't drop: not there
 			return fmt.Errorf("laravel: dropping the claim index: %w", err)
 		}
@@ -137,8 +137,7 @@ func (s statements) createIndex(name, cols string) string {
 	return fmt.Sprintf("create index if not exists %s on %s (%s)", s.q(name), s.q(s.t.Jobs), cols)
 }
 
-func (q *Queue) createClaimIndexSQL() []string {
-	s := q.st
+func (s statements) createClaimIndex() []string {
 	var out []string
 	if s.d.Name() == EngineMySQL {
 		p := s.q("payload")
@@ -148,13 +147,12 @@ func (q *Queue) createClaimIndexSQL() []string {
 	}
 	classCols := s.q("queue") + ", " + s.classExpr() + s.classCollate() + ", " + s.quotedList(ClaimIndexColumns[1:])
 	return append(out,
-		s.createIndex(q.ClassIndexName(), classCols),
-		s.createIndex(q.ClaimIndexName(), s.quotedList(ClaimIndexColumns)))
+		s.createIndex(s.classIndexName(), classCols),
+		s.createIndex(s.claimIndexName(), s.quotedList(ClaimIndexColumns)))
 }
 
-func (q *Queue) dropClaimIndexSQL() []string {
-	s := q.st
-	names := []string{q.ClassIndexName(), q.ClaimIndexName(), q.legacyClaimIndexName()}
+func (s statements) dropClaimIndex() []string {
+	names := []string{s.classIndexName(), s.claimIndexName(), s.legacyClaimIndexName()}
 	var out []string
 	for _, n := range names {
 		out = append(out, dropIndexSQL(s.d, s.t.Jobs, n))

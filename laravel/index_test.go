@@ -68,7 +68,7 @@ func TestClaimIndex(t *testing.T) {
 			t.Fatal("the claim index exists before it is asked for")
 		}
 		// An index of earlier versions is removed by the drop.
-		e.exec(t, fmt.Sprintf("create index %s on %s (%s, %s, %s)", e.quoted(e.q.legacyClaimIndexName()), e.quoted(e.cfg.JobsTable),
+		e.exec(t, fmt.Sprintf("create index %s on %s (%s, %s, %s)", e.quoted(e.q.st.legacyClaimIndexName()), e.quoted(e.cfg.JobsTable),
 			e.quoted("queue"), e.quoted("reserved_at"), e.quoted("available_at")))
 		for range 2 { // the second call finds it there
 			if err := e.q.CreateClaimIndex(e.ctx); err != nil {
@@ -101,7 +101,7 @@ func TestClaimIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, n := range append(names, e.q.legacyClaimIndexName()) {
+		for _, n := range append(names, e.q.st.legacyClaimIndexName()) {
 			if e.indexExists(t, n) {
 				t.Fatalf("DropClaimIndex left %s", n)
 			}
