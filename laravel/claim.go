@@ -160,6 +160,12 @@ func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
 	if errors.As(err, &ce) || ctx.Err() != nil || q.d.Classify(err) != ErrOther {
 		return true
 	}
+	if isMySQLError(err, 1064, 1221, 1235) {
+		// A server that cannot parse the indexed claim (a union of locking
+		// selects): Laravel's query from now on.
+		q.indexed.Store(false)
+		return false
+	}
 	info, derr := q.DetectClaimPath(ctx)
 	return derr != nil || info.Path == ClaimPathIndexed
 }

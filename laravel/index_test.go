@@ -198,3 +198,42 @@ func claimedIDs(jobs []JobRow) []int64 {
 	}
 	return out
 }
+
+// TestDetectNoStatistics: a PostgreSQL jobs table never analysed is
+// reported on Laravel's path (the worker then warns), not after ANALYZE,
+// and not on the indexed path, whose plan does not depend on statistics.
+func TestDetectNoStatistics(t *testing.T) {
+	e := newEnv(t, EnginePgSQL)
+	info, err := e.q.DetectClaimPath(e.ctx)
+	if err != nil || !info.NoStatistics || info.Path != ClaimPathLaravel {
+		t.Fatalf("fresh table: %+v %v", info, err)
+	}
+	e.exec(t, "analyze "+e.quoted(e.cfg.JobsTable))
+	if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.NoStatistics {
+		t.Fatalf("after ANALYZE: %+v %v", info, err)
+	}
+	e2 := newEnv(t, EnginePgSQL)
+	e2.createClaimIndex(t)
+	if info, err := e2.q.DetectClaimPath(e2.ctx); err != nil || info.NoStatistics || info.Path != ClaimPathIndexed {
+		t.Fatalf("with the claim index: %+v %v", info, err)
+	}
+}
+
+// TestClaimAfterIndexDroppedElsewhere: the claim index dropped while a
+// worker uses it (another process ran --drop-index) costs no claim.
+func TestClaimAfterIndexDroppedElsewhere(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.createClaimIndex(t)
+		for _, stmt := range e.q.st.dropClaimIndex() {
+			if _, err := e.q.db.ExecContext(e.ctx, stmt); err != nil && !isMySQLError(err, 1091) {
+				t.Fatal(err)
+			}
+		}
+		now := e.clock.Unix()
+		id := e.insertRow(t, row{queue: "default", payload: testPayload(newUUID(t), `App\Jobs\Go`), availableAt: now, createdAt: now})
+		jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\Go`}})
+		if err != nil || len(jobs) != 1 || jobs[0].ID != id {
+			t.Fatalf("claim after the drop: %+v %v", claimedIDs(jobs), err)
+		}
+	})
+}
