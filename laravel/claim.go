@@ -146,7 +146,7 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOp
 		}
 		// The index went away under the worker: Laravel's query.
 		return q.claim(ctx, queue, limit, opts)
-	case limit > 1 && q.st.oneStatementClaims():
+	case limit > 1 && q.st.oneStatementClaims() && !q.txClaims:
 		return q.claimOneStatement(ctx, queue, limit, opts)
 	}
 	return q.claimTx(ctx, queue, limit, opts)

@@ -27,25 +27,32 @@ func (q *Queue) indexedFilter(o ClaimOptions) indexedFilter {
 // indexedBranch places them: classes, the branch's time, excluded classes,
 // excluded ids, and on PostgreSQL the limit.
 func (q *Queue) branchArgs(queue string, at int64, limit int, o ClaimOptions) []any {
-	args := []any{queue}
 	pg := q.st.pgArrays()
+	if len(o.DisplayNames) > 1 && pg { // indexedBranchPerClass
+		args := append([]any{o.DisplayNames, queue, at}, q.branchFilterArgs(o)...)
+		return append(args, limit, limit)
+	}
+	args := []any{queue}
 	switch {
 	case len(o.DisplayNames) == 1:
 		args = append(args, o.DisplayNames[0])
-	case len(o.DisplayNames) > 1 && pg:
-		args = append(args, o.DisplayNames)
 	default:
 		for _, n := range o.DisplayNames {
 			args = append(args, n)
 		}
 	}
 	args = append(args, at)
-	args = appendList(args, o.ExcludeDisplayNames, pg)
-	args = appendList(args, o.ExcludeIDs, pg)
+	args = append(args, q.branchFilterArgs(o)...)
 	if pg {
 		args = append(args, limit)
 	}
 	return args
+}
+
+// branchFilterArgs are the excluded classes and ids.
+func (q *Queue) branchFilterArgs(o ClaimOptions) []any {
+	pg := q.st.pgArrays()
+	return appendList(appendList(nil, o.ExcludeDisplayNames, pg), o.ExcludeIDs, pg)
 }
 
 // appendList appends a list's values, or the list as one array.

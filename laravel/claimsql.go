@@ -1,6 +1,9 @@
 package laravel
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Statements of the batched claim outside --laravel-exact: the indexed
 // path (the claim index is there) and the one-statement forms
@@ -68,9 +71,14 @@ func (s statements) idsNotIn(n int) string {
 // (PostgreSQL does not see that `is null` fixes reserved_at unless the
 // order names it).
 func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter) string {
+	if f.names > 1 && s.pgArrays() {
+		return s.indexedBranchPerClass(expired, limit, f)
+	}
 	cols := s.q("id")
 	if all {
-		cols = "*"
+		// Laravel's columns, not *: * would compute the generated column
+		// (a JSON parse of the payload) for every row returned.
+		cols = s.quotedList(jobColumns)
 	}
 	from := s.q(s.t.Jobs)
 	idx := s.claimIndexName()
@@ -114,6 +122,26 @@ func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter)
 		b += " " + s.lock
 	}
 	return b
+}
+
+// indexedBranchPerClass is PostgreSQL's branch for several classes: one
+// range of the class index per class (a lateral subquery over the array
+// of names), each stopping after limit rows, then the first limit of
+// those. With `= any(array)` PostgreSQL would read the ready rows of every
+// class in the queue index's order once it has statistics. Up to limit
+// rows per class are locked for the statement; those not taken are free
+// again when it ends.
+func (s statements) indexedBranchPerClass(expired bool, limit int, f indexedFilter) string {
+	one := f
+	one.names = 1
+	inner := s.indexedBranch(expired, false, limit, one)
+	inner = strings.Replace(inner, "select "+s.q("id")+" from",
+		fmt.Sprintf("select %s, %s, %s from", s.q("id"), s.q("reserved_at"), s.q("available_at")), 1)
+	// The class is the lateral column instead of a parameter.
+	inner = strings.Replace(inner, s.classExpr()+" = ?", s.classExpr()+" = "+s.q("c")+"."+s.q("name"), 1)
+	r := func(c string) string { return s.q("r") + "." + s.q(c) }
+	return fmt.Sprintf("select %s from unnest(?::text[]) as %s(%s) cross join lateral (%s) as %s order by %s, %s, %s limit ?",
+		r("id"), s.q("c"), s.q("name"), inner, s.q("r"), r("reserved_at"), r("available_at"), r("id"))
 }
 
 // claimSelectIndexed is the indexed claim's select on MySQL/MariaDB (no

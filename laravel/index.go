@@ -34,6 +34,9 @@ const ClassColumn = "laraworker_class"
 // cut, so an insert never fails on it; names that long use the LIKE path.
 const classColumnLength = 255
 
+// jobColumns are the columns of Laravel's jobs table.
+var jobColumns = []string{"id", "queue", "payload", "attempts", "reserved_at", "available_at", "created_at"}
+
 // ClaimIndexColumns are the columns of the queue index.
 var ClaimIndexColumns = []string{"queue", "reserved_at", "available_at", "id"}
 

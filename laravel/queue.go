@@ -36,6 +36,9 @@ type Queue struct {
 	// indexed: the claim index is there (DetectClaimPath) and claims use
 	// it.
 	indexed atomic.Bool
+	// txClaims: batched claims run the select-and-reserve transaction
+	// even where one statement would do (benchmarks compare the two).
+	txClaims bool
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke

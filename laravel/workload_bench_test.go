@@ -18,9 +18,11 @@ import (
 //   - shared: Go's jobs queued behind PHP-only jobs on the same queue;
 //   - delayed: Go's ready jobs behind (higher ids than) delayed ones.
 //
-// Each workload is filled twice, in a fresh table each time: drained
-// with Laravel's query (no claim index), then with the claim index
-// created after the fill. A drain is claimers goroutines each claiming batches of
+// Each workload is filled once per path, in a fresh table each time:
+// "before" is Laravel's query in the select-and-reserve transaction (the
+// code before issue 15), "onestmt" the same query as one UPDATE ...
+// RETURNING (PostgreSQL), "indexed" the claim index created after the
+// fill. A drain is claimers goroutines each claiming batches of
 // batch jobs of the Go class and deleting them (the worker's grouped
 // delete), until drain jobs are done or maxDrain passes; the rate is
 // jobs/s. Before each drain, c1-ms is the mean latency of 100 single-job
@@ -47,19 +49,24 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 		for _, w := range workloads {
 			b.Run(engine+"/"+w.name, func(b *testing.B) {
 				drain := min(2_000, w.ready/2-200)
-				for _, path := range []ClaimPath{ClaimPathLaravel, ClaimPathIndexed} {
+				paths := []string{"before", "indexed"} // MySQL has no one-statement claim
+				if engine == EnginePgSQL {
+					paths = []string{"before", "onestmt", "indexed"}
+				}
+				for _, path := range paths {
 					// A fresh table per path: a drain leaves deleted rows
 					// the next one would have to skip until purged.
 					q := benchQueue(b, engine)
+					q.txClaims = path == "before"
 					e := &testEnv{engine: engine, q: q, ctx: context.Background(), cfg: q.cfg}
 					e.fillBacklog(b, w.php, w.delayed, w.ready)
-					if path == ClaimPathIndexed {
+					if path == "indexed" {
 						if err := q.CreateClaimIndex(e.ctx); err != nil {
 							b.Fatal(err)
 						}
 					}
-					b.ReportMetric(singleClaimMillis(b, q, 100), string(path)+"-c1-ms")
-					b.ReportMetric(drainRate(b, q, drain, 4, 32, 20*time.Second), string(path)+"-jobs/s")
+					b.ReportMetric(singleClaimMillis(b, q, 100), path+"-c1-ms")
+					b.ReportMetric(drainRate(b, q, drain, 4, 32, 20*time.Second), path+"-jobs/s")
 				}
 				b.ReportMetric(load1(), "load1")
 			})
