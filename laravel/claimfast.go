@@ -16,34 +16,27 @@ func (o ClaimOptions) fitsClassColumn() bool {
 	return true
 }
 
-// indexedFilter renders the options for the indexed path: class names as
-// they are (the index holds the decoded displayName), lists as one array
-// each on PostgreSQL.
+// indexedFilter is the shape of the options on the indexed path, where
+// class names are compared as they are (the index holds the decoded
+// displayName, not the payload's JSON).
 func (q *Queue) indexedFilter(o ClaimOptions) indexedFilter {
 	return indexedFilter{names: len(o.DisplayNames), notNames: len(o.ExcludeDisplayNames), ids: len(o.ExcludeIDs)}
 }
 
-// branchArgs are one indexed branch's arguments after queue, in the order
-// indexedBranch places them: classes, the branch's time, excluded classes,
-// excluded ids, and on PostgreSQL the limit.
+// branchArgs are one indexed branch's arguments in the order
+// indexedBranch places them: queue, classes, the branch's time, excluded
+// classes, excluded ids, and on PostgreSQL the limit. PostgreSQL with
+// several classes (indexedBranchPerClass): the classes as one array
+// first, and the limit twice.
 func (q *Queue) branchArgs(queue string, at int64, limit int, o ClaimOptions) []any {
-	pg := q.st.pgArrays()
-	if len(o.DisplayNames) > 1 && pg { // indexedBranchPerClass
+	if len(o.DisplayNames) > 1 && q.st.pgArrays() {
 		args := append([]any{o.DisplayNames, queue, at}, q.branchFilterArgs(o)...)
 		return append(args, limit, limit)
 	}
-	args := []any{queue}
-	switch {
-	case len(o.DisplayNames) == 1:
-		args = append(args, o.DisplayNames[0])
-	default:
-		for _, n := range o.DisplayNames {
-			args = append(args, n)
-		}
-	}
+	args := appendList([]any{queue}, o.DisplayNames, false)
 	args = append(args, at)
 	args = append(args, q.branchFilterArgs(o)...)
-	if pg {
+	if q.st.pgArrays() {
 		args = append(args, limit)
 	}
 	return args

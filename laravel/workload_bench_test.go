@@ -21,8 +21,9 @@ import (
 // Each workload is filled once per path, in a fresh table each time:
 // "before" is Laravel's query in the select-and-reserve transaction (the
 // code before issue 15), "onestmt" the same query as one UPDATE ...
-// RETURNING (PostgreSQL), "indexed" the claim index created after the
-// fill. A drain is claimers goroutines each claiming batches of
+// RETURNING (PostgreSQL), "analysed" that after ANALYZE (PostgreSQL:
+// the plan Laravel's query gets with statistics), "indexed" the claim
+// index created after the fill. A drain is claimers goroutines each claiming batches of
 // batch jobs of the Go class and deleting them (the worker's grouped
 // delete), until drain jobs are done or maxDrain passes; the rate is
 // jobs/s. Before each drain, c1-ms is the mean latency of 100 single-job
@@ -51,7 +52,7 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 				drain := min(2_000, w.ready/2-200)
 				paths := []string{"before", "indexed"} // MySQL has no one-statement claim
 				if engine == EnginePgSQL {
-					paths = []string{"before", "onestmt", "indexed"}
+					paths = []string{"before", "onestmt", "analysed", "indexed"}
 				}
 				for _, path := range paths {
 					// A fresh table per path: a drain leaves deleted rows
@@ -60,6 +61,11 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 					q.txClaims = path == "before"
 					e := &testEnv{engine: engine, q: q, ctx: context.Background(), cfg: q.cfg}
 					e.fillBacklog(b, w.php, w.delayed, w.ready)
+					if path == "analysed" { // Laravel's query on a table with statistics
+						if _, err := q.db.ExecContext(e.ctx, "analyze "+q.st.q(q.cfg.JobsTable)); err != nil {
+							b.Fatal(err)
+						}
+					}
 					if path == "indexed" {
 						if err := q.CreateClaimIndex(e.ctx); err != nil {
 							b.Fatal(err)
