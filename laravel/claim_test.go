@@ -1,6 +1,7 @@
 package laravel
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -290,5 +291,38 @@ func TestConcurrentClaimers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClaimErrorOnAttemptsOverflow: a row whose attempts would overflow
+// the column (tinyint unsigned on MySQL, smallint on PostgreSQL) makes a
+// batch claim fail with a ClaimError naming that row, whichever path the
+// claim takes (PostgreSQL's one statement cannot say which row: the
+// transactional claim finds it), and nothing is reserved.
+func TestClaimErrorOnAttemptsOverflow(t *testing.T) {
+	for _, engine := range []string{EngineMySQL, EnginePgSQL} {
+		for _, indexed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/indexed=%v", engine, indexed), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, engine)
+				if indexed {
+					e.createClaimIndex(t)
+				}
+				maxAttempts := map[string]int{EngineMySQL: 255, EnginePgSQL: 32767}[engine]
+				now := e.clock.Unix()
+				worn := e.insertRow(t, row{queue: "default", attempts: maxAttempts, availableAt: now, createdAt: now})
+				e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
+				jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\Test`}})
+				var ce *ClaimError
+				if !errors.As(err, &ce) || ce.Job.ID != worn || len(jobs) != 0 {
+					t.Fatalf("claim: %v %v", claimedIDs(jobs), err)
+				}
+				for _, j := range e.allJobs(t) {
+					if j.ReservedAt != nil {
+						t.Fatalf("row %d reserved after the failed claim", j.ID)
+					}
+				}
+			})
+		}
 	}
 }
