@@ -80,22 +80,36 @@ func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter)
 		// (a JSON parse of the payload) for every row returned.
 		cols = s.quotedList(jobColumns)
 	}
-	from := s.q(s.t.Jobs)
+	b := fmt.Sprintf("select %s from %s where %s", cols, s.indexedFrom(f), s.indexedWhere(expired, f))
+	b += s.indexedOrder(expired) + s.limitClause(limit)
+	if s.lock != "" {
+		b += " " + s.lock
+	}
+	return b
+}
+
+// indexedFrom names the index to read where the engine may otherwise
+// choose another without statistics (SQLite the queue index, testing
+// every row's payload; MariaDB the other claim index). The index is known
+// to exist on this path; if it went away the claim fails and the worker
+// looks again.
+func (s statements) indexedFrom(f indexedFilter) string {
 	idx := s.claimIndexName()
 	if f.names > 0 {
 		idx = s.classIndexName()
 	}
-	// Without statistics SQLite may prefer the queue index and test every
-	// row's payload, MariaDB the other claim index; the index is known to
-	// exist on this path (an error if it went away: the worker looks
-	// again).
 	switch s.d.Name() {
 	case EngineSQLite:
-		from += " indexed by " + s.q(idx)
+		return s.q(s.t.Jobs) + " indexed by " + s.q(idx)
 	case EngineMySQL:
-		from += " force index (" + s.q(idx) + ")"
+		return s.q(s.t.Jobs) + " force index (" + s.q(idx) + ")"
 	}
-	b := fmt.Sprintf("select %s from %s where %s = ?", cols, from, s.q("queue"))
+	return s.q(s.t.Jobs)
+}
+
+// indexedWhere is the branch's condition with the filter.
+func (s statements) indexedWhere(expired bool, f indexedFilter) string {
+	b := s.q("queue") + " = ?"
 	if f.names > 0 {
 		b += " and " + s.classMatch(f.names)
 	}
@@ -110,18 +124,16 @@ func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter)
 	if f.ids > 0 {
 		b += " and " + s.idsNotIn(f.ids)
 	}
-	if expired || s.d.Name() != EngineMySQL {
-		b += fmt.Sprintf(" order by %s, %s, %s", s.q("reserved_at"), s.q("available_at"), s.q("id"))
-	} else {
-		// MariaDB sorts when told the order by reserved_at too, though it
-		// is one value here.
-		b += fmt.Sprintf(" order by %s, %s", s.q("available_at"), s.q("id"))
-	}
-	b += s.limitClause(limit)
-	if s.lock != "" {
-		b += " " + s.lock
-	}
 	return b
+}
+
+// indexedOrder is the index's order. MariaDB sorts when the ready branch
+// is told to order by reserved_at too, though it is one value there.
+func (s statements) indexedOrder(expired bool) string {
+	if !expired && s.d.Name() == EngineMySQL {
+		return fmt.Sprintf(" order by %s, %s", s.q("available_at"), s.q("id"))
+	}
+	return fmt.Sprintf(" order by %s, %s, %s", s.q("reserved_at"), s.q("available_at"), s.q("id"))
 }
 
 // indexedBranchPerClass is PostgreSQL's branch for several classes: one
