@@ -13,14 +13,32 @@ func tablesCommand() *cli.Command {
 --failed-table and --batches-table (or DB_QUEUE_TABLE, QUEUE_FAILED_TABLE,
 QUEUE_BATCHES_TABLE). laraworker's own tables (laraworker_workers,
 laraworker_pauses, laraworker_history: the dashboard's fleet, pause requests
-and job history) are created beside them.`,
-		Flags: adminFlags(),
+and job history) are created beside them.
+
+--index adds the claim index to the jobs table: two indexes and, on
+MySQL/MariaDB, a VIRTUAL generated column laraworker_class (the payload's
+displayName). Laravel's writers and workers do not see a difference; workers
+started afterwards claim through it, so PHP-only jobs and delayed jobs no
+longer slow their claims, and PostgreSQL's plan no longer depends on
+statistics. Jobs are then picked by (available_at, id) rather than by id
+(--laravel-exact keeps Laravel's query). --drop-index removes it again.`,
+		Flags: append(adminFlags(),
+			&cli.BoolFlag{Name: "index", Usage: "also add the claim index (opt-in, reversible): claims then read only the ready rows of the classes laraworker takes"},
+			&cli.BoolFlag{Name: "drop-index", Usage: "only remove the claim index (and its generated column on MySQL/MariaDB); nothing else is touched"},
+		),
 		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if c.Bool("drop-index") {
+				if err := s.q.DropClaimIndex(c.Context); err != nil {
+					return s.fail(err)
+				}
+				say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
+				return nil
+			}
 			if err := s.q.CreateTables(c.Context); err != nil {
 				return s.fail(err)
 			}
@@ -29,6 +47,11 @@ and job history) are created beside them.`,
 			own := fleet.ForQueue(s.q)
 			if err := own.CreateTables(c.Context); err != nil {
 				return s.fail(err)
+			}
+			if c.Bool("index") {
+				if err := s.q.CreateClaimIndex(c.Context); err != nil {
+					return s.fail(err)
+				}
 			}
 			ot := own.Tables()
 			cfg := s.cfg
@@ -40,6 +63,9 @@ and job history) are created beside them.`,
 			}
 			say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
 			say(c, "laraworker's tables [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History)
+			if c.Bool("index") {
+				say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, s.q.ClassIndexName(), s.q.ClaimIndexName())
+			}
 			return nil
 		}),
 	}

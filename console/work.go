@@ -152,8 +152,9 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		}
 	}
 	go pauseOnSignals(ctx, w)
+	claimPath := detectClaimPath(ctx, q, c.Bool("laravel-exact"), log)
 	log.Info().Str("worker", wcfg.Name).Strs("queues", wcfg.Queues).Strs("routes", reg.Names()).Int("concurrency", c.Int("concurrency")).
-		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Msg("worker started")
+		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Str("claim", claimPath).Msg("worker started")
 	stopHeartbeat := func() {}
 	if c.Bool("heartbeat") {
 		stopHeartbeat = startHeartbeat(q, w, counts, c.Int("concurrency"), log)

@@ -3,6 +3,7 @@ package laravel
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -135,16 +136,62 @@ func (q *Queue) queueNames(queues []string) []string {
 }
 
 func (q *Queue) claim(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]JobRow, error) {
+	switch {
+	case q.exact:
+		return q.claimTx(ctx, queue, limit, opts)
+	case q.indexed.Load() && opts.fitsClassColumn():
+		jobs, err := q.claimIndexed(ctx, queue, limit, opts)
+		if err == nil || q.stillIndexed(ctx, err) {
+			return jobs, err
+		}
+		// The index went away under the worker: Laravel's query.
+		return q.claim(ctx, queue, limit, opts)
+	case limit > 1 && q.st.oneStatementClaims() && !q.txClaims:
+		return q.claimOneStatement(ctx, queue, limit, opts)
+	}
+	return q.claimTx(ctx, queue, limit, opts)
+}
+
+// stillIndexed re-reads the catalogue after a failed indexed claim: an
+// error other than a retryable or overflow one may mean the claim index
+// was dropped while the worker ran.
+func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
+	var ce *ClaimError
+	if errors.As(err, &ce) || ctx.Err() != nil || q.d.Classify(err) != ErrOther {
+		return true
+	}
+	if isMySQLError(err, 1064, 1221, 1235) {
+		// A server that cannot parse the indexed claim (a union of locking
+		// selects): Laravel's query from now on.
+		q.indexed.Store(false)
+		return false
+	}
+	info, derr := q.DetectClaimPath(ctx)
+	return derr != nil || info.Path == ClaimPathIndexed
+}
+
+// claimTx is the transactional claim with Laravel's query: the select
+// with its lock, then the reserve (Laravel's exact statements when limit
+// is 1).
+func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts ClaimOptions) ([]JobRow, error) {
 	f, filterArgs, err := opts.filter()
 	if err != nil {
 		return nil, err
 	}
 	query := q.st.claimSelectFiltered(limit, f)
+	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
+		return query, append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+	})
+}
+
+// selectAndReserve runs a locking select and reserves what it returned in
+// one transaction, re-run on retryable errors.
+func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, sel func(now int64) (string, []any)) ([]JobRow, error) {
 	var claimed []JobRow
-	err = q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
+	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
 		claimed = nil
 		now := q.unixNow()
-		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+		query, args := sel(now)
 		jobs, err := queryJobs(ctx, tx, query, args...)
 		if err != nil || len(jobs) == 0 {
 			return err

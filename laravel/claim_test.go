@@ -1,6 +1,7 @@
 package laravel
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -102,7 +103,20 @@ func TestClaimBatch(t *testing.T) {
 }
 
 func TestClaimDisplayNameFilter(t *testing.T) {
+	forEachEngine(t, testClaimDisplayNameFilter)
+}
+
+// TestClaimDisplayNameFilterIndexed: the claim index gives the same
+// answers as the LIKE filter.
+func TestClaimDisplayNameFilterIndexed(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.createClaimIndex(t)
+		testClaimDisplayNameFilter(t, e)
+	})
+}
+
+func testClaimDisplayNameFilter(t *testing.T, e *testEnv) {
+	{
 		now := e.clock.Unix()
 		names := []string{
 			`App\Jobs\FooBar`,        // Foo is a prefix of it
@@ -168,7 +182,7 @@ func TestClaimDisplayNameFilter(t *testing.T) {
 		}
 		// Without a filter the rest is claimable.
 		expect(claimAll(), ids[`app\jobs\foo\Something`])
-	})
+	}
 }
 
 func TestClaimQueuePriority(t *testing.T) {
@@ -203,79 +217,129 @@ func TestClaimQueuePriority(t *testing.T) {
 // exactly once and its attempts column is 1.
 func TestConcurrentClaimers(t *testing.T) {
 	for _, engine := range allEngines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, engine)
-			const total, workers = 500, 8
-			items := make([]PushItem, total)
-			for i := range items {
-				items[i] = PushItem{Queue: "default", Payload: testPayload(newUUID(t), `App\Jobs\Test`)}
-			}
-			if err := e.q.PushMany(e.ctx, items); err != nil {
-				t.Fatal(err)
-			}
-			var (
-				mu      sync.Mutex
-				claimed = map[int64]int{}
-				wg      sync.WaitGroup
-				errs    = make(chan error, workers)
-			)
-			for w := 0; w < workers; w++ {
-				wq, err := Open(e.ctx, e.cfg, Options{Clock: e.clock.Now})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer wq.Close()
-				wg.Add(1)
-				go func(w int, wq *Queue) {
-					defer wg.Done()
-					for {
-						var jobs []JobRow
-						if w%2 == 0 {
-							j, err := wq.claimOne(e.ctx, []string{"default"}, ClaimOptions{})
-							if err != nil {
-								errs <- err
-								return
-							}
-							if j != nil {
-								jobs = []JobRow{*j}
-							}
-						} else {
-							var err error
-							if jobs, err = wq.Claim(e.ctx, []string{"default"}, 7, ClaimOptions{}); err != nil {
-								errs <- err
-								return
-							}
-						}
-						if len(jobs) == 0 {
-							return
-						}
-						mu.Lock()
-						for _, j := range jobs {
-							claimed[j.ID]++
-						}
-						mu.Unlock()
+		for _, indexed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/indexed=%v", engine, indexed), func(t *testing.T) {
+				t.Parallel()
+				testConcurrentClaimers(t, engine, indexed)
+			})
+		}
+	}
+}
+
+// testConcurrentClaimers: 8 queues claim 500 jobs, single and batched;
+// each job is claimed exactly once. With indexed, through the claim index
+// and the class filter.
+func testConcurrentClaimers(t *testing.T, engine string, indexed bool) {
+	e := newEnv(t, engine)
+	opts := ClaimOptions{}
+	if indexed {
+		e.createClaimIndex(t)
+		opts.DisplayNames = []string{`App\Jobs\Test`}
+	}
+	const total, workers = 500, 8
+	items := make([]PushItem, total)
+	for i := range items {
+		items[i] = PushItem{Queue: "default", Payload: testPayload(newUUID(t), `App\Jobs\Test`)}
+	}
+	if err := e.q.PushMany(e.ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu      sync.Mutex
+		claimed = map[int64]int{}
+		wg      sync.WaitGroup
+		errs    = make(chan error, workers)
+	)
+	for w := 0; w < workers; w++ {
+		wq, err := Open(e.ctx, e.cfg, Options{Clock: e.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info, err := wq.DetectClaimPath(e.ctx); err != nil || (info.Path == ClaimPathIndexed) != indexed {
+			t.Fatalf("claim path %+v %v", info, err)
+		}
+		defer wq.Close()
+		wg.Add(1)
+		go func(w int, wq *Queue) {
+			defer wg.Done()
+			for {
+				var jobs []JobRow
+				if w%2 == 0 {
+					j, err := wq.claimOne(e.ctx, []string{"default"}, opts)
+					if err != nil {
+						errs <- err
+						return
 					}
-				}(w, wq)
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatalf("claimer error: %v", err)
-			}
-			if len(claimed) != total {
-				t.Fatalf("claimed %d distinct jobs, want %d", len(claimed), total)
-			}
-			for id, n := range claimed {
-				if n != 1 {
-					t.Fatalf("job %d claimed %d times", id, n)
+					if j != nil {
+						jobs = []JobRow{*j}
+					}
+				} else {
+					var err error
+					if jobs, err = wq.Claim(e.ctx, []string{"default"}, 7, opts); err != nil {
+						errs <- err
+						return
+					}
 				}
-			}
-			for _, j := range e.allJobs(t) {
-				if j.Attempts != 1 || j.ReservedAt == nil {
-					t.Fatalf("job %d: attempts %d reserved %s", j.ID, j.Attempts, fmtPtr(j.ReservedAt))
+				if len(jobs) == 0 {
+					return
 				}
+				mu.Lock()
+				for _, j := range jobs {
+					claimed[j.ID]++
+				}
+				mu.Unlock()
 			}
-		})
+		}(w, wq)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("claimer error: %v", err)
+	}
+	if len(claimed) != total {
+		t.Fatalf("claimed %d distinct jobs, want %d", len(claimed), total)
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Fatalf("job %d claimed %d times", id, n)
+		}
+	}
+	for _, j := range e.allJobs(t) {
+		if j.Attempts != 1 || j.ReservedAt == nil {
+			t.Fatalf("job %d: attempts %d reserved %s", j.ID, j.Attempts, fmtPtr(j.ReservedAt))
+		}
+	}
+}
+
+// TestClaimErrorOnAttemptsOverflow: a row whose attempts would overflow
+// the column (tinyint unsigned on MySQL, smallint on PostgreSQL) makes a
+// batch claim fail with a ClaimError naming that row, whichever path the
+// claim takes (PostgreSQL's one statement cannot say which row: the
+// transactional claim finds it), and nothing is reserved.
+func TestClaimErrorOnAttemptsOverflow(t *testing.T) {
+	for _, engine := range []string{EngineMySQL, EnginePgSQL} {
+		for _, indexed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/indexed=%v", engine, indexed), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, engine)
+				if indexed {
+					e.createClaimIndex(t)
+				}
+				maxAttempts := map[string]int{EngineMySQL: 255, EnginePgSQL: 32767}[engine]
+				now := e.clock.Unix()
+				worn := e.insertRow(t, row{queue: "default", attempts: maxAttempts, availableAt: now, createdAt: now})
+				e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
+				jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\Test`}})
+				var ce *ClaimError
+				if !errors.As(err, &ce) || ce.Job.ID != worn || len(jobs) != 0 {
+					t.Fatalf("claim: %v %v", claimedIDs(jobs), err)
+				}
+				for _, j := range e.allJobs(t) {
+					if j.ReservedAt != nil {
+						t.Fatalf("row %d reserved after the failed claim", j.ID)
+					}
+				}
+			})
+		}
 	}
 }

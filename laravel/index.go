@@ -9,60 +9,166 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// ClaimIndexColumns are the columns of the optional composite index on the
-// jobs table (`laraworker tables --index`): the claim query's equality
-// column, then the two columns of its availability condition. Laravel's
-// migration only indexes `queue`.
-var ClaimIndexColumns = []string{"queue", "reserved_at", "available_at"}
+// The claim index is laraworker's optional, additive schema on the jobs
+// table (`laraworker tables --index`, or the bridge's migration): two
+// indexes, and on MySQL/MariaDB the generated column the first one needs.
+//
+//   - the class index: (queue, class, reserved_at, available_at, id), where
+//     class is the payload's displayName (a VIRTUAL generated column on
+//     MySQL, an expression on PostgreSQL and SQLite). A claim of one class
+//     is a range scan of that class's ready rows in (available_at, id)
+//     order that stops after n rows: PHP-only classes and delayed rows are
+//     never read.
+//   - the queue index: (queue, reserved_at, available_at, id), the same
+//     without the class, for claims that take every class
+//     (--unrouted=fail).
+//
+// Laravel's own writers never name these, so they keep working; dropping
+// them (DropClaimIndex) gives the table back exactly as it was.
 
-// ClaimIndexName is the index's name, built as Laravel's
-// Blueprint::createIndexName would for index(ClaimIndexColumns).
-func (q *Queue) ClaimIndexName() string {
-	return indexName(lastPart(q.st.t.Jobs), strings.Join(ClaimIndexColumns, "_"), "index")
+// ClassColumn is the generated column holding the payload's displayName
+// on MySQL and MariaDB.
+const ClassColumn = "laraworker_class"
+
+// classColumnLength bounds the generated column: a longer displayName is
+// cut, so an insert never fails on it; names that long use the LIKE path.
+const classColumnLength = 255
+
+// jobColumns are the columns of Laravel's jobs table.
+var jobColumns = []string{"id", "queue", "payload", "attempts", "reserved_at", "available_at", "created_at"}
+
+// ClaimIndexColumns are the columns of the queue index.
+var ClaimIndexColumns = []string{"queue", "reserved_at", "available_at", "id"}
+
+// ClaimIndexName is the queue index's name.
+func (q *Queue) ClaimIndexName() string { return q.st.claimIndexName() }
+
+// ClassIndexName is the class index's name.
+func (q *Queue) ClassIndexName() string { return q.st.classIndexName() }
+
+func (s statements) claimIndexName() string {
+	return indexName(lastPart(s.t.Jobs), "laraworker_claim", "index")
 }
 
-// CreateClaimIndex adds the composite index if it is missing.
+func (s statements) classIndexName() string {
+	return indexName(lastPart(s.t.Jobs), "laraworker_class", "index")
+}
+
+// legacyClaimIndexName is the index earlier versions created with
+// `tables --index` (queue, reserved_at, available_at); DropClaimIndex
+// removes it too.
+func (s statements) legacyClaimIndexName() string {
+	return indexName(lastPart(s.t.Jobs), "queue_reserved_at_available_at", "index")
+}
+
+// CreateClaimIndex adds the claim index (and the class column on MySQL)
+// where missing, then switches this queue's claims to it.
 func (q *Queue) CreateClaimIndex(ctx context.Context) error {
-	_, err := q.db.ExecContext(ctx, createClaimIndexSQL(q.d, q.st.t.Jobs, q.ClaimIndexName()))
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1061 { // ER_DUP_KEYNAME: already there
-		return nil
+	for _, stmt := range q.st.createClaimIndex() {
+		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1060, 1061) { // duplicate column, duplicate key name
+			return fmt.Errorf("laravel: creating the claim index: %w", err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("laravel: creating index %s: %w", q.ClaimIndexName(), err)
-	}
-	return nil
+	_, err := q.DetectClaimPath(ctx)
+	return err
 }
 
-// DropClaimIndex removes the composite index if it exists.
+// DropClaimIndex removes what CreateClaimIndex added (and the index of
+// earlier versions), then switches this queue's claims back to Laravel's
+// query.
 func (q *Queue) DropClaimIndex(ctx context.Context) error {
-	_, err := q.db.ExecContext(ctx, dropClaimIndexSQL(q.d, q.st.t.Jobs, q.ClaimIndexName()))
+	for _, stmt := range q.st.dropClaimIndex() {
+		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1091) { // can't drop: not there
+			return fmt.Errorf("laravel: dropping the claim index: %w", err)
+		}
+	}
+	_, err := q.DetectClaimPath(ctx)
+	return err
+}
+
+func isMySQLError(err error, numbers ...uint16) bool {
 	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1091 { // ER_CANT_DROP_FIELD_OR_KEY: not there
-		return nil
+	if !errors.As(err, &me) {
+		return false
 	}
-	if err != nil {
-		return fmt.Errorf("laravel: dropping index %s: %w", q.ClaimIndexName(), err)
+	for _, n := range numbers {
+		if me.Number == n {
+			return true
+		}
 	}
-	return nil
+	return false
 }
 
-// createClaimIndexSQL: MySQL has no "create index if not exists" (MariaDB
-// has), so its duplicate-name error is what makes the call idempotent.
-func createClaimIndexSQL(d Dialect, table, name string) string {
-	cols := make([]string, len(ClaimIndexColumns))
-	for i, c := range ClaimIndexColumns {
-		cols[i] = d.Quote(c)
+// classExpr is the displayName as the class index holds it. Invalid JSON
+// gives NULL rather than an error where the engine would raise one, so an
+// insert never fails because of the index.
+func (s statements) classExpr() string {
+	p := s.q("payload")
+	switch s.d.Name() {
+	case EngineMySQL:
+		return s.q(ClassColumn)
+	case EnginePgSQL:
+		// text::json and ->> are immutable; Laravel's payloads are always
+		// JSON (json_encode), so the cast never fails on its inserts.
+		return fmt.Sprintf("(%s::json ->> 'displayName')", p)
 	}
-	list := strings.Join(cols, ", ")
-	if d.Name() == EngineMySQL {
-		return fmt.Sprintf("create index %s on %s (%s)", d.Quote(name), d.Quote(table), list)
-	}
-	return fmt.Sprintf("create index if not exists %s on %s (%s)", d.Quote(name), d.Quote(table), list)
+	return fmt.Sprintf("(case when json_valid(%s) then json_extract(%s, '$.displayName') end)", p, p)
 }
 
-// dropClaimIndexSQL: on PostgreSQL an index lives in its table's schema.
-func dropClaimIndexSQL(d Dialect, table, name string) string {
+// classCollate makes SQLite's comparison case-insensitive as its LIKE is
+// (MySQL's column takes the table's _ci collation; PostgreSQL's LIKE and
+// = are both case-sensitive).
+func (s statements) classCollate() string {
+	if s.d.Name() == EngineSQLite {
+		return " collate nocase"
+	}
+	return ""
+}
+
+func (s statements) quotedList(cols []string) string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = s.q(c)
+	}
+	return strings.Join(out, ", ")
+}
+
+func (s statements) createIndex(name, cols string) string {
+	if s.d.Name() == EngineMySQL { // MySQL has no "if not exists" here: 1061 is ignored
+		return fmt.Sprintf("create index %s on %s (%s)", s.q(name), s.q(s.t.Jobs), cols)
+	}
+	return fmt.Sprintf("create index if not exists %s on %s (%s)", s.q(name), s.q(s.t.Jobs), cols)
+}
+
+func (s statements) createClaimIndex() []string {
+	var out []string
+	if s.d.Name() == EngineMySQL {
+		p := s.q("payload")
+		out = append(out, fmt.Sprintf("alter table %s add column %s varchar(%d) generated always as "+
+			"(case when json_valid(%s) then left(json_unquote(json_extract(%s, '$.displayName')), %d) end) virtual",
+			s.q(s.t.Jobs), s.q(ClassColumn), classColumnLength, p, p, classColumnLength))
+	}
+	classCols := s.q("queue") + ", " + s.classExpr() + s.classCollate() + ", " + s.quotedList(ClaimIndexColumns[1:])
+	return append(out,
+		s.createIndex(s.classIndexName(), classCols),
+		s.createIndex(s.claimIndexName(), s.quotedList(ClaimIndexColumns)))
+}
+
+func (s statements) dropClaimIndex() []string {
+	names := []string{s.classIndexName(), s.claimIndexName(), s.legacyClaimIndexName()}
+	var out []string
+	for _, n := range names {
+		out = append(out, dropIndexSQL(s.d, s.t.Jobs, n))
+	}
+	if s.d.Name() == EngineMySQL {
+		out = append(out, fmt.Sprintf("alter table %s drop column %s", s.q(s.t.Jobs), s.q(ClassColumn)))
+	}
+	return out
+}
+
+// dropIndexSQL: on PostgreSQL an index lives in its table's schema; MySQL
+// has no "if exists" (1091 is ignored).
+func dropIndexSQL(d Dialect, table, name string) string {
 	switch d.Name() {
 	case EngineMySQL:
 		return fmt.Sprintf("drop index %s on %s", d.Quote(name), d.Quote(table))

@@ -1,7 +1,11 @@
 package laravel
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // indexExists asks the engine's catalogue whether the jobs table has the
@@ -24,26 +28,70 @@ func (e *testEnv) indexExists(t *testing.T, name string) bool {
 	return n > 0
 }
 
+func (e *testEnv) classColumnExists(t *testing.T) bool {
+	t.Helper()
+	var n int
+	err := e.q.DB().QueryRowContext(e.ctx, "select count(*) from information_schema.columns where table_schema = database() and table_name = ? and column_name = ?",
+		e.cfg.JobsTable, ClassColumn).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+func (e *testEnv) createClaimIndex(t *testing.T) {
+	t.Helper()
+	if err := e.q.CreateClaimIndex(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.Path != ClaimPathIndexed {
+		t.Fatalf("after CreateClaimIndex: %+v %v", info, err)
+	}
+}
+
+func (e *testEnv) claimPath(t *testing.T) ClaimPath {
+	t.Helper()
+	info, err := e.q.DetectClaimPath(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Path
+}
+
 func TestClaimIndex(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
-		name := e.q.ClaimIndexName()
-		if want := e.cfg.JobsTable + "_queue_reserved_at_available_at_index"; name != want {
-			t.Fatalf("index name %q, want Laravel's %q", name, want)
+		names := []string{e.q.ClassIndexName(), e.q.ClaimIndexName()}
+		if names[1] != e.cfg.JobsTable+"_laraworker_claim_index" {
+			t.Fatalf("index name %q", names[1])
 		}
-		if e.indexExists(t, name) {
-			t.Fatal("the composite index exists before it is asked for")
+		if e.indexExists(t, names[0]) || e.indexExists(t, names[1]) || e.claimPath(t) != ClaimPathLaravel {
+			t.Fatal("the claim index exists before it is asked for")
 		}
+		// An index of earlier versions is removed by the drop.
+		e.exec(t, fmt.Sprintf("create index %s on %s (%s, %s, %s)", e.quoted(e.q.st.legacyClaimIndexName()), e.quoted(e.cfg.JobsTable),
+			e.quoted("queue"), e.quoted("reserved_at"), e.quoted("available_at")))
 		for range 2 { // the second call finds it there
 			if err := e.q.CreateClaimIndex(e.ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if !e.indexExists(t, name) {
+		if !e.indexExists(t, names[0]) || !e.indexExists(t, names[1]) {
 			t.Fatal("CreateClaimIndex made no index")
 		}
+		if e.claimPath(t) != ClaimPathIndexed {
+			t.Fatal("the claim index is not detected")
+		}
+		if e.engine == EngineMySQL && !e.classColumnExists(t) {
+			t.Fatal("no class column")
+		}
+		// Laravel's insert (buildDatabaseRecord's columns) and select *
+		// work with the index there.
 		now := e.clock.Unix()
 		id := e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
 		e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
+		if err := e.q.PushMany(e.ctx, []PushItem{{Payload: testPayload(newUUID(t), `App\Jobs\Bulk`), Delay: time.Minute}}); err != nil {
+			t.Fatal(err)
+		}
 		jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{})
 		if err != nil || len(jobs) != 1 || jobs[0].ID != id {
 			t.Fatalf("claim with the index: %+v %v", jobs, err)
@@ -53,11 +101,139 @@ func TestClaimIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if e.indexExists(t, name) {
-			t.Fatal("DropClaimIndex left the index")
+		for _, n := range append(names, e.q.st.legacyClaimIndexName()) {
+			if e.indexExists(t, n) {
+				t.Fatalf("DropClaimIndex left %s", n)
+			}
+		}
+		if e.engine == EngineMySQL && e.classColumnExists(t) {
+			t.Fatal("DropClaimIndex left the class column")
+		}
+		if e.claimPath(t) != ClaimPathLaravel {
+			t.Fatal("the dropped index is still used")
 		}
 		if !e.indexExists(t, indexName(e.cfg.JobsTable, "queue", "index")) {
 			t.Fatal("Laravel's own queue index went away")
+		}
+	})
+}
+
+// TestIndexedClaimTakesWhatLaravelWould fills a table with every kind of
+// row Laravel's claim must and must not take, and claims through the
+// index.
+func TestIndexedClaimTakesWhatLaravelWould(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.createClaimIndex(t)
+		now := e.clock.Unix()
+		expired := now - int64(e.cfg.RetryAfter) - 1
+		ins := func(class string, r row) int64 {
+			r.payload = testPayload(newUUID(t), class)
+			if r.queue == "" {
+				r.queue = "default"
+			}
+			if r.createdAt == 0 {
+				r.createdAt = now
+			}
+			return e.insertRow(t, r)
+		}
+		goLate := ins(`App\Jobs\Go`, row{availableAt: now})      // lower id, available later
+		goEarly := ins(`App\Jobs\Go`, row{availableAt: now - 5}) // first by availability
+		goExpired := ins(`App\Jobs\Go`, row{availableAt: now - 600, attempts: 1, reservedAt: i64(expired)})
+		ins(`App\Jobs\Go`, row{availableAt: now - 600, attempts: 1, reservedAt: i64(now - 10)}) // reserved, not expired
+		ins(`App\Jobs\Go`, row{availableAt: now + 1})                                           // delayed
+		ins(`App\Jobs\Go`, row{queue: "other", availableAt: now})                               // other queue
+		excluded := ins(`App\Jobs\Go`, row{availableAt: now})                                   // given back to PHP
+		lower := ins(`app\jobs\go`, row{availableAt: now})                                      // another case
+		ins(`App\Jobs\Php`, row{availableAt: now - 10})                                         // another class
+		ins(`App\Jobs\GoSlow`, row{availableAt: now})                                           // a name Go's is a prefix of
+		other := ins(`App\Jobs\Other`, row{availableAt: now})
+
+		opts := ClaimOptions{DisplayNames: []string{`App\Jobs\Go`}, ExcludeIDs: []int64{excluded}}
+		jobs, err := e.q.Claim(e.ctx, nil, 10, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int64{goExpired, goEarly, goLate, lower} // expired first; then (available_at, id)
+		if e.engine == EnginePgSQL {
+			want = want[:3] // case-sensitive, as PostgreSQL's LIKE is
+		}
+		if got := claimedIDs(jobs); !slices.Equal(got, want) {
+			t.Fatalf("claimed %v, want %v", got, want)
+		}
+		for _, j := range jobs {
+			stored := e.jobByID(t, j.ID)
+			wantAttempts := 1
+			if j.ID == goExpired {
+				wantAttempts = 2
+			}
+			if stored.Attempts != wantAttempts || j.Attempts != wantAttempts || !ptrEq(stored.ReservedAt, i64(now)) || !ptrEq(j.ReservedAt, i64(now)) || j.Queue != "default" {
+				t.Fatalf("job %d: returned %+v, stored %+v", j.ID, j, stored)
+			}
+		}
+		// Several classes at once; a blocked class in the every-class mode.
+		jobs, err = e.q.Claim(e.ctx, nil, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\Other`, `App\Jobs\Nothing`}})
+		if err != nil || !slices.Equal(ids(jobs), []int64{other}) {
+			t.Fatalf("two classes: %v %v", ids(jobs), err)
+		}
+		jobs, err = e.q.Claim(e.ctx, nil, 10, ClaimOptions{ExcludeDisplayNames: []string{`App\Jobs\Php`, `App\Jobs\Go`}, ExcludeIDs: []int64{excluded}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if c := string(j.Payload); strings.Contains(c, `Jobs\\Php"`) || strings.Contains(c, `"App\\Jobs\\Go"`) {
+				t.Fatalf("a blocked class was claimed: %s", c)
+			}
+		}
+		if e.engine == EnginePgSQL && len(jobs) != 2 || e.engine != EnginePgSQL && len(jobs) != 1 {
+			t.Fatalf("every class but two: %d jobs (%v)", len(jobs), ids(jobs))
+		}
+	})
+}
+
+// claimedIDs are the jobs' ids in the order the claim returned them.
+func claimedIDs(jobs []JobRow) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+// TestDetectNoStatistics: a PostgreSQL jobs table never analysed is
+// reported on Laravel's path (the worker then warns), not after ANALYZE,
+// and not on the indexed path, whose plan does not depend on statistics.
+func TestDetectNoStatistics(t *testing.T) {
+	e := newEnv(t, EnginePgSQL)
+	info, err := e.q.DetectClaimPath(e.ctx)
+	if err != nil || !info.NoStatistics || info.Path != ClaimPathLaravel {
+		t.Fatalf("fresh table: %+v %v", info, err)
+	}
+	e.exec(t, "analyze "+e.quoted(e.cfg.JobsTable))
+	if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.NoStatistics {
+		t.Fatalf("after ANALYZE: %+v %v", info, err)
+	}
+	e2 := newEnv(t, EnginePgSQL)
+	e2.createClaimIndex(t)
+	if info, err := e2.q.DetectClaimPath(e2.ctx); err != nil || info.NoStatistics || info.Path != ClaimPathIndexed {
+		t.Fatalf("with the claim index: %+v %v", info, err)
+	}
+}
+
+// TestClaimAfterIndexDroppedElsewhere: the claim index dropped while a
+// worker uses it (another process ran --drop-index) costs no claim.
+func TestClaimAfterIndexDroppedElsewhere(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.createClaimIndex(t)
+		for _, stmt := range e.q.st.dropClaimIndex() {
+			if _, err := e.q.db.ExecContext(e.ctx, stmt); err != nil && !isMySQLError(err, 1091) {
+				t.Fatal(err)
+			}
+		}
+		now := e.clock.Unix()
+		id := e.insertRow(t, row{queue: "default", payload: testPayload(newUUID(t), `App\Jobs\Go`), availableAt: now, createdAt: now})
+		jobs, err := e.q.Claim(e.ctx, nil, 10, ClaimOptions{DisplayNames: []string{`App\Jobs\Go`}})
+		if err != nil || len(jobs) != 1 || jobs[0].ID != id {
+			t.Fatalf("claim after the drop: %+v %v", claimedIDs(jobs), err)
 		}
 	})
 }

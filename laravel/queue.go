@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +33,12 @@ type Queue struct {
 	// PostgreSQL, SQLite; not MySQL), which the grouped fenced delete uses
 	// to learn which rows it deleted.
 	deleteReturning bool
+	// indexed: the claim index is there (DetectClaimPath) and claims use
+	// it.
+	indexed atomic.Bool
+	// txClaims: batched claims run the select-and-reserve transaction
+	// even where one statement would do (benchmarks compare the two).
+	txClaims bool
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke

@@ -41,6 +41,9 @@ const likeEscape = '!'
 // skip.
 type claimFilter struct {
 	names, notNames, ids int
+	// idArray binds the excluded ids as one array (PostgreSQL's
+	// one-statement claim).
+	idArray bool
 }
 
 // claimSelect is Laravel's getNextAvailableJob query with `limit` and an
@@ -80,7 +83,9 @@ func (s statements) claimableWhere(f claimFilter) string {
 	if f.notNames > 0 {
 		b += " and not (" + s.payloadLikes(f.notNames) + ")"
 	}
-	if f.ids > 0 {
+	if f.ids > 0 && f.idArray {
+		b += " and " + s.idsNotIn(f.ids)
+	} else if f.ids > 0 {
 		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(f.ids))
 	}
 	return b
@@ -283,6 +288,15 @@ func (s statements) unreserve() string {
 		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("id"), s.q("reserved_at")))
 }
 
+// oneStatement is query on engines with one-statement claims, "" (not
+// documented) on the others.
+func (s statements) oneStatement(query string) string {
+	if !s.oneStatementClaims() {
+		return ""
+	}
+	return query
+}
+
 // namedStatement is one entry of SQL.md.
 type namedStatement struct {
 	Name, Note, SQL string
@@ -299,7 +313,11 @@ func (s statements) catalogue() []namedStatement {
 		{"claim batch excluding 2 ids given back to PHP", "", s.claimSelectFiltered(10, claimFilter{ids: 2})},
 		{"claim batch of every class but one (a class stopped by a configuration problem)", "", s.claimSelectFiltered(10, claimFilter{notNames: 1})},
 		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(claimFilter{names: 1})},
-		{"claim batch: reserve (3 rows)", "", s.markReservedMany(3)},
+		{"claim batch: reserve (3 rows)", "MySQL/MariaDB; PostgreSQL and SQLite only on the transactional fallback (a row whose attempts overflow)", s.markReservedMany(3)},
+		{"claim batch as one statement (N=10, one class, 2 ids excluded)", "PostgreSQL and SQLite, without the claim index; autocommit; the rows come back unordered and are sorted by id in Go. PostgreSQL: the limit and the excluded ids are parameters (one array), so every batch size is one statement text", s.oneStatement(s.claimUpdateLaravel(10, claimFilter{names: 1, ids: 2, idArray: s.pgArrays()}))},
+		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: expired reservations first, then ready rows in (available_at, id) order, each a range of the class index that stops after N rows. MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, indexedFilter{names: 1, ids: 2})},
+		{"claim through the claim index: two classes", "the ready rows of both classes are read and sorted", s.claimIndexed(10, indexedFilter{names: 2})},
+		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "", s.claimIndexed(10, indexedFilter{notNames: 1})},
 		{"delete many (3 ids, fenced)", "the grouped delete of finished jobs; bindings: the token (reserved_at as the claim or the last refresh set it), ids; the ids returned tell which reservations still held (MariaDB, PostgreSQL, SQLite)", s.deleteReservedJobs(3)},
 		{"delete many on MySQL (no DELETE ... RETURNING): lock (3 ids)", "then `delete many` of the ids it returned, in one transaction", s.lockReservedJobs(3)},
 		{"delete many", "", s.deleteJobs(3)},
@@ -332,5 +350,7 @@ func (s statements) catalogue() []namedStatement {
 		{"move: read candidates (no lock)", "bindings: from, patterns, last id read; displayName checked exactly in Go", s.moveSelect(1, moveBatch)},
 		{"move: move (3 ids)", "bindings: to, from, ids; a row reserved meanwhile is not touched", s.moveJobs(3)},
 		{"startup: sample payloads of the watched queues", "", s.samplePayloads(2, ClassSample)},
+		{"claim index: create (laraworker tables --index)", "each statement ignored when what it adds is there", strings.Join(s.createClaimIndex(), ";\n")},
+		{"claim index: drop (laraworker tables --drop-index)", "also drops the (queue, reserved_at, available_at) index earlier versions made", strings.Join(s.dropClaimIndex(), ";\n")},
 	}
 }

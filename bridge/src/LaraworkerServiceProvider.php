@@ -62,6 +62,8 @@ class LaraworkerServiceProvider extends ServiceProvider
     {
         if ($this->app->runningInConsole()) {
             $this->publishes([__DIR__.'/../config/laraworker.php' => $this->app->configPath('laraworker.php')], 'laraworker-config');
+            // Opt-in: the claim index (`laraworker tables --index`) as a migration.
+            $this->publishes([__DIR__.'/../database/migrations' => $this->app->databasePath('migrations')], 'laraworker-migrations');
         }
         if ($this->app->bound(Routes::class) && method_exists(QueueManager::class, 'route')) {
             foreach ($this->app->make(Routes::class)->all() as $class => [$connection, $queue]) {

@@ -1,0 +1,29 @@
+package console
+
+import (
+	"context"
+
+	"github.com/laraworker/laraworker/laravel"
+	"github.com/rs/zerolog"
+)
+
+// detectClaimPath finds out whether the claim index is there (the worker
+// then claims through it) and says which claim the worker runs. On
+// PostgreSQL without the index and without statistics it warns once:
+// Laravel's claim query may then plan as a bitmap scan and a full sort.
+// The worker never runs ANALYZE on the user's table itself.
+func detectClaimPath(ctx context.Context, q *laravel.Queue, exact bool, log zerolog.Logger) string {
+	info, err := q.DetectClaimPath(ctx)
+	if err != nil {
+		log.Warn().Err(err).Msg("could not look for the claim index; claiming with Laravel's query")
+		return string(laravel.ClaimPathLaravel)
+	}
+	if exact {
+		return "laravel-exact"
+	}
+	if info.NoStatistics {
+		log.Warn().Str("table", q.Config().JobsTable).
+			Msg("PostgreSQL has no statistics for the jobs table: claims may be slow (a full sort each). Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")
+	}
+	return string(info.Path)
+}

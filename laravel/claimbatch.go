@@ -1,0 +1,165 @@
+package laravel
+
+import (
+	"context"
+	"slices"
+)
+
+// fitsClassColumn: every class named fits MySQL's generated column (a
+// longer displayName is stored cut, so it could not be told apart there).
+func (o ClaimOptions) fitsClassColumn() bool {
+	for _, n := range slices.Concat(o.DisplayNames, o.ExcludeDisplayNames) {
+		if len([]rune(n)) > classColumnLength {
+			return false
+		}
+	}
+	return true
+}
+
+// indexedFilter is the shape of the options on the indexed path, where
+// class names are compared as they are (the index holds the decoded
+// displayName, not the payload's JSON).
+func (q *Queue) indexedFilter(o ClaimOptions) indexedFilter {
+	return indexedFilter{names: len(o.DisplayNames), notNames: len(o.ExcludeDisplayNames), ids: len(o.ExcludeIDs)}
+}
+
+// branchArgs are one indexed branch's arguments in the order
+// indexedBranch places them: queue, classes, the branch's time, excluded
+// classes, excluded ids, and on PostgreSQL the limit. PostgreSQL with
+// several classes (indexedBranchPerClass): the classes as one array
+// first, and the limit twice.
+func (q *Queue) branchArgs(queue string, at int64, limit int, o ClaimOptions) []any {
+	if len(o.DisplayNames) > 1 && q.st.pgArrays() {
+		args := append([]any{o.DisplayNames, queue, at}, q.branchFilterArgs(o)...)
+		return append(args, limit, limit)
+	}
+	args := appendList([]any{queue}, o.DisplayNames, false)
+	args = append(args, at)
+	args = append(args, q.branchFilterArgs(o)...)
+	if q.st.pgArrays() {
+		args = append(args, limit)
+	}
+	return args
+}
+
+// branchFilterArgs are the excluded classes and ids.
+func (q *Queue) branchFilterArgs(o ClaimOptions) []any {
+	pg := q.st.pgArrays()
+	return appendList(appendList(nil, o.ExcludeDisplayNames, pg), o.ExcludeIDs, pg)
+}
+
+// appendList appends a list's values, or the list as one array.
+func appendList[T any](args []any, list []T, asArray bool) []any {
+	if len(list) == 0 {
+		return args
+	}
+	if asArray {
+		return append(args, list)
+	}
+	for _, v := range list {
+		args = append(args, v)
+	}
+	return args
+}
+
+// claimIndexed claims through the claim index: expired reservations of
+// the classes first, then their ready rows in (available_at, id) order.
+// MySQL/MariaDB: a transaction (select, reserve); PostgreSQL and SQLite:
+// one statement.
+func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o ClaimOptions) ([]JobRow, error) {
+	query, args := q.indexedStatement(queue, limit, o)
+	if !q.st.oneStatementClaims() {
+		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) { return query, args(now) })
+	}
+	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, args)
+	sortByAvailability(jobs)
+	return jobs, err
+}
+
+// indexedStatement is the indexed claim's statement (the select on MySQL,
+// the claiming update elsewhere) and its arguments at a time.
+func (q *Queue) indexedStatement(queue string, limit int, o ClaimOptions) (string, func(now int64) []any) {
+	f := q.indexedFilter(o)
+	expiredAndReady := func(now int64) []any {
+		return append(q.branchArgs(queue, now-int64(q.cfg.RetryAfter), limit, o), q.branchArgs(queue, now, limit, o)...)
+	}
+	switch {
+	case !q.st.oneStatementClaims():
+		return q.st.claimSelectIndexed(limit, f), expiredAndReady
+	case q.st.pgArrays():
+		return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append(expiredAndReady(now), limit, now) }
+	}
+	return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, expiredAndReady(now)...) }
+}
+
+// claimOneStatement is the batched claim with Laravel's where clause and
+// order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite).
+func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o ClaimOptions) ([]JobRow, error) {
+	names, err := likePatterns(o.DisplayNames)
+	if err != nil {
+		return nil, err
+	}
+	notNames, err := likePatterns(o.ExcludeDisplayNames)
+	if err != nil {
+		return nil, err
+	}
+	f := claimFilter{names: len(names), notNames: len(notNames)}
+	pg := q.st.pgArrays()
+	f.ids, f.idArray = len(o.ExcludeIDs), pg
+	query := q.st.claimUpdateLaravel(limit, f)
+	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
+		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, names...)
+		args = append(args, notNames...)
+		args = appendList(args, o.ExcludeIDs, pg)
+		if pg {
+			return append(args, limit, now)
+		}
+		return append([]any{now}, args...)
+	})
+	slices.SortFunc(jobs, func(a, b JobRow) int { return cmpInt64(a.ID, b.ID) })
+	return jobs, err
+}
+
+// reserveInOneStatement runs a claiming UPDATE ... RETURNING, re-run on
+// retryable errors. A row whose attempts would overflow the column makes
+// the statement fail without saying which row: the transactional claim
+// with Laravel's query then runs instead, and reports that row as a
+// ClaimError when it selects it.
+func (q *Queue) reserveInOneStatement(ctx context.Context, queue string, limit int, o ClaimOptions, query string, args func(now int64) []any) ([]JobRow, error) {
+	var jobs []JobRow
+	err := q.retrying(ctx, func(int) error {
+		var err error
+		jobs, err = queryJobs(ctx, q.db, query, args(q.unixNow())...)
+		return err
+	})
+	if err != nil && q.d.IsOutOfRange(err) {
+		return q.claimTx(ctx, queue, limit, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range jobs {
+		jobs[i].Queue = queue
+	}
+	return jobs, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// sortByAvailability puts jobs in the indexed claim's order.
+func sortByAvailability(jobs []JobRow) {
+	slices.SortFunc(jobs, func(a, b JobRow) int {
+		if c := cmpInt64(a.AvailableAt, b.AvailableAt); c != 0 {
+			return c
+		}
+		return cmpInt64(a.ID, b.ID)
+	})
+}

@@ -1,0 +1,225 @@
+package laravel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Statements of the batched claim outside --laravel-exact: the indexed
+// path (the claim index is there) and the one-statement forms
+// (PostgreSQL, SQLite). On PostgreSQL every list is one array parameter
+// and the limit a parameter, so every batch size and every number of
+// excluded ids is the same statement text.
+
+// indexedFilter is the shape of a claim's restrictions on the indexed
+// path: classes to take (none: every class), classes not to take, ids not
+// to take.
+type indexedFilter struct {
+	names, notNames, ids int
+}
+
+// pgArrays: the engine binds a list as one array parameter.
+func (s statements) pgArrays() bool { return s.d.Name() == EnginePgSQL }
+
+// limitClause is `limit n`, a parameter on PostgreSQL (bound by the
+// caller, see claimLimitArg).
+func (s statements) limitClause(n int) string {
+	if s.pgArrays() {
+		return " limit ?"
+	}
+	return fmt.Sprintf(" limit %d", n)
+}
+
+// classMatch restricts to n classes. One class is an equality, so the
+// index's (reserved_at, available_at, id) order serves the claim's order
+// without a sort; several read every ready row of those classes and sort
+// them (PostgreSQL: `= any` of one array).
+func (s statements) classMatch(n int) string {
+	e := s.classExpr()
+	switch {
+	case n == 1:
+		return e + " = ?" + s.classCollate()
+	case s.pgArrays():
+		return e + " = any(?)"
+	}
+	return e + s.classCollate() + " in (" + placeholders(n) + ")"
+}
+
+// classNotMatch excludes n classes. A row without a readable displayName
+// (NULL) is not one of them, as `not (payload like ...)` would say.
+func (s statements) classNotMatch(n int) string {
+	e := s.classExpr()
+	if s.pgArrays() {
+		return "(" + e + " is null or " + e + " <> all(?))"
+	}
+	return "(" + e + " is null or " + e + s.classCollate() + " not in (" + placeholders(n) + "))"
+}
+
+// idsNotIn excludes n ids.
+func (s statements) idsNotIn(n int) string {
+	if s.pgArrays() {
+		return s.q("id") + " <> all(?)"
+	}
+	return fmt.Sprintf("%s not in (%s)", s.q("id"), placeholders(n))
+}
+
+// indexedBranch selects the ids (or, with all, the rows) of one branch of
+// Laravel's condition: expired reservations (`reserved_at <= ?`) or ready
+// rows (`reserved_at is null and available_at <= ?`). Ordered by the
+// index's own columns: reserved_at is one value on the ready branch, so
+// (reserved_at, available_at, id) is the index order and no engine sorts
+// (PostgreSQL does not see that `is null` fixes reserved_at unless the
+// order names it).
+func (s statements) indexedBranch(expired, all bool, limit int, f indexedFilter) string {
+	if f.names > 1 && s.pgArrays() {
+		return s.indexedBranchPerClass(expired, limit, f)
+	}
+	cols := s.q("id")
+	if all {
+		// Laravel's columns, not *: * would compute the generated column
+		// (a JSON parse of the payload) for every row returned.
+		cols = s.quotedList(jobColumns)
+	}
+	b := fmt.Sprintf("select %s from %s where %s", cols, s.indexedFrom(f), s.indexedWhere(expired, f))
+	b += s.indexedOrder(expired) + s.limitClause(limit)
+	if s.lock != "" {
+		b += " " + s.lock
+	}
+	return b
+}
+
+// indexedFrom names the index to read where the engine may otherwise
+// choose another without statistics (SQLite the queue index, testing
+// every row's payload; MariaDB the other claim index). The index is known
+// to exist on this path; if it went away the claim fails and the worker
+// looks again.
+func (s statements) indexedFrom(f indexedFilter) string {
+	idx := s.claimIndexName()
+	if f.names > 0 {
+		idx = s.classIndexName()
+	}
+	switch s.d.Name() {
+	case EngineSQLite:
+		return s.q(s.t.Jobs) + " indexed by " + s.q(idx)
+	case EngineMySQL:
+		return s.q(s.t.Jobs) + " force index (" + s.q(idx) + ")"
+	}
+	return s.q(s.t.Jobs)
+}
+
+// indexedWhere is the branch's condition with the filter.
+func (s statements) indexedWhere(expired bool, f indexedFilter) string {
+	b := s.q("queue") + " = ?"
+	if f.names > 0 {
+		b += " and " + s.classMatch(f.names)
+	}
+	if expired {
+		b += fmt.Sprintf(" and %s <= ?", s.q("reserved_at"))
+	} else {
+		b += fmt.Sprintf(" and %s is null and %s <= ?", s.q("reserved_at"), s.q("available_at"))
+	}
+	if f.notNames > 0 {
+		b += " and " + s.classNotMatch(f.notNames)
+	}
+	if f.ids > 0 {
+		b += " and " + s.idsNotIn(f.ids)
+	}
+	return b
+}
+
+// indexedOrder is the index's order. MariaDB sorts when the ready branch
+// is told to order by reserved_at too, though it is one value there.
+func (s statements) indexedOrder(expired bool) string {
+	if !expired && s.d.Name() == EngineMySQL {
+		return fmt.Sprintf(" order by %s, %s", s.q("available_at"), s.q("id"))
+	}
+	return fmt.Sprintf(" order by %s, %s, %s", s.q("reserved_at"), s.q("available_at"), s.q("id"))
+}
+
+// indexedBranchPerClass is PostgreSQL's branch for several classes: one
+// range of the class index per class (a lateral subquery over the array
+// of names), each stopping after limit rows, then the first limit of
+// those. With `= any(array)` PostgreSQL would read the ready rows of every
+// class in the queue index's order once it has statistics. Up to limit
+// rows per class are locked for the statement; those not taken are free
+// again when it ends.
+func (s statements) indexedBranchPerClass(expired bool, limit int, f indexedFilter) string {
+	one := f
+	one.names = 1
+	inner := s.indexedBranch(expired, false, limit, one)
+	inner = strings.Replace(inner, "select "+s.q("id")+" from",
+		fmt.Sprintf("select %s, %s, %s from", s.q("id"), s.q("reserved_at"), s.q("available_at")), 1)
+	// The class is the lateral column instead of a parameter.
+	inner = strings.Replace(inner, s.classExpr()+" = ?", s.classExpr()+" = "+s.q("c")+"."+s.q("name"), 1)
+	r := func(c string) string { return s.q("r") + "." + s.q(c) }
+	return fmt.Sprintf("select %s from unnest(?::text[]) as %s(%s) cross join lateral (%s) as %s order by %s, %s, %s limit ?",
+		r("id"), s.q("c"), s.q("name"), inner, s.q("r"), r("reserved_at"), r("available_at"), r("id"))
+}
+
+// claimSelectIndexed is the indexed claim's select on MySQL/MariaDB (no
+// UPDATE ... RETURNING there: the transaction then reserves the ids):
+// expired reservations first, then ready rows, each branch a range of the
+// index.
+func (s statements) claimSelectIndexed(limit int, f indexedFilter) string {
+	return s.sql(fmt.Sprintf("(%s) union all (%s) limit %d",
+		s.indexedBranch(true, true, limit, f), s.indexedBranch(false, true, limit, f), limit))
+}
+
+// claimUpdateIndexed reserves up to limit rows in one statement
+// (PostgreSQL, SQLite) and returns them.
+func (s statements) claimUpdateIndexed(limit int, f indexedFilter) string {
+	if s.pgArrays() {
+		picked := fmt.Sprintf("with %s as (%s), %s as (%s), %s as (select %s from %s union all select %s from %s limit ?) ",
+			s.q("expired"), s.indexedBranch(true, false, limit, f), s.q("ready"), s.indexedBranch(false, false, limit, f),
+			s.q("picked"), s.q("id"), s.q("expired"), s.q("id"), s.q("ready"))
+		return s.sql(picked + s.reservePicked())
+	}
+	ids := fmt.Sprintf("select %s from (%s) union all select %s from (%s) limit %d",
+		s.q("id"), s.indexedBranch(true, false, limit, f), s.q("id"), s.indexedBranch(false, false, limit, f), limit)
+	return s.sql(s.reserveIn(ids))
+}
+
+// claimUpdateLaravel reserves up to limit rows in one statement with
+// Laravel's where clause and order (PostgreSQL, SQLite).
+func (s statements) claimUpdateLaravel(limit int, f claimFilter) string {
+	ids := fmt.Sprintf("select %s from %s order by %s asc", s.q("id"), s.claimableWhere(f), s.q("id"))
+	ids += s.limitClause(limit)
+	if s.pgArrays() {
+		if s.lock != "" {
+			ids += " " + s.lock
+		}
+		return s.sql(fmt.Sprintf("with %s as (%s) ", s.q("picked"), ids) + s.reservePicked())
+	}
+	return s.sql(s.reserveIn(ids))
+}
+
+// reservePicked is PostgreSQL's update of the ids a `picked` CTE locked;
+// attempts is incremented on the locked row, as the transaction's
+// `attempts + 1` does.
+func (s statements) reservePicked() string {
+	return fmt.Sprintf("update %s as %s set %s = ?, %s = %s.%s + 1 from %s where %s.%s = %s.%s returning %s.*",
+		s.q(s.t.Jobs), s.q("j"), s.q("reserved_at"), s.q("attempts"), s.q("j"), s.q("attempts"),
+		s.q("picked"), s.q("j"), s.q("id"), s.q("picked"), s.q("id"), s.q("j"))
+}
+
+// reserveIn is SQLite's: the database is locked for the statement, so the
+// subquery's rows cannot change under it.
+func (s statements) reserveIn(ids string) string {
+	return fmt.Sprintf("update %s set %s = ?, %s = %s + 1 where %s in (%s) returning *",
+		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("attempts"), s.q("id"), ids)
+}
+
+// oneStatementClaims: the engine has UPDATE ... RETURNING and a claim can
+// be one autocommitted statement.
+func (s statements) oneStatementClaims() bool {
+	return s.d.Name() == EnginePgSQL || s.d.Name() == EngineSQLite
+}
+
+// claimIndexed is the indexed claim's statement on this engine: the
+// select of MySQL's transaction, the claiming update elsewhere.
+func (s statements) claimIndexed(limit int, f indexedFilter) string {
+	if s.oneStatementClaims() {
+		return s.claimUpdateIndexed(limit, f)
+	}
+	return s.claimSelectIndexed(limit, f)
+}
