@@ -40,7 +40,7 @@ type bigSmall struct {
 // bigTable puts delayed jobs (available in 24 h) on either side of the
 // ready ones, older ids then newer ids, and drains the ready ones with
 // laraworker at concurrency 128 and with its raw ceiling, with Laravel's
-// index and with the composite one. Rows get explicit ids so the ready
+// index and with laraworker's claim index (`tables --index`). Rows get explicit ids so the ready
 // set can be put back with the same ids between drains.
 func (b *runner) bigTable(delayed, ready int, small map[string]float64) (*bigResult, error) {
 	res := &bigResult{Delayed: delayed, Ready: ready}
@@ -206,11 +206,11 @@ func (r *bigResult) print(w io.Writer) {
 }
 
 // indexVariants: Laravel's migration (index on queue only) and laraworker's
-// optional composite index.
-func (b *runner) indexVariants() []string { return []string{"default", "composite"} }
+// optional claim index (`laraworker tables --index`).
+func (b *runner) indexVariants() []string { return []string{"default", "claim-index"} }
 
 func (b *runner) setIndex(index string) error {
-	if index == "composite" {
+	if index == "claim-index" {
 		return b.q.CreateClaimIndex(b.c.Context)
 	}
 	return b.q.DropClaimIndex(b.c.Context)
