@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,3 +92,82 @@ func (d *deleteCounter) Delete(ctx context.Context, jobs []laravel.JobRow) ([]la
 	d.rows.Add(int64(len(jobs)))
 	return d.Store.Delete(ctx, jobs)
 }
+
+// BenchmarkNoopPath is the worker's own CPU per job, without a database:
+// an in-memory store hands out b.N claimed no-op jobs and takes their
+// deletes. What it measures is everything the worker does around a
+// handler (payload parse, command decode, slots, contexts, outcome,
+// grouped delete), which the database benchmarks bury in round-trip
+// noise.
+func BenchmarkNoopPath(b *testing.B) {
+	for _, c := range []int{1, 16, 128} {
+		b.Run(fmt.Sprintf("c%d", c), func(b *testing.B) {
+			raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := &memStore{payload: raw, left: b.N}
+			reg := handlers.NewRegistry()
+			reg.Handle(benchClass, handlers.Noop())
+			w, err := New(store, reg, Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1, Concurrency: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			w.Run(context.Background())
+			b.StopTimer()
+			b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N)*1000, "cpu-ms/1kjobs")
+			if got := store.deleted.Load(); got != int64(b.N) {
+				b.Fatalf("deleted %d jobs, want %d", got, b.N)
+			}
+		})
+	}
+}
+
+// memStore is a queue of identical no-op jobs held in memory.
+type memStore struct {
+	payload []byte
+	mu      sync.Mutex
+	left    int
+	nextID  int64
+	deleted atomic.Int64
+}
+
+func (m *memStore) Claim(_ context.Context, _ []string, n int, _ laravel.ClaimOptions) ([]laravel.JobRow, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n = min(n, m.left)
+	m.left -= n
+	now := time.Now().Unix()
+	rows := make([]laravel.JobRow, n)
+	for i := range rows {
+		m.nextID++
+		rows[i] = laravel.JobRow{ID: m.nextID, Queue: "default", Payload: m.payload, Attempts: 1, ReservedAt: &now, AvailableAt: now, CreatedAt: now}
+	}
+	return rows, nil
+}
+
+func (m *memStore) CountClaimable(context.Context, []string, laravel.ClaimOptions) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return int64(m.left), nil
+}
+
+func (m *memStore) Delete(_ context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+	m.deleted.Add(int64(len(jobs)))
+	return nil, nil
+}
+
+func (m *memStore) Finish(context.Context, laravel.JobRow, laravel.Followup) error { return nil }
+func (m *memStore) Release(context.Context, laravel.JobRow, time.Duration) error   { return nil }
+func (m *memStore) Fail(context.Context, laravel.JobRow, string, string, laravel.Followup) error {
+	return nil
+}
+func (m *memStore) Unreserve(context.Context, laravel.JobRow) error { return nil }
+func (m *memStore) Extend(_ context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+	return jobs, nil
+}
+func (m *memStore) Connection() string        { return "database" }
+func (m *memStore) RetryAfter() time.Duration { return 90 * time.Second }
