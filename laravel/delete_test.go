@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,51 @@ func TestDeleteIsOneStatementOnPostgres(t *testing.T) {
 	}
 	if prepared != 1 {
 		t.Fatalf("%d delete statements prepared for batches of 1, 2 and 3 jobs, want 1", prepared)
+	}
+}
+
+// TestDeletePlanOnPostgresUsesThePrimaryKey: on a fresh table that has
+// never been analysed (autovacuum off, as on these machines), the grouped
+// delete's generic plan, the one a cached prepared statement ends up
+// with, finds the rows by primary key, whatever the table holds.
+func TestDeletePlanOnPostgresUsesThePrimaryKey(t *testing.T) {
+	e := newEnv(t, EnginePgSQL)
+	items := make([]PushItem, 5000)
+	for i := range items {
+		items[i] = PushItem{Payload: testPayload(newUUID(t), `App\Jobs\Test`)}
+	}
+	if err := e.q.PushMany(e.ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := e.q.db.Conn(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, stmt := range []string{
+		"set plan_cache_mode = force_generic_plan",
+		"prepare grouped_delete as " + e.q.st.deleteReservedJobs(3),
+	} {
+		if _, err := conn.ExecContext(e.ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	defer conn.ExecContext(e.ctx, "deallocate grouped_delete")
+	rows, err := conn.QueryContext(e.ctx, "explain execute grouped_delete(1, '{1,2,3}')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, e.cfg.JobsTable+"_pkey") || strings.Contains(text, "Seq Scan") {
+		t.Fatalf("the grouped delete's generic plan does not go by the primary key:\n%s", text)
 	}
 }
