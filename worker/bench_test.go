@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
 // BenchmarkDrain is the worker's whole path per job (claim, payload parse,
@@ -99,9 +102,20 @@ func (d *deleteCounter) Delete(ctx context.Context, jobs []laravel.JobRow) ([]la
 // handler (payload parse, command decode, slots, contexts, outcome,
 // grouped delete), which the database benchmarks bury in round-trip
 // noise.
+//
+// The "-joblog" variants log as `laraworker work` does by default: a JSON
+// line per job (info level) written unbuffered to a file, as stderr is.
 func BenchmarkNoopPath(b *testing.B) {
-	for _, c := range []int{1, 16, 128} {
-		b.Run(fmt.Sprintf("c%d", c), func(b *testing.B) {
+	for _, mode := range []struct {
+		c      int
+		joblog bool
+	}{{1, false}, {16, false}, {128, false}, {16, true}} {
+		name := fmt.Sprintf("c%d", mode.c)
+		if mode.joblog {
+			name += "-joblog"
+		}
+		c := mode.c
+		b.Run(name, func(b *testing.B) {
 			raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 			if err != nil {
 				b.Fatal(err)
@@ -109,7 +123,16 @@ func BenchmarkNoopPath(b *testing.B) {
 			store := &memStore{payload: raw, left: b.N}
 			reg := handlers.NewRegistry()
 			reg.Handle(benchClass, handlers.Noop())
-			w, err := New(store, reg, Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1, Concurrency: c})
+			cfg := Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1, Concurrency: c}
+			if mode.joblog {
+				f, err := os.Create(filepath.Join(b.TempDir(), "worker.log"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				cfg.Logger = zerolog.New(f).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+			}
+			w, err := New(store, reg, cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
