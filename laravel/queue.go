@@ -284,11 +284,14 @@ func int64sToArgs(ids []int64) []any {
 // transaction.
 const maxInList = 500
 
-func chunkIDs(ids []int64) [][]int64 {
+func chunkIDs(ids []int64) [][]int64 { return chunkIDsBy(ids, maxInList) }
+
+// chunkIDsBy splits ids into chunks of at most limit.
+func chunkIDsBy(ids []int64, limit int) [][]int64 {
 	var out [][]int64
-	for len(ids) > maxInList {
-		out = append(out, ids[:maxInList])
-		ids = ids[maxInList:]
+	for len(ids) > limit {
+		out = append(out, ids[:limit])
+		ids = ids[limit:]
 	}
 	if len(ids) > 0 {
 		out = append(out, ids)

@@ -147,11 +147,25 @@ func (s statements) deleteUnreservedJob() string {
 
 // deleteReservedJobs deletes n jobs reserved with one token (a claim or a
 // refresh sets one value for all its rows) and returns the ids deleted,
-// which tell the rows whose reservation was lost.
+// which tell the rows whose reservation was lost. On PostgreSQL the ids
+// are one array parameter (idArrays).
 func (s statements) deleteReservedJobs(n int) string {
-	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s in (%s) returning %s",
-		s.q(s.t.Jobs), s.q("reserved_at"), s.q("id"), placeholders(n), s.q("id")))
+	ids := fmt.Sprintf("%s in (%s)", s.q("id"), placeholders(n))
+	if s.idArrays() {
+		ids = fmt.Sprintf("%s = any(cast(? as bigint[]))", s.q("id"))
+	}
+	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s returning %s",
+		s.q(s.t.Jobs), s.q("reserved_at"), ids, s.q("id")))
 }
+
+// idArrays says whether id lists are bound as one array parameter
+// (PostgreSQL) rather than written as one placeholder per id: the
+// statement text is then the same for every list length, so the driver's
+// prepared statement cache holds one statement instead of one per length
+// (each new one costs a Parse round trip and evicts others). MySQL's
+// driver interpolates client-side and SQLite's prepares every statement
+// anyway: they keep the placeholders.
+func (s statements) idArrays() bool { return s.d.Name() == EnginePgSQL }
 
 // lockReservedJobs is deleteReservedJobs' first half where DELETE has no
 // RETURNING (MySQL): lock the rows that still carry the token, then
@@ -318,7 +332,7 @@ func (s statements) catalogue() []namedStatement {
 		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: expired reservations first, then ready rows in (available_at, id) order, each a range of the class index that stops after N rows. MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, indexedFilter{names: 1, ids: 2})},
 		{"claim through the claim index: two classes", "the ready rows of both classes are read and sorted", s.claimIndexed(10, indexedFilter{names: 2})},
 		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "", s.claimIndexed(10, indexedFilter{notNames: 1})},
-		{"delete many (3 ids, fenced)", "the grouped delete of finished jobs; bindings: the token (reserved_at as the claim or the last refresh set it), ids; the ids returned tell which reservations still held (MariaDB, PostgreSQL, SQLite)", s.deleteReservedJobs(3)},
+		{"delete many (3 ids, fenced)", "the grouped delete of finished jobs; bindings: the token (reserved_at as the claim or the last refresh set it), ids (PostgreSQL: one array parameter, '{1,2,3}', so every batch size is one statement); the ids returned tell which reservations still held (MariaDB, PostgreSQL, SQLite)", s.deleteReservedJobs(3)},
 		{"delete many on MySQL (no DELETE ... RETURNING): lock (3 ids)", "then `delete many` of the ids it returned, in one transaction", s.lockReservedJobs(3)},
 		{"delete many", "", s.deleteJobs(3)},
 		{"release / fail / finish: delete (fenced)", "bindings: id, token; 0 rows: the reservation was lost, the transaction is rolled back and nothing else is written", s.deleteReservedJob()},

@@ -12,8 +12,7 @@ import (
 )
 
 // completer writes outcomes to the store. Successful jobs' deletes are
-// grouped into one Delete per batch window (River's completer); in
-// --laravel-exact mode each is written on its own. Every write is retried
+// grouped (deletes.go); in --laravel-exact mode each is written on its own. Every write is retried
 // until the store takes it, so an outcome decided while the database is
 // down is written once it is back; after the worker stops, only until the
 // write deadline (giveUpAt), then it is dropped and counted.
@@ -23,6 +22,7 @@ import (
 // the outcome is dropped, logged once and counted.
 type completer struct {
 	completerDeps
+	// deletes queues successful jobs for the grouped delete.
 	deletes chan laravel.JobRow
 	done    chan struct{}
 
@@ -53,11 +53,6 @@ type completerDeps struct {
 	setupProblem func(err error) bool
 }
 
-const (
-	deleteBatchMax    = 512
-	deleteBatchWindow = 2 * time.Millisecond
-)
-
 func newCompleter(deps completerDeps) *completer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &completer{
@@ -81,70 +76,6 @@ func (c *completer) giveUpAt(deadline time.Time) {
 		close(c.stopping)
 		time.AfterFunc(time.Until(deadline), c.giveUp)
 	})
-}
-
-func (c *completer) loop() {
-	defer close(c.done)
-	defer c.giveUp() // releases the context's resources
-	batch := make([]laravel.JobRow, 0, deleteBatchMax)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case row, ok := <-c.deletes:
-			if !ok {
-				c.flush(batch)
-				return
-			}
-			if len(batch) == 0 {
-				timer.Reset(deleteBatchWindow)
-			}
-			batch = append(batch, row)
-			if len(batch) >= deleteBatchMax {
-				c.flush(batch)
-				batch = batch[:0]
-			}
-		case <-timer.C:
-			c.flush(batch)
-			batch = batch[:0]
-		}
-	}
-}
-
-func (c *completer) flush(rows []laravel.JobRow) {
-	if len(rows) == 0 {
-		return
-	}
-	var lost []laravel.JobRow
-	res := c.persist("delete", len(rows), func(ctx context.Context) (err error) {
-		lost, err = c.store.Delete(ctx, rows)
-		return err
-	})
-	if res.dropped {
-		return
-	}
-	c.stats.done.Add(int64(len(rows) - len(lost)))
-	lostIDs := make(map[int64]bool, len(lost))
-	for _, row := range lost {
-		lostIDs[row.ID] = true
-		c.reservationLost("delete", row, res.retried)
-	}
-	if c.written != nil {
-		for _, row := range rows {
-			if !lostIDs[row.ID] {
-				c.written(row, OutcomeDone)
-			}
-		}
-	}
-}
-
-// delete removes a finished job.
-func (c *completer) delete(row laravel.JobRow) {
-	if !c.group {
-		c.flush([]laravel.JobRow{row})
-		return
-	}
-	c.deletes <- row
 }
 
 // finish removes a finished job with its followup (chain link, batch).

@@ -49,7 +49,9 @@ func Example() {
 		fmt.Println("welcome mail to", cmd.Email)
 		return nil
 	})
-	w, err := worker.New(q, reg, worker.Config{StopWhenEmpty: true})
+	// --memory 512: this example runs inside the package's test binary,
+	// which under the race detector alone is near the 128 MB default.
+	w, err := worker.New(q, reg, worker.Config{StopWhenEmpty: true, MemoryMB: 512})
 	if err != nil {
 		fmt.Println(err)
 		return

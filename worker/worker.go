@@ -174,7 +174,11 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	var inflight inFlight
-	reason := w.loop(ctx, jobCtx, start, slots, &inflight)
+	pool := newSlotPool(w.cfg.Concurrency, func(j slotJob) {
+		defer func() { <-slots; inflight.all.Done(); w.nudge() }()
+		w.process(j.ctx, j.r)
+	})
+	reason := w.loop(ctx, jobCtx, start, slots, &inflight, pool)
 
 	w.log.Info().Str("reason", string(reason)).Int("running", w.running.len()).Msg("worker stopping")
 	if reason == StopInterrupted {
@@ -188,6 +192,7 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	// written get until the write deadline.
 	w.completer.giveUpAt(time.Now().Add(w.cfg.WriteGrace))
 	inflight.all.Wait()
+	pool.close()
 	w.completer.stop()
 	<-completerDone
 	if st := w.Stats(); st.Dropped > 0 {
@@ -207,7 +212,7 @@ type inFlight struct {
 	handlers, all sync.WaitGroup
 }
 
-func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, inflight *inFlight) StopReason {
+func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan struct{}, inflight *inFlight, pool *slotPool) StopReason {
 	for {
 		if ctx.Err() != nil {
 			return StopInterrupted
@@ -242,14 +247,11 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time, slots chan s
 			slots <- struct{}{}
 			inflight.handlers.Add(1)
 			inflight.all.Add(1)
-			// Registered before the goroutine starts, so the loop never sees
-			// a claimed job as neither queued nor running.
+			// Registered before the job is handed over, so the loop never
+			// sees a claimed job as neither queued nor running.
 			runCtx, cancel := context.WithCancelCause(jobCtx)
 			r := w.running.add(job, w.now(), cancel, sync.OnceFunc(inflight.handlers.Done))
-			go func() {
-				defer func() { <-slots; inflight.all.Done(); w.nudge() }()
-				w.process(runCtx, r)
-			}()
+			pool.submit(slotJob{runCtx, r})
 		}
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
