@@ -114,11 +114,17 @@ func TestCrashesLoseNothing(t *testing.T) {
 		maxPerKill = max(maxPerKill, n)
 	}
 	// In flight at a kill: up to `concurrency` running handlers plus the
-	// finished jobs whose grouped delete had not committed yet.
-	if bound := 2 * concurrency; maxPerKill > bound {
+	// finished jobs whose grouped delete had not committed yet: those that
+	// finished while the previous delete was in flight (one at a time, at
+	// least 5 ms apart). At 8 handlers of 20 ms that is 8 jobs per 20 ms of
+	// a delete's round trip, which grows with the machine's load (up to
+	// 13 per kill measured at load 2-4, 11 under -race at load 9-10 with
+	// the earlier 2 ms window); 3 x concurrency leaves room for a 40 ms
+	// delete and still catches a worker that re-runs what it had written.
+	if bound := 3 * concurrency; maxPerKill > bound {
 		t.Errorf("up to %d jobs re-ran per kill, more than %d (concurrency %d + pending deletes)", maxPerKill, bound, concurrency)
 	}
 	t.Logf("crash: %d jobs, %d SIGKILLs in %s, drained in %s; runs: %d (go %d, php %d); %d jobs ran twice (max %d per kill, bound %d), %d runs on attempt > 1; lost 0 if no error above",
 		jobs, kills, killPhase.Round(time.Millisecond), wall.Round(time.Millisecond), len(all), byWorker["go"], byWorker["php"],
-		rerun, maxPerKill, 2*concurrency, attemptAbove1)
+		rerun, maxPerKill, 3*concurrency, attemptAbove1)
 }
