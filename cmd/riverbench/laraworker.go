@@ -41,6 +41,12 @@ func newLaraworker(ctx context.Context, o options) (*laraworkerContender, error)
 		q.Close()
 		return nil, err
 	}
+	if o.claimIndex {
+		if err := q.CreateClaimIndex(ctx); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(noopClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		q.Close()

@@ -31,6 +31,7 @@ type options struct {
 	table       string
 	keep        bool
 	analyze     bool
+	claimIndex  bool
 	json        bool
 }
 
@@ -43,6 +44,7 @@ func main() {
 	flag.StringVar(&conc, "concurrency", "1,16,128", "concurrencies: laraworker's Concurrency and River's MaxWorkers")
 	flag.StringVar(&o.schema, "schema", "riverbench", "schema River's tables are migrated into (created, dropped at the end)")
 	flag.StringVar(&o.table, "table", "riverbench_jobs", "laraworker's jobs table (with _failed and _batches beside; dropped at the end)")
+	flag.BoolVar(&o.claimIndex, "claim-index", false, "create laraworker's opt-in claim index (`laraworker tables --index`) on its jobs table")
 	flag.BoolVar(&o.analyze, "analyze", false, "ANALYZE both job tables after each load (default: as the server keeps them; with autovacuum off, never)")
 	flag.BoolVar(&o.keep, "keep", false, "keep River's schema and laraworker's tables")
 	flag.BoolVar(&o.json, "json", false, "print the results as JSON as well")
@@ -89,7 +91,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		return nil, fmt.Errorf("river: %w", err)
 	}
 	defer rv.close(o.keep)
-	rep := &report{Jobs: o.jobs, Rounds: o.rounds, Started: time.Now().UTC(), ServerVersion: lw.serverVersion(), Analyzed: o.analyze}
+	rep := &report{Jobs: o.jobs, Rounds: o.rounds, Started: time.Now().UTC(), ServerVersion: lw.serverVersion(), Analyzed: o.analyze, ClaimIndex: o.claimIndex}
 	for round := 1; round <= o.rounds; round++ {
 		for _, c := range o.concurrency {
 			order := []contender{lw, rv}

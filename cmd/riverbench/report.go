@@ -13,7 +13,8 @@ type report struct {
 	Jobs          int       `json:"jobs"`
 	Rounds        int       `json:"rounds"`
 	Started       time.Time `json:"started"`
-	Analyzed      bool      `json:"analyzed"` // -analyze: tables ANALYZEd after each load
+	Analyzed      bool      `json:"analyzed"`    // -analyze: tables ANALYZEd after each load
+	ClaimIndex    bool      `json:"claim_index"` // -claim-index: laraworker's claim index present
 	Results       []*level  `json:"results"`
 }
 
@@ -102,8 +103,12 @@ func (r *report) print(w io.Writer) {
 	if r.Analyzed {
 		stats = "ANALYZE after each load"
 	}
-	fmt.Fprintf(w, "PostgreSQL %s, %d jobs per drain, %d rounds, planner statistics: %s, started %s\n\n",
-		r.ServerVersion, r.Jobs, r.Rounds, stats, r.Started.Format(time.RFC3339))
+	claim := "Laravel's query (index on queue only)"
+	if r.ClaimIndex {
+		claim = "laraworker's claim index"
+	}
+	fmt.Fprintf(w, "PostgreSQL %s, %d jobs per drain, %d rounds, planner statistics: %s, laraworker claims with %s, started %s\n\n",
+		r.ServerVersion, r.Jobs, r.Rounds, stats, claim, r.Started.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "c\tlaraworker jobs/s\tRiver jobs/s\tlaraworker/River\tCPU ms/1k lw / River\tserver CPU ms/1k lw / River\tload1")
 	for _, l := range r.Results {
