@@ -84,8 +84,8 @@ func TestClaimIndex(t *testing.T) {
 		// The indexes of earlier versions are not taken for the claim
 		// index, and CreateClaimIndex replaces them.
 		e.createPreviousIndexes(t)
-		if e.claimPath(t) != ClaimPathLaravel {
-			t.Fatal("the previous version's indexes are taken for the claim index")
+		if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.Path != ClaimPathLaravel || !info.PreviousIndex {
+			t.Fatalf("the previous version's indexes: %+v %v", info, err)
 		}
 		for range 2 { // the second call finds it there
 			if err := e.q.CreateClaimIndex(e.ctx); err != nil {
@@ -132,8 +132,8 @@ func TestClaimIndex(t *testing.T) {
 		if e.engine == EngineMySQL && e.classColumnExists(t) {
 			t.Fatal("DropClaimIndex left the class column")
 		}
-		if e.claimPath(t) != ClaimPathLaravel {
-			t.Fatal("the dropped index is still used")
+		if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.Path != ClaimPathLaravel || info.PreviousIndex {
+			t.Fatalf("after the drop: %+v %v", info, err)
 		}
 		if !e.indexExists(t, indexName(e.cfg.JobsTable, "queue", "index")) {
 			t.Fatal("Laravel's own queue index went away")
