@@ -39,6 +39,9 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathIndexed {
 		t.Fatalf("after the migration: %+v %v", info, err)
 	}
+	if s.hasIndex(t, jobs+"_laraworker_claim_index") {
+		t.Fatal("the migration left the previous version's index")
+	}
 
 	for _, kind := range []string{"scalars", "noop", "throws", "noop", "enums-dates"} {
 		s.artisan(t, "app:dispatch", kind)
