@@ -37,13 +37,18 @@ import (
 //
 // Sizes: LARAWORKER_BENCH_SCALE (default 1) multiplies every row count
 // (5: issue 15's 1,000,000 delayed / 100,000 ready);
-// LARAWORKER_BENCH_PATHS=before,indexed runs only those paths.
+// LARAWORKER_BENCH_PATHS=before,indexed runs only those paths;
+// LARAWORKER_BENCH_RUNNING sets the running workload's reservations.
 func BenchmarkClaimWorkloads(b *testing.B) {
 	scale := 1.0
 	if v, err := strconv.ParseFloat(os.Getenv("LARAWORKER_BENCH_SCALE"), 64); err == nil {
 		scale = v
 	}
 	n := func(x int) int { return int(float64(x) * scale) }
+	running := n(1_000)
+	if v, err := strconv.Atoi(os.Getenv("LARAWORKER_BENCH_RUNNING")); err == nil {
+		running = v
+	}
 	workloads := []struct {
 		name                         string
 		php, delayed, ready, running int
@@ -51,7 +56,7 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 		{"alone", 0, 0, n(5_000), 0},
 		{"shared", n(50_000), 0, n(5_000), 0},
 		{"delayed", 0, n(200_000), n(20_000), 0},
-		{"running", 0, 0, n(5_000), n(1_000)},
+		{"running", 0, 0, n(5_000), running},
 	}
 	for _, engine := range []string{EngineMySQL, EnginePgSQL} {
 		for _, w := range workloads {
