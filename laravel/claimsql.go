@@ -132,8 +132,9 @@ func (s statements) indexedWhere(f indexedFilter) string {
 }
 
 // availableFloor bounds available_at from below on PostgreSQL's claim
-// of every class (the queue index), where the bound excludes no row (the least bigint but one, a constant, so it
-// is no parameter typed as the column). Without statistics PostgreSQL
+// of every class (the queue index). The bound excludes no row: the least
+// bigint but one, written as a constant so that it is no parameter typed
+// as the (integer) column. Without statistics PostgreSQL
 // estimates `available_at <= now` as a third of the rows, too few for
 // the claim's limit to pay for reading the index in order, and plans a
 // bitmap scan and a sort of every ready row; a range with both bounds
