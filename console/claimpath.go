@@ -21,6 +21,10 @@ func detectClaimPath(ctx context.Context, q *laravel.Queue, exact bool, log zero
 	if exact {
 		return "laravel-exact"
 	}
+	if info.PreviousIndex {
+		log.Warn().Str("table", q.Config().JobsTable).
+			Msg("the jobs table has the claim index of an earlier laraworker version, which this one does not use (it holds reserved_at, so every claim rewrites it): run `laraworker tables --index` to replace it")
+	}
 	if info.NoStatistics {
 		log.Warn().Str("table", q.Config().JobsTable).
 			Msg("PostgreSQL has no statistics for the jobs table: claims may be slow (a full sort each). Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")

@@ -24,13 +24,23 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 		// The other tests run on the table as Laravel made it.
 		s.artisan(t, "migrate:rollback", "--path="+claimIndexMigration, "--force")
 		_ = os.Remove(filepath.Join(s.app, claimIndexMigration))
-		if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathLaravel {
+		if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathLaravel || info.PreviousIndex {
 			t.Errorf("after the rollback: %+v %v", info, err)
 		}
 	})
+	// An earlier version's queue index (it held reserved_at): the
+	// migration replaces it.
+	jobs := s.q.Config().JobsTable
+	s.exec(t, "create index "+jobs+"_laraworker_claim_index on "+jobs+" (queue, reserved_at, available_at, id)")
+	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathLaravel || !info.PreviousIndex {
+		t.Fatalf("with the previous version's index: %+v %v", info, err)
+	}
 	s.artisan(t, "migrate", "--path="+claimIndexMigration, "--force")
 	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathIndexed {
 		t.Fatalf("after the migration: %+v %v", info, err)
+	}
+	if s.hasIndex(t, jobs+"_laraworker_claim_index") {
+		t.Fatal("the migration left the previous version's index")
 	}
 
 	for _, kind := range []string{"scalars", "noop", "throws", "noop", "enums-dates"} {
@@ -69,4 +79,19 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 	if delayed != 3 {
 		t.Errorf("%d delayed NoopJobs left untouched, want 3: %+v", delayed, s.jobs(t))
 	}
+}
+
+// hasIndex asks the catalogue whether the jobs table has the named index.
+func (s *suite) hasIndex(t *testing.T, name string) bool {
+	t.Helper()
+	query := map[string]string{
+		laravel.EngineMySQL:  "select count(*) from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?",
+		laravel.EnginePgSQL:  "select count(*) from pg_indexes where tablename = ? and indexname = ?",
+		laravel.EngineSQLite: "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name = ?",
+	}[s.q.Dialect().Name()]
+	var n int
+	if err := s.q.DB().QueryRowContext(s.ctx(t), s.q.Dialect().Rebind(query), s.q.Config().JobsTable, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }

@@ -161,8 +161,8 @@ func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
 		return true
 	}
 	if isMySQLError(err, 1064, 1221, 1235) {
-		// A server that cannot parse the indexed claim (a union of locking
-		// selects): Laravel's query from now on.
+		// A server that cannot parse or run the indexed claim (syntax,
+		// an unsupported locking clause): Laravel's query from now on.
 		q.indexed.Store(false)
 		return false
 	}

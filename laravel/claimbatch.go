@@ -23,18 +23,19 @@ func (q *Queue) indexedFilter(o ClaimOptions) indexedFilter {
 	return indexedFilter{names: len(o.DisplayNames), notNames: len(o.ExcludeDisplayNames), ids: len(o.ExcludeIDs)}
 }
 
-// branchArgs are one indexed branch's arguments in the order
-// indexedBranch places them: queue, classes, the branch's time, excluded
-// classes, excluded ids, and on PostgreSQL the limit. PostgreSQL with
-// several classes (indexedBranchPerClass): the classes as one array
-// first, and the limit twice.
-func (q *Queue) branchArgs(queue string, at int64, limit int, o ClaimOptions) []any {
+// rangeArgs are the indexed range's arguments in the order indexedRange
+// places them: queue, classes, now, now - retry_after, excluded classes,
+// excluded ids, and on PostgreSQL the limit. PostgreSQL with several
+// classes (indexedRangePerClass): the classes as one array first, and
+// the limit twice.
+func (q *Queue) rangeArgs(queue string, now int64, limit int, o ClaimOptions) []any {
+	times := []any{now, now - int64(q.cfg.RetryAfter)}
 	if len(o.DisplayNames) > 1 && q.st.pgArrays() {
-		args := append([]any{o.DisplayNames, queue, at}, q.branchFilterArgs(o)...)
+		args := append(append([]any{o.DisplayNames, queue}, times...), q.branchFilterArgs(o)...)
 		return append(args, limit, limit)
 	}
 	args := appendList([]any{queue}, o.DisplayNames, false)
-	args = append(args, at)
+	args = append(args, times...)
 	args = append(args, q.branchFilterArgs(o)...)
 	if q.st.pgArrays() {
 		args = append(args, limit)
@@ -62,10 +63,9 @@ func appendList[T any](args []any, list []T, asArray bool) []any {
 	return args
 }
 
-// claimIndexed claims through the claim index: expired reservations of
-// the classes first, then their ready rows in (available_at, id) order.
-// MySQL/MariaDB: a transaction (select, reserve); PostgreSQL and SQLite:
-// one statement.
+// claimIndexed claims through the claim index: the classes' claimable
+// rows in (available_at, id) order. MySQL/MariaDB: a transaction (select,
+// reserve); PostgreSQL and SQLite: one statement.
 func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o ClaimOptions) ([]JobRow, error) {
 	query, args := q.indexedStatement(queue, limit, o)
 	if !q.st.oneStatementClaims() {
@@ -80,16 +80,15 @@ func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o Cla
 // the claiming update elsewhere) and its arguments at a time.
 func (q *Queue) indexedStatement(queue string, limit int, o ClaimOptions) (string, func(now int64) []any) {
 	f := q.indexedFilter(o)
-	expiredAndReady := func(now int64) []any {
-		return append(q.branchArgs(queue, now-int64(q.cfg.RetryAfter), limit, o), q.branchArgs(queue, now, limit, o)...)
+	if !q.st.oneStatementClaims() {
+		return q.st.claimSelectIndexed(limit, f), func(now int64) []any { return q.rangeArgs(queue, now, limit, o) }
 	}
-	switch {
-	case !q.st.oneStatementClaims():
-		return q.st.claimSelectIndexed(limit, f), expiredAndReady
-	case q.st.pgArrays():
-		return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append(expiredAndReady(now), limit, now) }
+	// The update's reserved_at: first on SQLite (set before the
+	// subquery), after the CTE on PostgreSQL.
+	if q.st.pgArrays() {
+		return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append(q.rangeArgs(queue, now, limit, o), now) }
 	}
-	return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, expiredAndReady(now)...) }
+	return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, q.rangeArgs(queue, now, limit, o)...) }
 }
 
 // claimOneStatement is the batched claim with Laravel's where clause and

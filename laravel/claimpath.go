@@ -14,8 +14,7 @@ const (
 	// classes and every delayed row before the first claimable one is read.
 	ClaimPathLaravel ClaimPath = "laravel"
 	// ClaimPathIndexed uses the claim index (CreateClaimIndex): the
-	// class's ready rows in (available_at, id) order, expired reservations
-	// first.
+	// class's claimable rows in (available_at, id) order.
 	ClaimPathIndexed ClaimPath = "indexed"
 )
 
@@ -27,6 +26,10 @@ type ClaimPathInfo struct {
 	// Only reported on the Laravel path; the indexed path's plan does not
 	// depend on statistics.
 	NoStatistics bool
+	// PreviousIndex: the claim index of an earlier version is there (it
+	// holds reserved_at) and not this version's: claims use Laravel's
+	// query until `laraworker tables --index` replaces it.
+	PreviousIndex bool
 }
 
 // DetectClaimPath looks for the claim index in the catalogue and makes
@@ -41,6 +44,10 @@ func (q *Queue) DetectClaimPath(ctx context.Context) (ClaimPathInfo, error) {
 	info := ClaimPathInfo{Path: ClaimPathLaravel}
 	if n == 2 {
 		info.Path = ClaimPathIndexed
+	} else if n, err = q.countIndexes(ctx, q.st.previousIndexNames()...); err != nil {
+		return ClaimPathInfo{}, fmt.Errorf("laravel: looking for the claim index: %w", err)
+	} else {
+		info.PreviousIndex = n > 0
 	}
 	q.indexed.Store(info.Path == ClaimPathIndexed)
 	if info.Path == ClaimPathLaravel && q.d.Name() == EnginePgSQL {
@@ -52,21 +59,24 @@ func (q *Queue) DetectClaimPath(ctx context.Context) (ClaimPathInfo, error) {
 }
 
 // countIndexes counts which of the named indexes the jobs table has.
-func (q *Queue) countIndexes(ctx context.Context, a, b string) (int, error) {
+func (q *Queue) countIndexes(ctx context.Context, names ...string) (int, error) {
 	var query string
-	args := []any{a, b}
+	var args []any
+	for _, n := range names {
+		args = append(args, n)
+	}
 	switch q.d.Name() {
 	case EngineMySQL:
 		query = "select count(distinct index_name) from information_schema.statistics where table_schema = " +
-			"coalesce(?, database()) and table_name = ? and index_name in (?, ?)"
+			"coalesce(?, database()) and table_name = ? and index_name in (" + placeholders(len(names)) + ")"
 		args = append([]any{mysqlSchema(q.st.t.Jobs), lastPart(q.st.t.Jobs)}, args...)
 	case EnginePgSQL:
 		// to_regclass resolves the name as the claim would (search_path).
 		query = "select count(*) from pg_index i join pg_class c on c.oid = i.indexrelid " +
-			"where i.indrelid = to_regclass($1) and i.indisvalid and c.relname in ($2, $3)"
-		args = append([]any{q.st.q(q.st.t.Jobs)}, args...)
+			"where i.indrelid = to_regclass($1) and i.indisvalid and c.relname = any($2)"
+		args = []any{q.st.q(q.st.t.Jobs), names}
 	default:
-		query = "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name in (?, ?)"
+		query = "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name in (" + placeholders(len(names)) + ")"
 		args = append([]any{lastPart(q.st.t.Jobs)}, args...)
 	}
 	var n int

@@ -1,7 +1,6 @@
 package laravel
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +38,21 @@ func (e *testEnv) classColumnExists(t *testing.T) bool {
 	return n > 0
 }
 
+// createPreviousIndexes creates the indexes earlier versions' `tables
+// --index` made, as they made them (and the class column on MySQL).
+func (e *testEnv) createPreviousIndexes(t *testing.T) {
+	t.Helper()
+	st := e.q.st
+	if e.engine == EngineMySQL && !e.classColumnExists(t) {
+		e.exec(t, st.createClaimIndex()[0]) // the column, unchanged since
+	}
+	cols := func(c ...string) string { return st.quotedList(c) }
+	prev := st.previousIndexNames()
+	e.exec(t, st.createIndex(prev[0], cols("queue", "reserved_at", "available_at")))
+	e.exec(t, st.createIndex(prev[1], st.q("queue")+", "+st.classExpr()+st.classCollate()+", "+cols("reserved_at", "available_at", "id")))
+	e.exec(t, st.createIndex(prev[2], cols("queue", "reserved_at", "available_at", "id")))
+}
+
 func (e *testEnv) createClaimIndex(t *testing.T) {
 	t.Helper()
 	if err := e.q.CreateClaimIndex(e.ctx); err != nil {
@@ -61,15 +75,18 @@ func (e *testEnv) claimPath(t *testing.T) ClaimPath {
 func TestClaimIndex(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
 		names := []string{e.q.ClassIndexName(), e.q.ClaimIndexName()}
-		if names[1] != e.cfg.JobsTable+"_laraworker_claim_index" {
+		if names[1] != e.cfg.JobsTable+"_laraworker_available_index" {
 			t.Fatalf("index name %q", names[1])
 		}
 		if e.indexExists(t, names[0]) || e.indexExists(t, names[1]) || e.claimPath(t) != ClaimPathLaravel {
 			t.Fatal("the claim index exists before it is asked for")
 		}
-		// An index of earlier versions is removed by the drop.
-		e.exec(t, fmt.Sprintf("create index %s on %s (%s, %s, %s)", e.quoted(e.q.st.legacyClaimIndexName()), e.quoted(e.cfg.JobsTable),
-			e.quoted("queue"), e.quoted("reserved_at"), e.quoted("available_at")))
+		// The indexes of earlier versions are not taken for the claim
+		// index, and CreateClaimIndex replaces them.
+		e.createPreviousIndexes(t)
+		if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.Path != ClaimPathLaravel || !info.PreviousIndex {
+			t.Fatalf("the previous version's indexes: %+v %v", info, err)
+		}
 		for range 2 { // the second call finds it there
 			if err := e.q.CreateClaimIndex(e.ctx); err != nil {
 				t.Fatal(err)
@@ -77,6 +94,11 @@ func TestClaimIndex(t *testing.T) {
 		}
 		if !e.indexExists(t, names[0]) || !e.indexExists(t, names[1]) {
 			t.Fatal("CreateClaimIndex made no index")
+		}
+		for _, n := range e.q.st.previousIndexNames() {
+			if e.indexExists(t, n) {
+				t.Fatalf("CreateClaimIndex left the previous version's %s", n)
+			}
 		}
 		if e.claimPath(t) != ClaimPathIndexed {
 			t.Fatal("the claim index is not detected")
@@ -96,12 +118,13 @@ func TestClaimIndex(t *testing.T) {
 		if err != nil || len(jobs) != 1 || jobs[0].ID != id {
 			t.Fatalf("claim with the index: %+v %v", jobs, err)
 		}
+		e.createPreviousIndexes(t) // beside the new ones: the drop takes both
 		for range 2 {
 			if err := e.q.DropClaimIndex(e.ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, n := range append(names, e.q.st.legacyClaimIndexName()) {
+		for _, n := range append(names, e.q.st.previousIndexNames()...) {
 			if e.indexExists(t, n) {
 				t.Fatalf("DropClaimIndex left %s", n)
 			}
@@ -109,8 +132,8 @@ func TestClaimIndex(t *testing.T) {
 		if e.engine == EngineMySQL && e.classColumnExists(t) {
 			t.Fatal("DropClaimIndex left the class column")
 		}
-		if e.claimPath(t) != ClaimPathLaravel {
-			t.Fatal("the dropped index is still used")
+		if info, err := e.q.DetectClaimPath(e.ctx); err != nil || info.Path != ClaimPathLaravel || info.PreviousIndex {
+			t.Fatalf("after the drop: %+v %v", info, err)
 		}
 		if !e.indexExists(t, indexName(e.cfg.JobsTable, "queue", "index")) {
 			t.Fatal("Laravel's own queue index went away")

@@ -42,6 +42,12 @@ func TestIndexedClaimPlans(t *testing.T) {
 				if err := checkPlan(e.engine, plan, e.cfg.JobsTable, wantIndex, c.sort); err != nil {
 					t.Errorf("%s (analysed: %v): %v\nplan:\n%s", c.name, analysed, err, plan)
 				}
+				if e.engine == EngineMySQL { // the range's key parts are in the JSON form only
+					plan = e.explainJSON(t, query, args(e.clock.Unix()))
+				}
+				if err := checkRange(e.engine, plan, len(c.opts.DisplayNames) > 0); err != nil {
+					t.Errorf("%s (analysed: %v): %v\nplan:\n%s", c.name, analysed, err, plan)
+				}
 			}
 		}
 		// The claims themselves take the right rows from that table.
@@ -104,6 +110,57 @@ func (e *testEnv) explain(t *testing.T, query string, args []any) string {
 		t.Fatal(err)
 	}
 	return out.String()
+}
+
+// explainJSON is MySQL's plan as JSON.
+func (e *testEnv) explainJSON(t *testing.T, query string, args []any) string {
+	t.Helper()
+	var plan string
+	if err := e.q.db.QueryRowContext(e.ctx, "explain format=json "+query, args...).Scan(&plan); err != nil {
+		t.Fatalf("explain %s: %v", query, err)
+	}
+	return plan
+}
+
+// checkRange: the index is read as a range that ends at available_at <=
+// now (delayed rows are never read) and, for a claim of classes, starts
+// at the class (other classes' rows are never read), not filtered row by
+// row.
+func checkRange(engine, plan string, class bool) error {
+	var want []string
+	switch engine {
+	case EngineMySQL:
+		parts := `"used_key_parts": ["queue", "available_at"`
+		if class {
+			parts = `"used_key_parts": ["queue", "` + ClassColumn + `", "available_at"`
+		}
+		want = []string{parts}
+	case EnginePgSQL:
+		want = []string{"Index Cond: (((queue)::text = ", "available_at <= "}
+		if class {
+			want = append(want, "->> 'displayName'::text) = ")
+		}
+	default:
+		want = []string{"(queue=? AND available_at<?)"}
+		if class {
+			want = []string{"(queue=? AND <expr>=? AND available_at<?)"}
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(plan, w) {
+			return fmt.Errorf("the index range does not have %q", w)
+		}
+	}
+	if engine == EnginePgSQL {
+		// The class and the time are in the index condition, not a filter.
+		for _, line := range strings.Split(plan, "\n") {
+			if strings.Contains(line, "Filter:") && (strings.Contains(line, "available_at <=") ||
+				class && strings.Contains(line, "->> 'displayName'::text) = ")) {
+				return fmt.Errorf("filtered row by row: %s", line)
+			}
+		}
+	}
+	return nil
 }
 
 // checkPlan reads each engine's plan text for the signs of a plan that

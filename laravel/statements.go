@@ -329,9 +329,9 @@ func (s statements) catalogue() []namedStatement {
 		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(claimFilter{names: 1})},
 		{"claim batch: reserve (3 rows)", "MySQL/MariaDB; PostgreSQL and SQLite only on the transactional fallback (a row whose attempts overflow)", s.markReservedMany(3)},
 		{"claim batch as one statement (N=10, one class, 2 ids excluded)", "PostgreSQL and SQLite, without the claim index; autocommit; the rows come back unordered and are sorted by id in Go. PostgreSQL: the limit and the excluded ids are parameters (one array), so every batch size is one statement text", s.oneStatement(s.claimUpdateLaravel(10, claimFilter{names: 1, ids: 2, idArray: s.pgArrays()}))},
-		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: expired reservations first, then ready rows in (available_at, id) order, each a range of the class index that stops after N rows. MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, indexedFilter{names: 1, ids: 2})},
+		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: one range of the class index, the rows available by now in (available_at, id) order, stopping after N that are not reserved or whose reservation expired (it reads past the reservations still running, nothing else). MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, indexedFilter{names: 1, ids: 2})},
 		{"claim through the claim index: two classes", "the ready rows of both classes are read and sorted", s.claimIndexed(10, indexedFilter{names: 2})},
-		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "", s.claimIndexed(10, indexedFilter{notNames: 1})},
+		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "the queue index; on PostgreSQL `available_at >= -9223372036854775807` excludes nothing and keeps the ordered index scan on a table without statistics", s.claimIndexed(10, indexedFilter{notNames: 1})},
 		{"delete many (3 ids, fenced)", "the grouped delete of finished jobs; bindings: the token (reserved_at as the claim or the last refresh set it), ids (PostgreSQL: one array parameter, '{1,2,3}', so every batch size is one statement); the ids returned tell which reservations still held (MariaDB, PostgreSQL, SQLite)", s.deleteReservedJobs(3)},
 		{"delete many on MySQL (no DELETE ... RETURNING): lock (3 ids)", "then `delete many` of the ids it returned, in one transaction", s.lockReservedJobs(3)},
 		{"delete many", "", s.deleteJobs(3)},
@@ -364,7 +364,7 @@ func (s statements) catalogue() []namedStatement {
 		{"move: read candidates (no lock)", "bindings: from, patterns, last id read; displayName checked exactly in Go", s.moveSelect(1, moveBatch)},
 		{"move: move (3 ids)", "bindings: to, from, ids; a row reserved meanwhile is not touched", s.moveJobs(3)},
 		{"startup: sample payloads of the watched queues", "", s.samplePayloads(2, ClassSample)},
-		{"claim index: create (laraworker tables --index)", "each statement ignored when what it adds is there", strings.Join(s.createClaimIndex(), ";\n")},
-		{"claim index: drop (laraworker tables --drop-index)", "also drops the (queue, reserved_at, available_at) index earlier versions made", strings.Join(s.dropClaimIndex(), ";\n")},
+		{"claim index: create (laraworker tables --index)", "each statement ignored when what it adds is there; then the indexes of earlier versions are dropped (as in `drop`)", strings.Join(s.createClaimIndex(), ";\n")},
+		{"claim index: drop (laraworker tables --drop-index)", "also drops the indexes earlier versions made: (queue, reserved_at, available_at), and the class and queue indexes with reserved_at", strings.Join(s.dropClaimIndex(), ";\n")},
 	}
 }

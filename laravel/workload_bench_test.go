@@ -18,7 +18,9 @@ import (
 //
 //   - alone: only Go's jobs (the baseline);
 //   - shared: Go's jobs queued behind PHP-only jobs on the same queue;
-//   - delayed: Go's ready jobs behind (higher ids than) delayed ones.
+//   - delayed: Go's ready jobs behind (higher ids than) delayed ones;
+//   - running: Go's ready jobs behind 1,000 of its jobs reserved and
+//     running (not expired), which the claim index's range reads past.
 //
 // Each workload is filled once per path, in a fresh table each time:
 // "before" is Laravel's query in the select-and-reserve transaction (the
@@ -35,20 +37,26 @@ import (
 //
 // Sizes: LARAWORKER_BENCH_SCALE (default 1) multiplies every row count
 // (5: issue 15's 1,000,000 delayed / 100,000 ready);
-// LARAWORKER_BENCH_PATHS=before,indexed runs only those paths.
+// LARAWORKER_BENCH_PATHS=before,indexed runs only those paths;
+// LARAWORKER_BENCH_RUNNING sets the running workload's reservations.
 func BenchmarkClaimWorkloads(b *testing.B) {
 	scale := 1.0
 	if v, err := strconv.ParseFloat(os.Getenv("LARAWORKER_BENCH_SCALE"), 64); err == nil {
 		scale = v
 	}
 	n := func(x int) int { return int(float64(x) * scale) }
+	running := n(1_000)
+	if v, err := strconv.Atoi(os.Getenv("LARAWORKER_BENCH_RUNNING")); err == nil {
+		running = v
+	}
 	workloads := []struct {
-		name                string
-		php, delayed, ready int
+		name                         string
+		php, delayed, ready, running int
 	}{
-		{"alone", 0, 0, n(5_000)},
-		{"shared", n(50_000), 0, n(5_000)},
-		{"delayed", 0, n(200_000), n(20_000)},
+		{"alone", 0, 0, n(5_000), 0},
+		{"shared", n(50_000), 0, n(5_000), 0},
+		{"delayed", 0, n(200_000), n(20_000), 0},
+		{"running", 0, 0, n(5_000), running},
 	}
 	for _, engine := range []string{EngineMySQL, EnginePgSQL} {
 		for _, w := range workloads {
@@ -67,6 +75,7 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 					q := benchQueue(b, engine)
 					q.txClaims = path == "before"
 					e := &testEnv{engine: engine, q: q, ctx: context.Background(), cfg: q.cfg}
+					e.fillRunning(b, w.running)
 					e.fillBacklog(b, w.php, w.delayed, w.ready)
 					if path == "analysed" { // Laravel's query on a table with statistics
 						if _, err := q.db.ExecContext(e.ctx, "analyze "+q.st.q(q.cfg.JobsTable)); err != nil {
@@ -87,6 +96,22 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 				b.ReportMetric(load1(), "load1")
 			})
 		}
+	}
+}
+
+// fillRunning pushes n Go jobs and claims them: reservations still
+// running, ahead of (older than) what is filled next.
+func (e *testEnv) fillRunning(b *testing.B, n int) {
+	if n == 0 {
+		return
+	}
+	e.fillBacklog(b, 0, 0, n)
+	for left := n; left > 0; {
+		jobs, err := e.q.Claim(e.ctx, nil, min(left, 500), benchOpts)
+		if err != nil || len(jobs) == 0 {
+			b.Fatalf("reserving the running jobs: %d, %v", len(jobs), err)
+		}
+		left -= len(jobs)
 	}
 }
 

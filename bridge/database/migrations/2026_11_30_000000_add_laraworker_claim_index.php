@@ -5,15 +5,21 @@ use Illuminate\Support\Facades\DB;
 
 /**
  * laraworker's claim index on the database queue's jobs table, the same
- * schema `laraworker tables --index` creates (laravel/SQL.md): two indexes
- * and, on MySQL/MariaDB, a VIRTUAL generated column holding the payload's
- * displayName. Laravel's writers and workers never name them; laraworker
- * workers started afterwards claim through them. down() removes them again.
+ * schema `laraworker tables --index` creates (laravel/SQL.md): two indexes,
+ * (queue, class, available_at, id) and (queue, available_at, id), and on
+ * MySQL/MariaDB a VIRTUAL generated column holding the payload's
+ * displayName. It replaces the indexes of earlier versions (they held
+ * reserved_at). Laravel's writers and workers never name them; laraworker
+ * workers started afterwards claim through them. down() removes them (and
+ * any of earlier versions) again.
  *
  * Published by `php artisan vendor:publish --tag=laraworker-migrations`.
  */
 class AddLaraworkerClaimIndex extends Migration
 {
+    /** Index names of earlier laraworker versions (they held reserved_at). */
+    private const PREVIOUS = ['_queue_reserved_at_available_at_index', '_laraworker_class_index', '_laraworker_claim_index'];
+
     public function up()
     {
         [$db, $table, $name] = $this->target();
@@ -21,45 +27,72 @@ class AddLaraworkerClaimIndex extends Migration
         $q = function (string $id) use ($db) { return $db->getQueryGrammar()->wrap($id); };
         $t = $db->getQueryGrammar()->wrapTable($table);
         $class = $q('laraworker_class');
-        $claim = [$q('queue'), $q('reserved_at'), $q('available_at'), $q('id')];
+        // Neither index holds reserved_at: a claim's update then changes no
+        // indexed column.
+        $rest = "{$q('available_at')}, {$q('id')}";
+        $classIndex = $q($name.'_laraworker_class_available_index');
+        $queueIndex = $q($name.'_laraworker_available_index');
         switch ($driver) {
             case 'mysql':
             case 'mariadb':
                 $p = $q('payload');
-                $db->statement("alter table {$t} add column {$class} varchar(255) generated always as "
-                    ."(case when json_valid({$p}) then left(json_unquote(json_extract({$p}, '$.displayName')), 255) end) virtual");
-                $db->statement("create index {$q($name.'_laraworker_class_index')} on {$t} ({$q('queue')}, {$class}, {$q('reserved_at')}, {$q('available_at')}, {$q('id')})");
-                $db->statement("create index {$q($name.'_laraworker_claim_index')} on {$t} (".implode(', ', $claim).')');
+                if (! $db->getSchemaBuilder()->hasColumn($table, 'laraworker_class')) {
+                    $db->statement("alter table {$t} add column {$class} varchar(255) generated always as "
+                        ."(case when json_valid({$p}) then left(json_unquote(json_extract({$p}, '$.displayName')), 255) end) virtual");
+                }
+                if (! $this->mysqlHasIndex($db, $table, $name.'_laraworker_class_available_index')) {
+                    $db->statement("create index {$classIndex} on {$t} ({$q('queue')}, {$class}, {$rest})");
+                }
+                if (! $this->mysqlHasIndex($db, $table, $name.'_laraworker_available_index')) {
+                    $db->statement("create index {$queueIndex} on {$t} ({$q('queue')}, {$rest})");
+                }
                 break;
             case 'pgsql':
                 $expr = "({$q('payload')}::json ->> 'displayName')";
-                $db->statement("create index if not exists {$q($name.'_laraworker_class_index')} on {$t} ({$q('queue')}, {$expr}, {$q('reserved_at')}, {$q('available_at')}, {$q('id')})");
-                $db->statement("create index if not exists {$q($name.'_laraworker_claim_index')} on {$t} (".implode(', ', $claim).')');
+                $db->statement("create index if not exists {$classIndex} on {$t} ({$q('queue')}, {$expr}, {$rest})");
+                $db->statement("create index if not exists {$queueIndex} on {$t} ({$q('queue')}, {$rest})");
                 break;
             case 'sqlite':
                 $p = $q('payload');
                 $expr = "(case when json_valid({$p}) then json_extract({$p}, '$.displayName') end) collate nocase";
-                $db->statement("create index if not exists {$q($name.'_laraworker_class_index')} on {$t} ({$q('queue')}, {$expr}, {$q('reserved_at')}, {$q('available_at')}, {$q('id')})");
-                $db->statement("create index if not exists {$q($name.'_laraworker_claim_index')} on {$t} (".implode(', ', $claim).')');
+                $db->statement("create index if not exists {$classIndex} on {$t} ({$q('queue')}, {$expr}, {$rest})");
+                $db->statement("create index if not exists {$queueIndex} on {$t} ({$q('queue')}, {$rest})");
                 break;
         }
+        // What `laraworker tables --index` of an earlier version made.
+        $this->dropIndexes($db, $table, $name, self::PREVIOUS);
     }
 
     public function down()
     {
         [$db, $table, $name] = $this->target();
+        $t = $db->getQueryGrammar()->wrapTable($table);
+        $this->dropIndexes($db, $table, $name, array_merge(['_laraworker_class_available_index', '_laraworker_available_index'], self::PREVIOUS));
+        if (in_array($db->getDriverName(), ['mysql', 'mariadb'], true) && $db->getSchemaBuilder()->hasColumn($table, 'laraworker_class')) {
+            $db->statement("alter table {$t} drop column {$db->getQueryGrammar()->wrap('laraworker_class')}");
+        }
+    }
+
+    /** Drops the indexes $name.$suffix that exist. */
+    private function dropIndexes($db, string $table, string $name, array $suffixes): void
+    {
         $q = function (string $id) use ($db) { return $db->getQueryGrammar()->wrap($id); };
         $t = $db->getQueryGrammar()->wrapTable($table);
-        foreach (['_laraworker_class_index', '_laraworker_claim_index'] as $suffix) {
-            if (in_array($db->getDriverName(), ['mysql', 'mariadb'], true)) {
-                $db->statement("drop index {$q($name.$suffix)} on {$t}");
-            } else {
+        $mysql = in_array($db->getDriverName(), ['mysql', 'mariadb'], true);
+        foreach ($suffixes as $suffix) {
+            if (! $mysql) {
                 $db->statement("drop index if exists {$q($name.$suffix)}");
+            } elseif ($this->mysqlHasIndex($db, $table, $name.$suffix)) {
+                $db->statement("drop index {$q($name.$suffix)} on {$t}");
             }
         }
-        if (in_array($db->getDriverName(), ['mysql', 'mariadb'], true)) {
-            $db->statement("alter table {$t} drop column {$q('laraworker_class')}");
-        }
+    }
+
+    /** MySQL has no "if (not) exists" for indexes: ask the catalogue. */
+    private function mysqlHasIndex($db, string $table, string $index): bool
+    {
+        return $db->selectOne('select count(*) as n from information_schema.statistics where table_schema = database() '
+            .'and table_name = ? and index_name = ?', [$db->getTablePrefix().$table, $index])->n > 0;
     }
 
     /**
