@@ -78,6 +78,7 @@ func benchDrain(b *testing.B, q *laravel.Queue, opts Config) {
 	// the cost per job the issue compares with River's.
 	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N)*1000, "cpu-ms/1kjobs")
 	b.ReportMetric(float64(store.calls.Load())/float64(b.N)*1000, "deletes/1kjobs")
+	b.ReportMetric(float64(store.claims.Load())/float64(b.N)*1000, "claims/1kjobs")
 	if got := w.Claimed(); got != int64(b.N) {
 		b.Fatalf("processed %d jobs, want %d", got, b.N)
 	}
@@ -88,6 +89,15 @@ func benchDrain(b *testing.B, q *laravel.Queue, opts Config) {
 type deleteCounter struct {
 	Store
 	calls, rows atomic.Int64
+	claims      atomic.Int64 // Claim calls that returned jobs
+}
+
+func (d *deleteCounter) Claim(ctx context.Context, queues []string, n int, opts laravel.ClaimOptions) ([]laravel.JobRow, error) {
+	jobs, err := d.Store.Claim(ctx, queues, n, opts)
+	if len(jobs) > 0 {
+		d.claims.Add(1)
+	}
+	return jobs, err
 }
 
 func (d *deleteCounter) Delete(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
