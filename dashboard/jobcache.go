@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -399,21 +400,11 @@ func (c *jobCache) replaceRange(from, upTo int64, fresh, newRows []scannedJob, c
 	}
 	slices.SortFunc(c.rows, func(a, b cachedJob) int {
 		if a.id != b.id {
-			return compare(a.id, b.id)
+			return cmp.Compare(a.id, b.id)
 		}
 		// a dead copy sorts first so find() sees the live one
 		return compareBool(b.dead, a.dead)
 	})
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func compareBool(a, b bool) int {

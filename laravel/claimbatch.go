@@ -1,6 +1,7 @@
 package laravel
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
@@ -115,7 +116,7 @@ func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, 
 		}
 		return append([]any{now}, args...)
 	})
-	slices.SortFunc(jobs, func(a, b JobRow) int { return cmpInt64(a.ID, b.ID) })
+	slices.SortFunc(jobs, func(a, b JobRow) int { return cmp.Compare(a.ID, b.ID) })
 	return jobs, err
 }
 
@@ -143,22 +144,12 @@ func (q *Queue) reserveInOneStatement(ctx context.Context, queue string, limit i
 	return jobs, nil
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // sortByAvailability puts jobs in the indexed claim's order.
 func sortByAvailability(jobs []JobRow) {
 	slices.SortFunc(jobs, func(a, b JobRow) int {
-		if c := cmpInt64(a.AvailableAt, b.AvailableAt); c != 0 {
+		if c := cmp.Compare(a.AvailableAt, b.AvailableAt); c != 0 {
 			return c
 		}
-		return cmpInt64(a.ID, b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 }
