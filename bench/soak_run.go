@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/procmem"
 	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
@@ -235,7 +236,7 @@ func (s *soakRun) takeSample(ctx context.Context, rep *soakReport, label string)
 		return err
 	}
 	sm.Goroutines = runtime.NumGoroutine()
-	sm.RSSBytes = rssBytes()
+	sm.RSSBytes = uint64(procmem.RSS())
 	sm.Load1 = load1()
 	backlog, err := countRows(ctx, s.q, s.cfg.JobsTable)
 	if err != nil {

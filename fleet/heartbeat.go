@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/procmem"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 )
@@ -112,7 +111,7 @@ func (h *Heartbeat) beat(ctx context.Context) {
 	row := WorkerRow{
 		ID: h.id, Kind: KindGo, Name: st.Name, Host: h.host, PID: int64(os.Getpid()), Queues: st.Queues,
 		Concurrency: int64(h.Concurrency), StartedAt: h.started.Unix(), LastSeenAt: now.Unix(),
-		Done: st.Done, Failed: st.Failed, Released: st.Released, MemoryBytes: rssBytes(),
+		Done: st.Done, Failed: st.Failed, Released: st.Released, MemoryBytes: procmem.RSS(),
 		Paused: st.Paused, PausedQs: st.PausedQueues, Version: h.Version,
 	}
 	for _, r := range st.Running {
@@ -187,21 +186,4 @@ func cmpOr(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// rssBytes is the process's resident set size (Linux), 0 if unknown.
-func rssBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(fields[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
 }
