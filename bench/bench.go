@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/urfave/cli/v2"
 )
 
@@ -76,8 +77,8 @@ func Command() *cli.Command {
 // and the contenders.
 type runner struct {
 	c          *cli.Context
-	cfg        laravel.Config
-	q          *laravel.Queue
+	cfg        appconfig.Config
+	q          *dbqueue.Queue
 	dir        string // temp dir: .env, logs, PHP app copy
 	envFile    string
 	phpApp     string // the copy of --laravel-app; "" when PHP is not measured
@@ -113,7 +114,7 @@ func runDrains(c *cli.Context) error {
 // loadBenchConfig is the connection the flags and .env name, with the
 // bench tables unless --table and friends say otherwise. A relative SQLite
 // path is made absolute: child processes read it from another directory.
-func loadBenchConfig(c *cli.Context) (laravel.Config, error) {
+func loadBenchConfig(c *cli.Context) (appconfig.Config, error) {
 	overrides := console.ConnectionOverrides(c)
 	for key, def := range map[string]string{"DB_QUEUE_TABLE": "laraworker_bench_jobs",
 		"QUEUE_FAILED_TABLE": "laraworker_bench_failed_jobs", "QUEUE_BATCHES_TABLE": "laraworker_bench_job_batches"} {
@@ -126,19 +127,19 @@ func loadBenchConfig(c *cli.Context) (laravel.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if cfg.Driver == laravel.EngineSQLite && !filepath.IsAbs(cfg.Database) {
+	if cfg.Driver == appconfig.EngineSQLite && !filepath.IsAbs(cfg.Database) {
 		cfg.Database, err = filepath.Abs(cfg.Database)
 	}
 	return cfg, err
 }
 
-func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
+func newRunner(c *cli.Context, cfg appconfig.Config) (*runner, error) {
 	b := &runner{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
 	var err error
 	if b.workloads, err = selectWorkloads(c.String("workload")); err != nil {
 		return nil, err
 	}
-	if slices.Contains(b.workloads, wlNoStats) && cfg.Driver != laravel.EnginePgSQL && cfg.Driver != laravel.EngineSQLite {
+	if slices.Contains(b.workloads, wlNoStats) && cfg.Driver != appconfig.EnginePgSQL && cfg.Driver != appconfig.EngineSQLite {
 		return nil, fmt.Errorf("--workload %s applies to PostgreSQL and SQLite (InnoDB keeps statistics of its own), not %s", wlNoStats, cfg.Driver)
 	}
 	if len(b.workloads) > 0 {
@@ -158,7 +159,7 @@ func newRunner(c *cli.Context, cfg laravel.Config) (*runner, error) {
 	if b.dir, err = os.MkdirTemp("", "laraworker-bench-"); err != nil {
 		return nil, err
 	}
-	if b.q, err = laravel.Open(c.Context, cfg, laravel.Options{}); err != nil {
+	if b.q, err = dbqueue.Open(c.Context, cfg, dbqueue.Options{}); err != nil {
 		os.RemoveAll(b.dir)
 		return nil, err
 	}

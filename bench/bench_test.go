@@ -13,9 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 var (
@@ -107,12 +108,12 @@ func jsonAfterTables(t *testing.T, out string) []byte {
 // sqliteTables lists the tables left in a SQLite file.
 func sqliteTables(t *testing.T, path string) []string {
 	t.Helper()
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.DevNull, Environ: []string{},
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.DevNull, Environ: []string{},
 		Overrides: map[string]string{"DB_CONNECTION": "sqlite", "DB_DATABASE": path}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // bigResult is the large-table scenario: the same drains with many delayed
@@ -176,9 +177,9 @@ func (b *runner) insertRows(first int64, n int, delay time.Duration) error {
 // production table's would be.
 func (b *runner) analyze() error { return analyzeTable(b.c.Context, b.q) }
 
-func analyzeTable(ctx context.Context, q *laravel.Queue) error {
+func analyzeTable(ctx context.Context, q *dbqueue.Queue) error {
 	stmt := "analyze " + q.Dialect().Quote(q.Config().JobsTable)
-	if q.Dialect().Name() == laravel.EngineMySQL {
+	if q.Dialect().Name() == appconfig.EngineMySQL {
 		stmt = "analyze table " + q.Dialect().Quote(q.Config().JobsTable)
 	}
 	rows, err := q.DB().QueryContext(ctx, stmt)

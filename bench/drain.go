@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // contender is one way of draining the queue.
@@ -302,13 +302,13 @@ func (b *runner) countRows(table string) (int, error) { return countRows(b.c.Con
 // would: delay applies to all of them.
 func (b *runner) pushJobs(ctx context.Context, n int, delay time.Duration) error {
 	const perCall = 5000
-	items := make([]laravel.PushItem, 0, min(n, perCall))
+	items := make([]jobqueue.PushItem, 0, min(n, perCall))
 	for i := range n {
 		raw, err := b.jobs.payload()
 		if err != nil {
 			return err
 		}
-		items = append(items, laravel.PushItem{Queue: "default", Payload: raw, Delay: delay})
+		items = append(items, jobqueue.PushItem{Queue: "default", Payload: raw, Delay: delay})
 		if len(items) == perCall || i == n-1 {
 			if err := b.q.PushMany(ctx, items); err != nil {
 				return err

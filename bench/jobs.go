@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -41,20 +42,20 @@ func (t jobTemplate) payload() ([]byte, error) {
 }
 
 // pushItems refills items with n fresh jobs on queue default.
-func (t jobTemplate) pushItems(items []laravel.PushItem, n int) ([]laravel.PushItem, error) {
+func (t jobTemplate) pushItems(items []jobqueue.PushItem, n int) ([]jobqueue.PushItem, error) {
 	items = items[:0]
 	for range n {
 		raw, err := t.payload()
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, laravel.PushItem{Queue: "default", Payload: raw})
+		items = append(items, jobqueue.PushItem{Queue: "default", Payload: raw})
 	}
 	return items, nil
 }
 
 // countRows counts a table's rows.
-func countRows(ctx context.Context, q *laravel.Queue, table string) (int, error) {
+func countRows(ctx context.Context, q *dbqueue.Queue, table string) (int, error) {
 	var n int
 	err := q.DB().QueryRowContext(ctx, "select count(*) from "+q.Dialect().Quote(table)).Scan(&n)
 	return n, err

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // rawDrain is the ceiling of a mode: the statements laraworker runs, in a
@@ -48,7 +49,7 @@ func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) 
 func (b *runner) rawDeleteFenced(ctx context.Context, token int64, ids []any) error {
 	query := b.rawSQL("delete from %s where %s = ? and %s in (%s)", b.qi(b.cfg.JobsTable), b.qi("reserved_at"), b.qi("id"), marks(len(ids)))
 	args := append([]any{token}, ids...)
-	if b.q.Dialect().Name() == laravel.EngineMySQL && !strings.Contains(b.q.ServerVersion(), "MariaDB") {
+	if b.q.Dialect().Name() == appconfig.EngineMySQL && !strings.Contains(b.q.ServerVersion(), "MariaDB") {
 		_, err := b.q.DB().ExecContext(ctx, query, args...)
 		return err
 	}
@@ -133,7 +134,7 @@ func scanIDs(rows *sql.Rows, err error) ([]any, []int64, error) {
 }
 
 // rawTxOptions: the queue's pool may already run at the dialect's level
-// (laravel.Open sets READ COMMITTED per MySQL connection); then the raw
+// (sqldb.Open sets READ COMMITTED per MySQL connection); then the raw
 // loop, like the worker, sends no SET TRANSACTION of its own.
 func (b *runner) rawTxOptions(ctx context.Context) *sql.TxOptions {
 	if b.rawTx == nil {
@@ -218,7 +219,7 @@ func (b *runner) measureLatency(ct contender, n, rate int) (latencyMeasure, erro
 		<-tick.C
 		raw, err := b.jobs.payload()
 		if err == nil {
-			_, err = b.q.Push(ctx, laravel.PushItem{Queue: "default", Payload: raw})
+			_, err = b.q.Push(ctx, jobqueue.PushItem{Queue: "default", Payload: raw})
 		}
 		if err != nil {
 			tick.Stop()
@@ -283,7 +284,7 @@ func (b *runner) pickupTriggers() []string {
 	p, j := b.qi(b.pickupTable()), b.qi(b.cfg.JobsTable)
 	ins, upd := b.qi(b.pickupTable()+"_ins"), b.qi(b.pickupTable()+"_upd")
 	switch b.cfg.Driver {
-	case laravel.EnginePgSQL:
+	case appconfig.EnginePgSQL:
 		const clock = "extract(epoch from clock_timestamp())"
 		return append(b.dropPickupTriggers(),
 			"create table "+p+" (job_id bigint primary key, pushed_at double precision not null, picked_at double precision)",
@@ -291,7 +292,7 @@ func (b *runner) pickupTriggers() []string {
 			"create function "+upd+"() returns trigger language plpgsql as $$begin if new.reserved_at is not null then update "+p+" set picked_at = "+clock+" where job_id = new.id and picked_at is null; end if; return null; end$$",
 			"create trigger "+ins+" after insert on "+j+" for each row execute function "+ins+"()",
 			"create trigger "+upd+" after update on "+j+" for each row execute function "+upd+"()")
-	case laravel.EngineSQLite:
+	case appconfig.EngineSQLite:
 		const clock = "((julianday('now') - 2440587.5) * 86400.0)"
 		return append(b.dropPickupTriggers(),
 			"create table "+p+" (job_id integer primary key, pushed_at real not null, picked_at real)",
@@ -309,7 +310,7 @@ func (b *runner) dropPickupTriggers() []string {
 	p, j := b.qi(b.pickupTable()), b.qi(b.cfg.JobsTable)
 	ins, upd := b.qi(b.pickupTable()+"_ins"), b.qi(b.pickupTable()+"_upd")
 	switch b.cfg.Driver {
-	case laravel.EnginePgSQL:
+	case appconfig.EnginePgSQL:
 		return []string{"drop trigger if exists " + ins + " on " + j, "drop trigger if exists " + upd + " on " + j,
 			"drop function if exists " + ins + "()", "drop function if exists " + upd + "()", "drop table if exists " + p}
 	}

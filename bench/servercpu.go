@@ -3,8 +3,8 @@ package bench
 import (
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/internal/servercpu"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // serverCPU is the CPU time the database server has used so far, when it
@@ -14,7 +14,7 @@ import (
 // on it (other benchmarks, other tests) is counted too, hence the load
 // reported with every figure.
 func (b *runner) serverCPU() (time.Duration, bool) {
-	if b.cfg.Driver == laravel.EngineSQLite || !localHost(b.cfg.Host, b.cfg.Socket) {
+	if b.cfg.Driver == appconfig.EngineSQLite || !localHost(b.cfg.Host, b.cfg.Socket) {
 		return 0, false
 	}
 	d, err := servercpu.Read(b.cfg.Driver)

@@ -11,9 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/procmem"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 )
@@ -22,9 +24,9 @@ import (
 // and the counters the samples read.
 type soakRun struct {
 	opts    soakOptions
-	cfg     laravel.Config
-	q       *laravel.Queue // the worker's connections
-	push    *laravel.Queue // the producer's, as the app that pushes has its own
+	cfg     appconfig.Config
+	q       *dbqueue.Queue // the worker's connections
+	push    *dbqueue.Queue // the producer's, as the app that pushes has its own
 	jobs    jobTemplate
 	w       *worker.Worker
 	stderr  io.Writer
@@ -36,7 +38,7 @@ type soakRun struct {
 // soak runs the whole measurement. Goroutines are counted before any
 // connection is opened and after everything is closed, so a goroutine the
 // worker, the handlers or the drivers leave behind shows.
-func soak(ctx context.Context, cfg laravel.Config, opts soakOptions, stderr io.Writer) (*soakReport, error) {
+func soak(ctx context.Context, cfg appconfig.Config, opts soakOptions, stderr io.Writer) (*soakReport, error) {
 	before := runtime.NumGoroutine()
 	s := &soakRun{opts: opts, cfg: cfg, stderr: stderr}
 	if err := s.open(ctx); err != nil {
@@ -61,10 +63,10 @@ func (s *soakRun) open(ctx context.Context) error {
 	if s.jobs, err = newJobTemplate(); err != nil {
 		return err
 	}
-	if s.q, err = laravel.Open(ctx, s.cfg, laravel.Options{}); err != nil {
+	if s.q, err = dbqueue.Open(ctx, s.cfg, dbqueue.Options{}); err != nil {
 		return err
 	}
-	if s.push, err = laravel.Open(ctx, s.cfg, laravel.Options{}); err != nil {
+	if s.push, err = dbqueue.Open(ctx, s.cfg, dbqueue.Options{}); err != nil {
 		return err
 	}
 	_ = s.q.DropTables(ctx)
@@ -81,7 +83,7 @@ func (s *soakRun) close() error {
 	if s.q != nil && !s.opts.keepTables {
 		err = s.q.DropTables(context.Background())
 	}
-	for _, q := range []*laravel.Queue{s.push, s.q} {
+	for _, q := range []*dbqueue.Queue{s.push, s.q} {
 		if q != nil {
 			q.Close()
 		}
@@ -298,7 +300,7 @@ func (s *soakRun) produce(ctx context.Context) (res produceResult) {
 	tick := time.NewTicker(produceTick)
 	defer tick.Stop()
 	total, rate := int64(s.opts.jobs), float64(s.opts.rate)
-	var items []laravel.PushItem
+	var items []jobqueue.PushItem
 	start := time.Now()
 	defer func() { res.pushed, res.seconds = s.pushed.Load(), time.Since(start).Seconds() }()
 	for s.pushed.Load() < total {

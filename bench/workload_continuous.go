@@ -15,7 +15,7 @@ import (
 
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/internal/servercpu"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // continuousMeasure is one window of jobs arriving at a fixed rate while
@@ -223,7 +223,7 @@ func (b *runner) pushAtRate(ctx context.Context, rate, phpRate int, dur time.Dur
 				raw, err := t.payload()
 				var id int64
 				if err == nil {
-					id, err = b.q.Push(ctx, laravel.PushItem{Queue: "default", Payload: raw})
+					id, err = b.q.Push(ctx, jobqueue.PushItem{Queue: "default", Payload: raw})
 				}
 				mu.Lock()
 				switch {

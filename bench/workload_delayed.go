@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // delayedBacklog drains ready jobs whose ids are higher than those of many
@@ -77,7 +77,7 @@ func checkDelayedUntouched(b *runner, delayed int) error {
 func (b *runner) withTables(suffix string, fn func(*runner) error) error {
 	cfg := b.cfg
 	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+suffix, cfg.FailedTable+suffix, cfg.BatchesTable+suffix
-	q, err := laravel.Open(b.c.Context, cfg, laravel.Options{})
+	q, err := dbqueue.Open(b.c.Context, cfg, dbqueue.Options{})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // noStats drains jobs from a freshly created table the planner has no
@@ -65,14 +66,14 @@ func (b *runner) freshTableDrain(ct contender, n int, analyzed bool) (drainMeasu
 // recreateWithoutStats drops and creates the tables; on PostgreSQL the
 // jobs table also opts out of autovacuum, so no autoanalyze can give it
 // statistics during the drain whatever the server's settings.
-func recreateWithoutStats(ctx context.Context, q *laravel.Queue) error {
+func recreateWithoutStats(ctx context.Context, q *dbqueue.Queue) error {
 	if err := q.DropTables(ctx); err != nil {
 		return err
 	}
 	if err := q.CreateTables(ctx); err != nil {
 		return err
 	}
-	if q.Config().Driver != laravel.EnginePgSQL {
+	if q.Config().Driver != appconfig.EnginePgSQL {
 		return nil // SQLite's sqlite_stat1 rows went with the dropped table
 	}
 	_, err := q.DB().ExecContext(ctx, "alter table "+q.Dialect().Quote(q.Config().JobsTable)+" set (autovacuum_enabled = false)")
@@ -81,14 +82,14 @@ func recreateWithoutStats(ctx context.Context, q *laravel.Queue) error {
 
 // hasStatistics says whether the planner has column statistics for the
 // jobs table: pg_stats on PostgreSQL, sqlite_stat1 on SQLite.
-func hasStatistics(ctx context.Context, q *laravel.Queue) (bool, error) {
+func hasStatistics(ctx context.Context, q *dbqueue.Queue) (bool, error) {
 	table := q.Config().JobsTable
 	var n int
 	var err error
 	switch q.Config().Driver {
-	case laravel.EnginePgSQL:
+	case appconfig.EnginePgSQL:
 		err = q.DB().QueryRowContext(ctx, "select count(*) from pg_stats where schemaname = current_schema() and tablename = $1", table).Scan(&n)
-	case laravel.EngineSQLite:
+	case appconfig.EngineSQLite:
 		var exists int
 		if err = q.DB().QueryRowContext(ctx, "select count(*) from sqlite_master where name = 'sqlite_stat1'").Scan(&exists); err != nil || exists == 0 {
 			return false, err

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // phpOnlyClass is a job class laraworker has no handler for: in the
@@ -69,9 +70,9 @@ func (b *runner) drainBehindBacklog(ct contender, n int, php jobTemplate, backlo
 
 // pushTemplate pushes n copies of the template (each with its own uuid) in
 // bulk on queue default, as Queue::bulk would.
-func pushTemplate(ctx context.Context, q *laravel.Queue, t jobTemplate, n int) error {
+func pushTemplate(ctx context.Context, q *dbqueue.Queue, t jobTemplate, n int) error {
 	const perCall = 5000
-	var items []laravel.PushItem
+	var items []jobqueue.PushItem
 	for done := 0; done < n; done += perCall {
 		var err error
 		if items, err = t.pushItems(items, min(perCall, n-done)); err != nil {
@@ -87,7 +88,7 @@ func pushTemplate(ctx context.Context, q *laravel.Queue, t jobTemplate, n int) e
 // checkBacklog verifies that the n jobs of class pushed before are all in
 // the table and that none was touched: never reserved, no attempt. Rows of
 // other classes (Go jobs a drain cut by --drain-time left) do not count.
-func checkBacklog(ctx context.Context, q *laravel.Queue, class string, n int) error {
+func checkBacklog(ctx context.Context, q *dbqueue.Queue, class string, n int) error {
 	d := q.Dialect()
 	var rows, pristine int
 	pattern := `%"displayName":"` + strings.ReplaceAll(class, `\`, `\\`) + `"%`

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // The backlog check passes on the backlog as pushed and fails once a row
 // of it was reserved or deleted: the shared-php workload's proof that the
 // Go worker left PHP's jobs alone.
 func TestCheckBacklogSeesTouchedRows(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
 		php, err := newJobTemplateFor(phpOnlyClass)
 		if err != nil {
@@ -46,12 +47,12 @@ func TestCheckBacklogSeesTouchedRows(t *testing.T) {
 	})
 }
 
-func quotedJobsTable(q *laravel.Queue) string { return q.Dialect().Quote(q.Config().JobsTable) }
+func quotedJobsTable(q *dbqueue.Queue) string { return q.Dialect().Quote(q.Config().JobsTable) }
 
 // A recreated table has no planner statistics until ANALYZE, which the
 // no-stats workload checks before each of its drains.
 func TestFreshTableHasNoStatisticsUntilAnalyze(t *testing.T) {
-	for _, engine := range []string{laravel.EnginePgSQL, laravel.EngineSQLite} {
+	for _, engine := range []string{appconfig.EnginePgSQL, appconfig.EngineSQLite} {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			q := testdb.Open(t, testdb.Config(t, engine))
@@ -87,13 +88,13 @@ func TestFreshTableHasNoStatisticsUntilAnalyze(t *testing.T) {
 func TestBenchWorkloadsOnEachEngine(t *testing.T) {
 	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
 		cfg := testdb.Config(t, engine)
-		q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+		q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 		if err != nil {
 			t.Skipf("%s not reachable: %v", engine, err)
 		}
 		defer q.Close()
 		workloads := []string{wlSharedPHP, wlDelayed, wlContinuous}
-		if engine != laravel.EngineMySQL {
+		if engine != appconfig.EngineMySQL {
 			workloads = append(workloads, wlNoStats)
 		}
 		args := append(append([]string{"bench"}, connectionArgs(cfg)...), "--workload", strings.Join(workloads, ","), "--rounds", "1", "--json",
@@ -131,9 +132,9 @@ func TestBenchWorkloadsOnEachEngine(t *testing.T) {
 }
 
 // connectionArgs are the flags naming cfg's database and tables.
-func connectionArgs(cfg laravel.Config) []string {
+func connectionArgs(cfg appconfig.Config) []string {
 	args := []string{"--db", cfg.Driver, "--db-database", cfg.Database}
-	if cfg.Driver != laravel.EngineSQLite {
+	if cfg.Driver != appconfig.EngineSQLite {
 		args = append(args, "--db-host", cfg.Host, "--db-port", fmt.Sprint(cfg.Port), "--db-username", cfg.Username)
 	}
 	return append(args, "--table", cfg.JobsTable, "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable)

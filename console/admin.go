@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
 )
@@ -31,8 +33,8 @@ func adminFlags(extra ...cli.Flag) []cli.Flag {
 // (kept to scrub secrets out of error messages).
 type session struct {
 	c   *cli.Context
-	cfg laravel.Config
-	q   *laravel.Queue
+	cfg appconfig.Config
+	q   *dbqueue.Queue
 }
 
 func openSession(c *cli.Context) (*session, error) {
@@ -42,7 +44,7 @@ func openSession(c *cli.Context) (*session, error) {
 		return nil, s.fail(err)
 	}
 	s.cfg = cfg
-	if s.q, err = laravel.Open(c.Context, cfg, laravel.Options{}); err != nil {
+	if s.q, err = dbqueue.Open(c.Context, cfg, dbqueue.Options{}); err != nil {
 		return nil, s.fail(err)
 	}
 	return s, nil
@@ -175,7 +177,7 @@ type failedJSON struct {
 	Exception  string `json:"exception"`
 }
 
-func printFailed(c *cli.Context, failed []laravel.FailedJob) error {
+func printFailed(c *cli.Context, failed []jobqueue.FailedJob) error {
 	if c.Bool("json") {
 		out := make([]failedJSON, 0, len(failed))
 		for _, f := range failed {
@@ -240,7 +242,7 @@ func runRetry(c *cli.Context, ids []string) error {
 		return s.fail(err)
 	}
 	hook := retryHook(enc, time.Now)
-	var results []laravel.RetryResult
+	var results []jobqueue.RetryResult
 	if all || len(ids) == 0 {
 		results, err = s.q.RetryAll(c.Context, queue, hook)
 	} else {
@@ -263,7 +265,7 @@ type retryJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
-func reportRetries(c *cli.Context, s *session, results []laravel.RetryResult) error {
+func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) error {
 	failures := 0
 	out := make([]retryJSON, 0, len(results))
 	for _, r := range results {
@@ -290,8 +292,8 @@ func reportRetries(c *cli.Context, s *session, results []laravel.RetryResult) er
 	return nil
 }
 
-func retryErrorText(r laravel.RetryResult) string {
-	if errors.Is(r.Err, laravel.ErrFailedJobNotFound) {
+func retryErrorText(r jobqueue.RetryResult) string {
+	if errors.Is(r.Err, jobqueue.ErrFailedJobNotFound) {
 		return fmt.Sprintf("Unable to find failed job with ID [%s].", printable(r.Failed.UUID))
 	}
 	return r.Err.Error()
@@ -299,7 +301,7 @@ func retryErrorText(r laravel.RetryResult) string {
 
 // retryHook re-encodes a failed payload as queue:retry does, refreshing an
 // expired retryUntil as retryHelp explains.
-func retryHook(enc *payload.Encrypter, now func() time.Time) laravel.RetryHook {
+func retryHook(enc *payload.Encrypter, now func() time.Time) jobqueue.RetryHook {
 	return func(raw []byte) ([]byte, error) {
 		return payload.ReencodeLikeRetry(raw, refreshedRetryUntil(raw, enc, now()))
 	}
@@ -479,22 +481,22 @@ those were reserved longer than retry_after (a worker may claim them again).`,
 
 // selectQueues keeps the named queues, in the order given, with zero rows
 // for queues that have no jobs.
-func selectQueues(sizes []laravel.QueueSize, names string) []laravel.QueueSize {
+func selectQueues(sizes []jobqueue.QueueSize, names string) []jobqueue.QueueSize {
 	if names == "" {
 		return sizes
 	}
-	byName := make(map[string]laravel.QueueSize, len(sizes))
+	byName := make(map[string]jobqueue.QueueSize, len(sizes))
 	for _, s := range sizes {
 		byName[s.Queue] = s
 	}
-	var out []laravel.QueueSize
+	var out []jobqueue.QueueSize
 	for _, n := range strings.Split(names, ",") {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
 		}
 		s, ok := byName[n]
 		if !ok {
-			s = laravel.QueueSize{Queue: n}
+			s = jobqueue.QueueSize{Queue: n}
 		}
 		out = append(out, s)
 	}
@@ -510,7 +512,7 @@ type sizeJSON struct {
 	Total    int64  `json:"total"`
 }
 
-func printSizes(c *cli.Context, sizes []laravel.QueueSize) error {
+func printSizes(c *cli.Context, sizes []jobqueue.QueueSize) error {
 	if c.Bool("json") {
 		out := make([]sizeJSON, 0, len(sizes))
 		for _, s := range sizes {

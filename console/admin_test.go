@@ -17,24 +17,26 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
 // target is one database engine with freshly named tables, reached by the
-// CLI through flags and by the test through a laravel.Queue on the same
+// CLI through flags and by the test through a dbqueue.Queue on the same
 // configuration.
 type target struct {
 	engine string
 	flags  []string
-	cfg    laravel.Config
-	q      *laravel.Queue
+	cfg    appconfig.Config
+	q      *dbqueue.Queue
 	ctx    context.Context
 }
 
-var engines = []string{laravel.EngineMySQL, laravel.EnginePgSQL, laravel.EngineSQLite}
+var engines = []string{appconfig.EngineMySQL, appconfig.EnginePgSQL, appconfig.EngineSQLite}
 
 // forEachEngine runs fn per engine. MariaDB and PostgreSQL are skipped when
 // unreachable unless LARAWORKER_TEST_REQUIRE_DB is set.
@@ -59,7 +61,7 @@ func newTarget(t *testing.T, engine string) *target {
 		"--table", "jobs_" + sfx, "--failed-table", "failed_jobs_" + sfx, "--batches-table", "job_batches_" + sfx,
 	}
 	switch engine {
-	case laravel.EngineMySQL:
+	case appconfig.EngineMySQL:
 		mc, err := mysql.ParseDSN(envOr("LARAWORKER_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"))
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +69,7 @@ func newTarget(t *testing.T, engine string) *target {
 		host, port, _ := net.SplitHostPort(mc.Addr)
 		flags = append(flags, "--db-host", host, "--db-port", port, "--db-username", mc.User, "--db-database", mc.DBName)
 		setPassword(t, mc.Passwd)
-	case laravel.EnginePgSQL:
+	case appconfig.EnginePgSQL:
 		pc, err := pgx.ParseConfig(envOr("LARAWORKER_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test"))
 		if err != nil {
 			t.Fatal(err)
@@ -80,13 +82,13 @@ func newTarget(t *testing.T, engine string) *target {
 	tg := &target{engine: engine, flags: flags, ctx: ctx}
 	// The tables come from the command under test.
 	if _, stderr, code := tg.run(t, "tables"); code != 0 {
-		if engine != laravel.EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
+		if engine != appconfig.EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
 			t.Skipf("%s not reachable: %s", engine, stderr)
 		}
 		t.Fatalf("tables: exit %d: %s", code, stderr)
 	}
 	tg.cfg = tg.config(t)
-	q, err := laravel.Open(ctx, tg.cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, tg.cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +104,9 @@ func newTarget(t *testing.T, engine string) *target {
 
 // config is what the CLI reads from tg.flags, through the same flags and
 // loader.
-func (tg *target) config(t *testing.T) laravel.Config {
+func (tg *target) config(t *testing.T) appconfig.Config {
 	t.Helper()
-	var cfg laravel.Config
+	var cfg appconfig.Config
 	app := &cli.App{Commands: []*cli.Command{{
 		Name: "config", Flags: connectionFlags(),
 		Action: func(c *cli.Context) error {
@@ -168,7 +170,7 @@ func (tg *target) mustRun(t *testing.T, args ...string) string {
 }
 
 // jobs reads the whole jobs table, oldest first.
-func (tg *target) jobs(t *testing.T) []laravel.JobRow {
+func (tg *target) jobs(t *testing.T) []jobqueue.JobRow {
 	t.Helper()
 	d := tg.q.Dialect()
 	rows, err := tg.q.DB().QueryContext(tg.ctx, "select id, queue, payload, attempts, reserved_at, available_at, created_at from "+
@@ -177,9 +179,9 @@ func (tg *target) jobs(t *testing.T) []laravel.JobRow {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []laravel.JobRow
+	var out []jobqueue.JobRow
 	for rows.Next() {
-		var j laravel.JobRow
+		var j jobqueue.JobRow
 		var reserved sql.NullInt64
 		if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempts, &reserved, &j.AvailableAt, &j.CreatedAt); err != nil {
 			t.Fatal(err)
@@ -195,7 +197,7 @@ func (tg *target) jobs(t *testing.T) []laravel.JobRow {
 	return out
 }
 
-func (tg *target) jobByID(t *testing.T, id int64) laravel.JobRow {
+func (tg *target) jobByID(t *testing.T, id int64) jobqueue.JobRow {
 	t.Helper()
 	for _, j := range tg.jobs(t) {
 		if j.ID == id {
@@ -203,11 +205,11 @@ func (tg *target) jobByID(t *testing.T, id int64) laravel.JobRow {
 		}
 	}
 	t.Fatalf("no jobs row %d", id)
-	return laravel.JobRow{}
+	return jobqueue.JobRow{}
 }
 
 // pushed pushes through the CLI and returns the new row.
-func (tg *target) pushed(t *testing.T, args ...string) laravel.JobRow {
+func (tg *target) pushed(t *testing.T, args ...string) jobqueue.JobRow {
 	t.Helper()
 	var res struct {
 		ID   int64  `json:"id"`
@@ -222,13 +224,13 @@ func (tg *target) pushed(t *testing.T, args ...string) laravel.JobRow {
 
 // failJob moves a pushed job to failed_jobs as a worker would, with q's
 // clock, and returns its uuid.
-func failJob(t *testing.T, ctx context.Context, q *laravel.Queue, j laravel.JobRow) string {
+func failJob(t *testing.T, ctx context.Context, q *dbqueue.Queue, j jobqueue.JobRow) string {
 	t.Helper()
 	p, err := payload.Parse(j.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Fail(ctx, j, p.UUID, "RuntimeException: boom in /app/Jobs/X.php:12", laravel.Followup{}); err != nil {
+	if err := q.Fail(ctx, j, p.UUID, "RuntimeException: boom in /app/Jobs/X.php:12", jobqueue.Followup{}); err != nil {
 		t.Fatal(err)
 	}
 	return p.UUID
@@ -386,7 +388,7 @@ func TestRetryRefreshesAnExpiredRetryUntil(t *testing.T) {
 		if raw, err = payload.ReencodeLikeRetry(raw, &until); err != nil {
 			t.Fatal(err)
 		}
-		id, err := tg.q.Push(tg.ctx, laravel.PushItem{Payload: raw})
+		id, err := tg.q.Push(tg.ctx, jobqueue.PushItem{Payload: raw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +466,7 @@ func TestForget(t *testing.T) {
 func (tg *target) failedHoursAgo(t *testing.T, class string, hoursAgo int) string {
 	t.Helper()
 	past := time.Now().Add(-time.Duration(hoursAgo) * time.Hour)
-	q, err := laravel.Open(tg.ctx, tg.cfg, laravel.Options{Clock: func() time.Time { return past }})
+	q, err := dbqueue.Open(tg.ctx, tg.cfg, dbqueue.Options{Clock: func() time.Time { return past }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +513,7 @@ func TestClearAndSize(t *testing.T) {
 		tg.pushed(t, `App\Jobs\A`, "--delay", "600")
 		tg.pushed(t, `App\Jobs\B`, "--queue", "x")
 		tg.pushed(t, `App\Jobs\B`, "--queue", "x")
-		if j, err := tg.q.Claim(tg.ctx, []string{"default"}, 1, laravel.ClaimOptions{}); err != nil || len(j) != 1 {
+		if j, err := tg.q.Claim(tg.ctx, []string{"default"}, 1, jobqueue.ClaimOptions{}); err != nil || len(j) != 1 {
 			t.Fatalf("claim: %v %v", j, err)
 		}
 
@@ -549,7 +551,7 @@ func TestClearAndSize(t *testing.T) {
 }
 
 func TestTablesIsIdempotent(t *testing.T) {
-	tg := newTarget(t, laravel.EngineSQLite)
+	tg := newTarget(t, appconfig.EngineSQLite)
 	out := tg.mustRun(t, "tables", "--json")
 	var got map[string]string
 	if err := json.Unmarshal([]byte(out), &got); err != nil {

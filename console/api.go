@@ -4,7 +4,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,7 +30,7 @@ func ConnectionOverrides(c *cli.Context) map[string]string { return connectionOv
 // by --env (default ./.env when present), the environment, LARAWORKER_*
 // variables, then overrides (usually ConnectionOverrides) and --key-file and
 // --cipher. Errors name the setting at fault and never hold a secret.
-func LoadConfig(c *cli.Context, overrides map[string]string) (laravel.Config, error) {
+func LoadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, error) {
 	return loadConfig(c, overrides)
 }
 
@@ -49,8 +49,8 @@ func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
 // APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]": what a command may
 // print of an error that a driver or a child process wrote. Package laravel
 // already keeps secrets out of its errors; this guards the rest.
-func ErrorLine(cfg laravel.Config, msg string) string {
-	secrets := append([]laravel.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
+func ErrorLine(cfg appconfig.Config, msg string) string {
+	secrets := append([]appconfig.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
 	for _, sec := range secrets {
 		if sec.IsSet() {
 			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/urfave/cli/v2"
 )
 
@@ -24,21 +24,21 @@ func phpFlag() cli.Flag {
 // loadAppConfig reads the app's configuration: through its PHP when there
 // is an app and a php, else from its files; flags (overrides, by .env
 // name), --key-file and --cipher win.
-func loadAppConfig(c *cli.Context, overrides map[string]string) (laravel.Config, laravel.AppInfo, error) {
+func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
 	if overrides == nil {
 		overrides = map[string]string{}
 	}
 	if file := c.String("key-file"); file != "" {
 		key, err := readKeyFile(file)
 		if err != nil {
-			return laravel.Config{}, laravel.AppInfo{}, err
+			return appconfig.Config{}, appconfig.AppInfo{}, err
 		}
 		overrides["APP_KEY"] = key
 	}
 	if ci := c.String("cipher"); ci != "" {
 		overrides["APP_CIPHER"] = ci
 	}
-	return laravel.LoadAppConfig(c.Context, laravel.AppOptions{
+	return appconfig.LoadAppConfig(c.Context, appconfig.AppOptions{
 		AppDir:     c.String("app"),
 		EnvFile:    c.String("env"),
 		PHP:        c.String("php"),
@@ -57,7 +57,7 @@ func readKeyFile(path string) (string, error) {
 	}
 	text := strings.TrimSpace(string(raw))
 	if strings.Contains(text, "APP_KEY=") {
-		vals, err := laravel.ParseDotenv(text, func(string) (string, bool) { return "", false })
+		vals, err := appconfig.ParseDotenv(text, func(string) (string, bool) { return "", false })
 		if err != nil {
 			return "", fmt.Errorf("--key-file %s: %w", path, err)
 		}

@@ -3,7 +3,7 @@ package console
 import (
 	"context"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/rs/zerolog"
 )
 
@@ -12,11 +12,11 @@ import (
 // PostgreSQL without the index and without statistics it warns once:
 // Laravel's claim query may then plan as a bitmap scan and a full sort.
 // The worker never runs ANALYZE on the user's table itself.
-func detectClaimPath(ctx context.Context, q *laravel.Queue, exact bool, log zerolog.Logger) string {
+func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zerolog.Logger) string {
 	info, err := q.DetectClaimPath(ctx)
 	if err != nil {
 		log.Warn().Err(err).Msg("could not look for the claim index; claiming with Laravel's query")
-		return string(laravel.ClaimPathLaravel)
+		return string(dbqueue.ClaimPathLaravel)
 	}
 	if exact {
 		return "laravel-exact"

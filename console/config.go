@@ -1,7 +1,7 @@
 package console
 
 import (
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +23,7 @@ func keyFlags() []cli.Flag {
 
 // loadConfig reads the app's configuration (see loadAppConfig), with flag
 // overrides keyed by their .env names.
-func loadConfig(c *cli.Context, overrides map[string]string) (laravel.Config, error) {
+func loadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, error) {
 	cfg, _, err := loadAppConfig(c, overrides)
 	return cfg, err
 }
@@ -38,7 +38,7 @@ func encrypterFromFlags(c *cli.Context) (*payload.Encrypter, error) {
 	return encrypterFor(cfg)
 }
 
-func encrypterFor(cfg laravel.Config) (*payload.Encrypter, error) {
+func encrypterFor(cfg appconfig.Config) (*payload.Encrypter, error) {
 	if !cfg.AppKey.IsSet() {
 		return nil, nil
 	}

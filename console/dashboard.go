@@ -7,9 +7,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard"
-	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -58,7 +58,7 @@ func runDashboard(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -90,7 +90,7 @@ type dashboardSetup struct {
 
 // startDashboard checks the bind address against the credentials,
 // listens, and serves the dashboard and its snapshot until ctx ends.
-func startDashboard(ctx context.Context, q *laravel.Queue, cfg laravel.Config, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
+func startDashboard(ctx context.Context, q *dbqueue.Queue, cfg appconfig.Config, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
 	auth, err := dashboard.LoadAuth(os.Environ())
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func startDashboard(ctx context.Context, q *laravel.Queue, cfg laravel.Config, s
 		secrets = append(secrets, k.Reveal())
 	}
 	srv, err := dashboard.New(dashboard.Options{
-		Queue: q, Fleet: fleet.ForQueue(q), Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Tables: dashboardTables(q), Failed: q, Fleet: fleetStore(q), Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
 		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secrets, Logger: log, Version: Version,
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func startDashboard(ctx context.Context, q *laravel.Queue, cfg laravel.Config, s
 
 // serveRegistry serves a fresh Prometheus registry on /metrics (with
 // /healthz) at addr.
-func serveRegistry(ctx context.Context, flag, addr string, q *laravel.Queue, log zerolog.Logger) (*prometheus.Registry, error) {
+func serveRegistry(ctx context.Context, flag, addr string, q *dbqueue.Queue, log zerolog.Logger) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	if err := serveRegistryOn(ctx, flag, addr, reg, q, log); err != nil {
 		return nil, err

@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
@@ -44,13 +46,13 @@ func runDemo(c *cli.Context) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.DevNull, BaseDir: ".", Overrides: map[string]string{
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.DevNull, BaseDir: ".", Overrides: map[string]string{
 		"DB_CONNECTION": "sqlite", "DB_DATABASE": path,
 	}})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -78,11 +80,11 @@ func runDemo(c *cli.Context) error {
 	return printDemoSummary(ctx, c, q)
 }
 
-func pushDemoJobs(ctx context.Context, q *laravel.Queue) (int, error) {
-	var items []laravel.PushItem
+func pushDemoJobs(ctx context.Context, q *dbqueue.Queue) (int, error) {
+	var items []jobqueue.PushItem
 	add := func(class string, props ...phpserialize.Entry) error {
 		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
-		items = append(items, laravel.PushItem{Payload: raw})
+		items = append(items, jobqueue.PushItem{Payload: raw})
 		return err
 	}
 	for i, email := range []string{"ada@example.com", "grace@example.com", "linus@example.com"} {
@@ -125,7 +127,7 @@ func registerDemoHandlers(reg *handlers.Registry) {
 	})
 }
 
-func printDemoSummary(ctx context.Context, c *cli.Context, q *laravel.Queue) error {
+func printDemoSummary(ctx context.Context, c *cli.Context, q *dbqueue.Queue) error {
 	out := c.App.Writer
 	sizes, err := q.Sizes(ctx)
 	if err != nil {

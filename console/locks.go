@@ -1,7 +1,9 @@
 package console
 
 import (
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/redislock"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
@@ -14,12 +16,12 @@ import (
 // client dials on first use, so an app without Redis costs nothing; a
 // release that fails is logged by the worker. The returned func closes
 // what was opened.
-func lockStores(wcfg *worker.Config, q *laravel.Queue, cfg laravel.Config, log zerolog.Logger) func() {
-	wcfg.Locks = map[string]worker.LockStore{"database": q.Locks()}
+func lockStores(wcfg *worker.Config, q *dbqueue.Queue, cfg appconfig.Config, log zerolog.Logger) func() {
+	wcfg.Locks = map[string]jobqueue.LockStore{"database": q.Locks()}
 	wcfg.CacheStore = cfg.CacheStore
 	redisCfg := cfg.Redis
 	if wcfg.LaravelVersion != "" {
-		redisCfg.StorePrefix = laravel.RedisStorePrefix(cfg.CachePrefix, wcfg.LaravelVersion)
+		redisCfg.StorePrefix = appconfig.RedisStorePrefix(cfg.CachePrefix, wcfg.LaravelVersion)
 	}
 	r, err := redislock.New(redisCfg)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/didyoumean"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/urfave/cli/v2"
 )
 
@@ -85,7 +85,7 @@ func runMove(c *cli.Context, classes []string) error {
 }
 
 // countMove fills the before counts (before == nil) or the after counts.
-func countMove(c *cli.Context, q *laravel.Queue, classes []string, from, to string, before []moveRow) ([]moveRow, error) {
+func countMove(c *cli.Context, q *dbqueue.Queue, classes []string, from, to string, before []moveRow) ([]moveRow, error) {
 	fromCounts, err := q.CountClasses(c.Context, from, classes)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func countMove(c *cli.Context, q *laravel.Queue, classes []string, from, to stri
 
 // warnAbsentClasses says so on stderr when a class has no job on --from,
 // with a "did you mean" from the classes that are there.
-func warnAbsentClasses(c *cli.Context, q *laravel.Queue, rows []moveRow, from string) error {
+func warnAbsentClasses(c *cli.Context, q *dbqueue.Queue, rows []moveRow, from string) error {
 	var present map[string]int64
 	for _, r := range rows {
 		if r.FromBefore+r.FromReservedBefore > 0 {
@@ -122,12 +122,12 @@ func warnAbsentClasses(c *cli.Context, q *laravel.Queue, rows []moveRow, from st
 		}
 		if present == nil {
 			var err error
-			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, laravel.ClassSample); err != nil {
+			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, dbqueue.ClassSample); err != nil {
 				return err
 			}
 		}
 		msg := fmt.Sprintf(`move: no %s job on queue "%s"`, r.Class, from)
-		if s, ok := didyoumean.Suggest(r.Class, laravel.SortedClasses(present), didyoumean.ClassName); ok {
+		if s, ok := didyoumean.Suggest(r.Class, dbqueue.SortedClasses(present), didyoumean.ClassName); ok {
 			msg += fmt.Sprintf(`; did you mean "%s"?`, s)
 		}
 		fmt.Fprintln(c.App.ErrWriter, msg)

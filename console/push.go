@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
@@ -115,7 +116,7 @@ func runPush(c *cli.Context, args []string) error {
 	if queue == "" {
 		queue = s.cfg.DefaultQueue
 	}
-	id, err := s.q.Push(c.Context, laravel.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
+	id, err := s.q.Push(c.Context, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
 	if err != nil {
 		return s.fail(err)
 	}
@@ -242,15 +243,15 @@ func shapeFor(version string) (payload.Shape, error) {
 	if version == "" {
 		return payload.Shape8, nil
 	}
-	if !laravel.ValidVersion(version) {
+	if !appconfig.ValidVersion(version) {
 		return 0, fmt.Errorf("--laravel-version %q: want a version such as 8.83 or 12.67", version)
 	}
 	switch {
-	case laravel.VersionCompare(version, "12.11") < 0:
+	case appconfig.VersionCompare(version, "12.11") < 0:
 		return payload.Shape8, nil
-	case laravel.VersionCompare(version, "12.51") < 0:
+	case appconfig.VersionCompare(version, "12.51") < 0:
 		return payload.Shape12, nil
-	case laravel.VersionCompare(version, "13") < 0:
+	case appconfig.VersionCompare(version, "13") < 0:
 		return payload.Shape1251, nil
 	}
 	return payload.Shape13, nil

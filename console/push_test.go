@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -158,7 +158,7 @@ func TestPushMatchesLaravelFixtures(t *testing.T) {
 }
 
 func TestPushEncrypted(t *testing.T) {
-	tg := newTarget(t, laravel.EngineSQLite)
+	tg := newTarget(t, appconfig.EngineSQLite)
 	_, stderr, code := tg.run(t, "push", `App\Jobs\Secret`, "--encrypt")
 	if code != 1 || !strings.Contains(stderr, "--encrypt needs an APP_KEY") {
 		t.Errorf("without a key: exit %d, %q", code, stderr)
@@ -188,7 +188,7 @@ func TestPushEncrypted(t *testing.T) {
 }
 
 func TestPushRejectsBadInput(t *testing.T) {
-	tg := newTarget(t, laravel.EngineSQLite)
+	tg := newTarget(t, appconfig.EngineSQLite)
 	for _, args := range [][]string{
 		{"push"},
 		{"push", "Not A Class"},

@@ -6,14 +6,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/didyoumean"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/rs/zerolog"
 )
 
 // logAppConfig is the one startup line that says what configuration was
 // read and from where, followed by the app's setup warnings.
-func logAppConfig(log zerolog.Logger, cfg laravel.Config, info laravel.AppInfo) {
+func logAppConfig(log zerolog.Logger, cfg appconfig.Config, info appconfig.AppInfo) {
 	ev := log.Info().Str("source", info.Source).Str("from", info.Describe()).
 		Str("connection", cfg.ConnectionName).Str("driver", cfg.Driver).Str("database", cfg.Database).
 		Str("table", cfg.JobsTable).Str("default_queue", cfg.DefaultQueue).Int("retry_after", cfg.RetryAfter).
@@ -35,7 +36,7 @@ func logAppConfig(log zerolog.Logger, cfg laravel.Config, info laravel.AppInfo) 
 
 // queueDriverWarning: the served queue connection must be a database one,
 // or PHP pushes its jobs elsewhere and Go waits on an empty table.
-func queueDriverWarning(info laravel.AppInfo) string {
+func queueDriverWarning(info appconfig.AppInfo) string {
 	if info.QueueConnections == nil || info.Connection == "" {
 		return ""
 	}
@@ -71,7 +72,7 @@ func queueDriverWarning(info laravel.AppInfo) string {
 }
 
 // missingTablesError is the error for queue tables that do not exist.
-func missingTablesError(missing []laravel.MissingTable) error {
+func missingTablesError(missing []dbqueue.MissingTable) error {
 	parts := make([]string, len(missing))
 	for i, m := range missing {
 		parts[i] = m.String()
@@ -84,21 +85,21 @@ func missingTablesError(missing []laravel.MissingTable) error {
 // names the classes that are there, with a "did you mean" for near misses
 // (doubled backslashes, a short name, a typo). With empty queues only
 // names no PHP class can have are reported.
-func routeWarnings(ctx context.Context, q *laravel.Queue, queues, routes []string) ([]string, error) {
+func routeWarnings(ctx context.Context, q *dbqueue.Queue, queues, routes []string) ([]string, error) {
 	if len(routes) == 0 {
 		return nil, nil
 	}
-	present, read, err := q.ClassesOnQueues(ctx, queues, laravel.ClassSample)
+	present, read, err := q.ClassesOnQueues(ctx, queues, dbqueue.ClassSample)
 	if err != nil {
 		return nil, err
 	}
-	names := laravel.SortedClasses(present)
+	names := dbqueue.SortedClasses(present)
 	var out []string
 	for _, route := range routes {
 		if _, ok := present[route]; ok {
 			continue
 		}
-		if read >= laravel.ClassSample { // a sample: confirm the class is absent
+		if read >= dbqueue.ClassSample { // a sample: confirm the class is absent
 			n, err := countOnQueues(ctx, q, queues, route)
 			if err != nil {
 				return nil, err
@@ -114,7 +115,7 @@ func routeWarnings(ctx context.Context, q *laravel.Queue, queues, routes []strin
 	return out, nil
 }
 
-func countOnQueues(ctx context.Context, q *laravel.Queue, queues []string, class string) (int64, error) {
+func countOnQueues(ctx context.Context, q *dbqueue.Queue, queues []string, class string) (int64, error) {
 	var total int64
 	for _, name := range queues {
 		c, err := q.CountClasses(ctx, name, []string{class})
@@ -164,7 +165,7 @@ func collapseBackslashes(s string) string {
 
 // bridgeWarnings: classes the bridge sends to a queue this worker does not
 // watch wait there for nobody.
-func bridgeWarnings(b *laravel.BridgeConfig, connection string, queues []string) []string {
+func bridgeWarnings(b *appconfig.BridgeConfig, connection string, queues []string) []string {
 	if b == nil {
 		return nil
 	}
@@ -195,7 +196,7 @@ func orString(a, b string) string {
 // checkSetup runs the startup checks of `work`: missing tables are an
 // error; a route that matches no queued job and a bridge route to an
 // unwatched queue are warnings. Nothing is claimed before they ran.
-func checkSetup(ctx context.Context, q *laravel.Queue, info laravel.AppInfo, queues, routes []string, log zerolog.Logger) error {
+func checkSetup(ctx context.Context, q *dbqueue.Queue, info appconfig.AppInfo, queues, routes []string, log zerolog.Logger) error {
 	missing, err := q.MissingTables(ctx)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // runWorkCLI runs `laraworker work` with args and returns its combined
@@ -27,7 +27,7 @@ func runWorkCLI(t *testing.T, args ...string) (string, int) {
 }
 
 // assertUntouched: a bad setup claims and fails nothing.
-func assertUntouched(t *testing.T, q *laravel.Queue, jobs int) {
+func assertUntouched(t *testing.T, q *dbqueue.Queue, jobs int) {
 	t.Helper()
 	var n, reserved int
 	if err := q.DB().QueryRow("select count(*), count(reserved_at) from jobs where attempts = 0").Scan(&n, &reserved); err != nil {

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"github.com/laraworker/laraworker/fleet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -44,7 +43,7 @@ statistics. Jobs are then picked by (available_at, id) rather than by id
 			}
 			// laraworker's own tables (the dashboard's fleet, pauses and
 			// history) beside Laravel's; Laravel's are never altered.
-			own := fleet.ForQueue(s.q)
+			own := fleetStore(s.q)
 			if err := own.CreateTables(c.Context); err != nil {
 				return s.fail(err)
 			}

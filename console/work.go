@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -72,7 +73,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err != nil {
 		return usageError("work: %v", err)
 	}
-	if v := c.String("laravel-version"); v != "" && !laravel.ValidVersion(v) {
+	if v := c.String("laravel-version"); v != "" && !appconfig.ValidVersion(v) {
 		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
 	}
 	if c.Int("concurrency") < 1 {
@@ -88,7 +89,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	logAppConfig(log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	q, err := laravel.Open(ctx, cfg, laravel.Options{ExactStatements: c.Bool("laravel-exact")})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: c.Bool("laravel-exact")})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -275,7 +276,7 @@ func workerMetrics() (m *worker.Metrics, err error) {
 // /healthz for a worker, and polls queue depth when poll is set. /healthz
 // is 503 while the database is unreachable or the worker has a
 // configuration problem, with the reason.
-func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
+func serveMetrics(ctx context.Context, addr string, q *dbqueue.Queue, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
 	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, q, w.Health, log); err != nil {
 		return err
 	}
@@ -287,13 +288,13 @@ func serveMetrics(ctx context.Context, addr string, q *laravel.Queue, w *worker.
 
 // serveRegistryOn serves reg on /metrics and a database check on /healthz
 // (the dashboard command's metrics).
-func serveRegistryOn(ctx context.Context, flag, addr string, reg *prometheus.Registry, q *laravel.Queue, log zerolog.Logger) error {
+func serveRegistryOn(ctx context.Context, flag, addr string, reg *prometheus.Registry, q *dbqueue.Queue, log zerolog.Logger) error {
 	return serveOn(ctx, flag, addr, reg, q, nil, log)
 }
 
 // serveOn serves g's metrics and /healthz: the database is pinged, then
 // health (when given) says whether the process can do its work.
-func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *laravel.Queue, health func() error, log zerolog.Logger) error {
+func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *dbqueue.Queue, health func() error, log zerolog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, r *http.Request) {
@@ -318,7 +319,7 @@ func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *l
 	return nil
 }
 
-func pollDepth(ctx context.Context, q *laravel.Queue, m *worker.Metrics, log zerolog.Logger) {
+func pollDepth(ctx context.Context, q *dbqueue.Queue, m *worker.Metrics, log zerolog.Logger) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
@@ -387,8 +388,8 @@ func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 // startHeartbeat records w in the workers table and applies pauses from
 // the dashboard until the returned stop is called (after Run), which
 // marks the row stopped.
-func startHeartbeat(q *laravel.Queue, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
-	hb := &fleet.Heartbeat{Store: fleet.ForQueue(q), Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+func startHeartbeat(q *dbqueue.Queue, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+	hb := &fleet.Heartbeat{Store: fleetStore(q), Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	hb.Start(ctx)
 	done := make(chan struct{})

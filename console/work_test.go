@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -53,18 +55,18 @@ func laraworkerBinary(t *testing.T) string {
 
 // sqliteApp is a Laravel-like app dir with a .env pointing at SQLite and
 // the tables created.
-func sqliteApp(t *testing.T) (dir string, q *laravel.Queue) {
+func sqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
 	t.Helper()
 	dir = t.TempDir()
 	env := "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nAPP_KEY=" + fixtureKey + "\nDB_PASSWORD=hunter2-secret\n"
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err = laravel.Open(context.Background(), cfg, laravel.Options{})
+	q, err = dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,20 +77,20 @@ func sqliteApp(t *testing.T) (dir string, q *laravel.Queue) {
 	return dir, q
 }
 
-func pushJob(t *testing.T, q *laravel.Queue, class string, props ...phpserialize.Entry) string {
+func pushJob(t *testing.T, q *dbqueue.Queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+	if _, err := q.Push(context.Background(), jobqueue.PushItem{Payload: raw}); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := payload.Parse(raw)
 	return p.UUID
 }
 
-func countRows(t *testing.T, q *laravel.Queue, table string) int {
+func countRows(t *testing.T, q *dbqueue.Queue, table string) int {
 	t.Helper()
 	var n int
 	if err := q.DB().QueryRow("select count(*) from " + table).Scan(&n); err != nil {
@@ -246,7 +248,7 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+	if _, err := q.Push(context.Background(), jobqueue.PushItem{Payload: raw}); err != nil {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -65,7 +65,7 @@ type confirmData struct {
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 	s.bulk(w, r, "retry", func(ctx context.Context, uuids []string) (int, int, error) {
-		results, err := s.opt.Queue.Retry(ctx, uuids, s.opt.RetryHook)
+		results, err := s.opt.Failed.Retry(ctx, uuids, s.opt.RetryHook)
 		ok := 0
 		for _, res := range results {
 			if res.Err == nil {
@@ -82,7 +82,7 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	s.bulk(w, r, "forget", func(ctx context.Context, uuids []string) (int, int, error) {
 		ok := 0
 		for _, u := range uuids {
-			done, err := s.opt.Queue.Forget(ctx, u)
+			done, err := s.opt.Failed.Forget(ctx, u)
 			if err != nil {
 				return ok, len(uuids) - ok, err
 			}

@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 )
@@ -39,19 +41,19 @@ const (
 )
 
 // benchQueue opens the benchmark's tables on the tests' MariaDB.
-func benchQueue(b *testing.B) *laravel.Queue {
+func benchQueue(b *testing.B) *dbqueue.Queue {
 	b.Helper()
 	if os.Getenv("LARAWORKER_BENCH_DASHBOARD") == "" {
 		b.Skip("set LARAWORKER_BENCH_DASHBOARD=1 to build 1,000,000 jobs and 100,000 failed jobs on MariaDB")
 	}
 	srv := testdsn.MySQL(b)
 	sfx := os.Getenv("LARAWORKER_TEST_DB_SUFFIX")
-	cfg := laravel.Config{Driver: laravel.EngineMySQL, Host: srv.Host, Port: srv.Port, Socket: srv.Socket, Database: srv.Database,
-		Username: srv.User, Password: laravel.Secret(srv.Password), AppTimezone: "UTC", ConnectionName: "database",
+	cfg := appconfig.Config{Driver: appconfig.EngineMySQL, Host: srv.Host, Port: srv.Port, Socket: srv.Socket, Database: srv.Database,
+		Username: srv.User, Password: appconfig.Secret(srv.Password), AppTimezone: "UTC", ConnectionName: "database",
 		JobsTable: "dashbench_jobs" + sfx, FailedTable: "dashbench_failed_jobs" + sfx, BatchesTable: "dashbench_job_batches" + sfx,
 		DefaultQueue: "default", RetryAfter: 90}
 	ctx := context.Background()
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func benchQueue(b *testing.B) *laravel.Queue {
 	return q
 }
 
-func buildBenchTables(b *testing.B, q *laravel.Queue) {
+func buildBenchTables(b *testing.B, q *dbqueue.Queue) {
 	b.Helper()
 	start := time.Now()
 	if err := q.DropTables(context.Background()); err != nil {
@@ -132,7 +134,7 @@ func warm(b *testing.B, s *Snapshot) {
 // puts on the database and itself every few seconds.
 func BenchmarkRefresh(b *testing.B) {
 	q := benchQueue(b)
-	s := NewSnapshot(q, fleetFor(b, q), zerolog.Nop(), nil)
+	s := NewSnapshot(tablesOf(q), fleetFor(b, q), zerolog.Nop(), nil)
 	warm(b, s)
 	for b.Loop() {
 		s.refreshOnce(context.Background())
@@ -150,7 +152,7 @@ func BenchmarkDashboardPages(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = fl.DropTables(context.Background()) })
-	srv, err := New(Options{Queue: q, Fleet: fl, Logger: zerolog.Nop()})
+	srv, err := New(Options{Tables: tablesOf(q), Failed: q, Fleet: fl, Logger: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -213,7 +215,7 @@ func BenchmarkDrainBesideDashboard(b *testing.B) {
 	q := benchQueue(b)
 	cfg := q.Config()
 	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+"_drain", cfg.FailedTable+"_drain", cfg.BatchesTable+"_drain"
-	dq, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+	dq, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -263,12 +265,12 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func pushReady(b *testing.B, q *laravel.Queue, n int) {
+func pushReady(b *testing.B, q *dbqueue.Queue, n int) {
 	b.Helper()
 	noop := fixture(b, "noop", "")
-	items := make([]laravel.PushItem, 0, 1000)
+	items := make([]jobqueue.PushItem, 0, 1000)
 	for i := 0; i < n; i++ {
-		items = append(items, laravel.PushItem{Queue: "drain", Payload: noop})
+		items = append(items, jobqueue.PushItem{Queue: "drain", Payload: noop})
 		if len(items) == cap(items) {
 			if err := q.PushMany(context.Background(), items); err != nil {
 				b.Fatal(err)
@@ -288,14 +290,14 @@ var watched struct {
 
 // watch runs the warm dashboard's refresh loop and a page view every
 // second until the returned stop.
-func watch(b *testing.B, q *laravel.Queue) (stop func()) {
+func watch(b *testing.B, q *dbqueue.Queue) (stop func()) {
 	b.Helper()
 	watched.once.Do(func() {
 		fl := fleet.NewStore(q.DB(), q.Dialect(), fleet.TablesWithPrefix("dashbench_"))
 		if err := fl.CreateTables(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		srv, err := New(Options{Queue: q, Fleet: fl, Logger: zerolog.Nop()})
+		srv, err := New(Options{Tables: tablesOf(q), Failed: q, Fleet: fl, Logger: zerolog.Nop()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -330,7 +332,7 @@ func watch(b *testing.B, q *laravel.Queue) (stop func()) {
 // drain runs a worker at concurrency 128 until the 20,000 jobs are done.
 // A worker can stop on --stop-when-empty with rows left (docs/
 // PERFORMANCE.md, "Open"): it is then run again, within the same time.
-func drain(b *testing.B, q *laravel.Queue) {
+func drain(b *testing.B, q *dbqueue.Queue) {
 	b.Helper()
 	reg := handlers.NewRegistry()
 	reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))

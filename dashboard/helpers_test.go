@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -38,7 +38,7 @@ func fixture(t testing.TB, name, class string) []byte {
 }
 
 // fleetFor creates laraworker's tables under a fresh prefix.
-func fleetFor(t testing.TB, q *laravel.Queue) *fleet.Store {
+func fleetFor(t testing.TB, q *dbqueue.Queue) *fleet.Store {
 	t.Helper()
 	s := fleet.NewStore(q.DB(), q.Dialect(), fleet.TablesWithPrefix("lw_"+testdsn.Suffix(t)+"_"))
 	if err := s.CreateTables(context.Background()); err != nil {
@@ -48,15 +48,21 @@ func fleetFor(t testing.TB, q *laravel.Queue) *fleet.Store {
 	return s
 }
 
-func newTestSnapshot(t testing.TB, q *laravel.Queue) *Snapshot {
+func newTestSnapshot(t testing.TB, q *dbqueue.Queue) *Snapshot {
 	t.Helper()
-	return NewSnapshot(q, fleetFor(t, q), zerolog.Nop(), nil)
+	return NewSnapshot(tablesOf(q), fleetFor(t, q), zerolog.Nop(), nil)
 }
 
-func execSQL(t testing.TB, q *laravel.Queue, query string, args ...any) {
+func execSQL(t testing.TB, q *dbqueue.Queue, query string, args ...any) {
 	t.Helper()
 	query = strings.NewReplacer("{jobs}", q.Dialect().Quote(q.Config().JobsTable), "{failed}", q.Dialect().Quote(q.Config().FailedTable)).Replace(query)
 	if _, err := q.DB().Exec(q.Dialect().Rebind(query), args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// tablesOf are q's tables as the dashboard reads them.
+func tablesOf(q *dbqueue.Queue) Tables {
+	cfg := q.Config()
+	return Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Location: cfg.Location(), RetryAfter: q.RetryAfter()}
 }

@@ -7,21 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
-// sizesOf is the summary's counts in the shape of laravel.Queue.Sizes.
-func sizesOf(sum *Summary) []laravel.QueueSize {
-	var out []laravel.QueueSize
+// sizesOf is the summary's counts in the shape of dbqueue.Queue.Sizes.
+func sizesOf(sum *Summary) []jobqueue.QueueSize {
+	var out []jobqueue.QueueSize
 	for _, q := range sum.Queues {
-		out = append(out, laravel.QueueSize{Queue: q.Queue, Ready: q.Ready, Delayed: q.Delayed, Reserved: q.Reserved, Expired: q.Expired})
+		out = append(out, jobqueue.QueueSize{Queue: q.Queue, Ready: q.Ready, Delayed: q.Delayed, Reserved: q.Reserved, Expired: q.Expired})
 	}
 	return out
 }
 
 // assertMatches compares the summary with the full-scan counts of `size`.
-func assertMatches(t *testing.T, q *laravel.Queue, s *Snapshot, when string) {
+func assertMatches(t *testing.T, q *dbqueue.Queue, s *Snapshot, when string) {
 	t.Helper()
 	want, err := q.Sizes(context.Background())
 	if err != nil {
@@ -38,14 +39,14 @@ func assertMatches(t *testing.T, q *laravel.Queue, s *Snapshot, when string) {
 // each: with budgets small enough that the tail, the front checks and
 // the rolling pass each take several refreshes.
 func TestJobCacheFollowsTheTable(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
 		s := newTestSnapshot(t, q)
 		s.budget = refreshBudget{tailRows: 7, frontRows: 5, rollingRows: 6, rollingFailed: 6}
 		now := time.Now().Unix()
-		var items []laravel.PushItem
+		var items []jobqueue.PushItem
 		for i := range 40 {
-			item := laravel.PushItem{Queue: "default", Payload: fixture(t, "noop", fmt.Sprintf(`App\Jobs\Job%d`, i%3))}
+			item := jobqueue.PushItem{Queue: "default", Payload: fixture(t, "noop", fmt.Sprintf(`App\Jobs\Job%d`, i%3))}
 			if i%4 == 0 {
 				item.Queue = "high"
 			}
@@ -110,7 +111,7 @@ func TestJobCacheFollowsTheTable(t *testing.T) {
 // lowest id) are counted as failed_jobs holds them; the per-minute
 // failure counts keep what was seen.
 func TestFailedCacheFollowsTheTable(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
 		s := newTestSnapshot(t, q)
 		s.budget = refreshBudget{tailRows: 4, frontRows: 5, rollingRows: 6, rollingFailed: 3}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -25,8 +25,11 @@ var files embed.FS
 
 // Options configure a dashboard.
 type Options struct {
-	Queue *laravel.Queue
-	Fleet *fleet.Store
+	// Tables are the queue's tables the pages read.
+	Tables Tables
+	// Failed retries and forgets failed jobs (the Failed page's actions).
+	Failed jobqueue.FailedJobs
+	Fleet  *fleet.Store
 	// Snapshot is the background reader; Run it. New builds one when nil.
 	Snapshot *Snapshot
 	// Auth is required on every request when configured.
@@ -41,7 +44,7 @@ type Options struct {
 	Encrypter *payload.Encrypter
 	// RetryHook rewrites payloads as `queue:retry` does (console passes
 	// the one `laraworker retry` uses).
-	RetryHook laravel.RetryHook
+	RetryHook jobqueue.RetryHook
 	// Secrets (DB password, APP_KEY, ...) are removed from every text a
 	// page or log shows.
 	Secrets []string
@@ -62,8 +65,8 @@ type Server struct {
 
 // New builds the dashboard. Serve it on an address CheckBind accepts.
 func New(opt Options) (*Server, error) {
-	if opt.Queue == nil || opt.Fleet == nil {
-		return nil, errors.New("dashboard: New needs a queue and a fleet store")
+	if opt.Tables.DB == nil || opt.Tables.Dialect == nil || opt.Failed == nil || opt.Fleet == nil {
+		return nil, errors.New("dashboard: New needs the queue's tables, its failed jobs and a fleet store")
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -72,7 +75,7 @@ func New(opt Options) (*Server, error) {
 	s := &Server{opt: opt, auth: newAuthenticator(opt.Auth, key), now: time.Now}
 	s.snap = opt.Snapshot
 	if s.snap == nil {
-		s.snap = NewSnapshot(opt.Queue, opt.Fleet, opt.Logger, s.clean)
+		s.snap = NewSnapshot(opt.Tables, opt.Fleet, opt.Logger, s.clean)
 	}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
 
@@ -26,7 +28,7 @@ const (
 )
 
 type rig struct {
-	q    *laravel.Queue
+	q    *dbqueue.Queue
 	fl   *fleet.Store
 	srv  *Server
 	http *httptest.Server
@@ -35,10 +37,10 @@ type rig struct {
 
 // newRig serves a dashboard on q over a loopback httptest server, with
 // a client that keeps cookies.
-func newRig(t *testing.T, q *laravel.Queue, opt Options) *rig {
+func newRig(t *testing.T, q *dbqueue.Queue, opt Options) *rig {
 	t.Helper()
 	r := &rig{q: q, fl: fleetFor(t, q)}
-	opt.Queue, opt.Fleet, opt.Secrets, opt.Logger = q, r.fl, []string{dbPassword, appKey}, zerolog.Nop()
+	opt.Tables, opt.Failed, opt.Fleet, opt.Secrets, opt.Logger = tablesOf(q), q, r.fl, []string{dbPassword, appKey}, zerolog.Nop()
 	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -113,20 +115,20 @@ func (r *rig) post(t *testing.T, path string, form url.Values, wantStatus int) *
 
 // seed pushes two jobs (one delayed) and two failed jobs whose exception
 // and payload hold the secrets.
-func seed(t *testing.T, q *laravel.Queue) {
+func seed(t *testing.T, q *dbqueue.Queue) {
 	t.Helper()
 	ctx := context.Background()
-	if err := q.PushMany(ctx, []laravel.PushItem{
+	if err := q.PushMany(ctx, []jobqueue.PushItem{
 		{Queue: "default", Payload: fixture(t, "scalars", "")},
 		{Queue: "mail", Payload: fixture(t, "noop", ""), Delay: time.Hour},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range [][]byte{fixture(t, "noop", ""), []byte(strings.Replace(string(fixture(t, "scalars", "")), "Héllo", dbPassword, 1))} {
-		if _, err := q.Push(ctx, laravel.PushItem{Queue: "default", Payload: p}); err != nil {
+		if _, err := q.Push(ctx, jobqueue.PushItem{Queue: "default", Payload: p}); err != nil {
 			t.Fatal(err)
 		}
-		jobs, err := q.Claim(ctx, []string{"default"}, 5, laravel.ClaimOptions{})
+		jobs, err := q.Claim(ctx, []string{"default"}, 5, jobqueue.ClaimOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +140,7 @@ func seed(t *testing.T, q *laravel.Queue) {
 				continue
 			}
 			exc := "RuntimeException: the key " + appKey + " and " + dbPassword + " leaked " + string(rune('A'+i)) + " in /app/Jobs/X.php:12\nStack trace:\n#0 {main}"
-			if err := q.Fail(ctx, j, fleet.UUIDOf(j.Payload), exc, laravel.Followup{}); err != nil {
+			if err := q.Fail(ctx, j, fleet.UUIDOf(j.Payload), exc, jobqueue.Followup{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -146,7 +148,7 @@ func seed(t *testing.T, q *laravel.Queue) {
 }
 
 func TestPagesShowTheTables(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		seed(t, q)
 		r := newRig(t, q, Options{})
 		home := r.get(t, "/", 200)
@@ -195,7 +197,7 @@ func TestPagesShowTheTables(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestRetryAndForgetFromThePage(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		seed(t, q)
 		r := newRig(t, q, Options{})
 		r.get(t, "/failed", 200)
@@ -226,7 +228,7 @@ func TestRetryAndForgetFromThePage(t *testing.T) {
 }
 
 func TestCSRFAndReadOnly(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	r := newRig(t, q, Options{})
 	form := url.Values{"scope": {"queue"}, "target": {"default"}}
 	r.post(t, "/control/pause", form, 403) // no cookie, no token
@@ -254,7 +256,7 @@ func TestCSRFAndReadOnly(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	if err := CheckBind("0.0.0.0:8089", Auth{}); err == nil {
 		t.Error("CheckBind accepted a public address without credentials")
 	}
@@ -285,7 +287,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestHidePayloads(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	seed(t, q)
 	r := newRig(t, q, Options{HidePayloads: true})
 	fids, _ := r.srv.Snapshot().failed.selectIDs(failedFilter{}, 0, 10)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/rs/zerolog"
 )
 
@@ -361,15 +360,15 @@ func (s *Snapshot) summarizeFailed(sum *Summary) {
 	sum.FailedPass = c.pass
 }
 
-// NewSnapshot builds the caches of q's tables and fl's; clean removes
-// secrets from error texts before they are logged or shown.
-func NewSnapshot(q *laravel.Queue, fl *fleet.Store, log zerolog.Logger, clean func(string) string) *Snapshot {
+// NewSnapshot builds the caches of the queue's tables and fl's; clean
+// removes secrets from error texts before they are logged or shown.
+func NewSnapshot(t Tables, fl *fleet.Store, log zerolog.Logger, clean func(string) string) *Snapshot {
 	if clean == nil {
 		clean = func(s string) string { return s }
 	}
 	return &Snapshot{
-		src: newSource(q), jobs: newJobCache(), failed: newFailedCache(), fleet: fl,
-		retryAfter: q.RetryAfter(), log: log, clean: clean, now: time.Now,
+		src: newSource(t), jobs: newJobCache(), failed: newFailedCache(), fleet: fl,
+		retryAfter: t.RetryAfter, log: log, clean: clean, now: time.Now,
 		MinInterval: 2 * time.Second, IdleInterval: 30 * time.Second, budget: defaultBudget,
 		kick: make(chan struct{}, 1),
 	}

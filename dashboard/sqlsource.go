@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // source reads Laravel's tables for the dashboard. Every statement it
@@ -16,16 +15,29 @@ import (
 // the queue index; none scans a whole table.
 type source struct {
 	db     *sql.DB
-	d      laravel.Dialect
+	d      fleet.Dialect
 	jobs   string // quoted
 	failed string // quoted
 	loc    *time.Location
 }
 
-func newSource(q *laravel.Queue) *source {
-	cfg := q.Config()
-	return &source{db: q.DB(), d: q.Dialect(), jobs: q.Dialect().Quote(cfg.JobsTable),
-		failed: q.Dialect().Quote(cfg.FailedTable), loc: cfg.Location()}
+// Tables says where the dashboard reads Laravel's database queue.
+type Tables struct {
+	// DB is the pool on the queue's database and Dialect its engine's SQL
+	// (sqldb.Dialect).
+	DB      *sql.DB
+	Dialect fleet.Dialect
+	// Jobs and Failed are the jobs and failed_jobs tables (with the
+	// connection's table prefix).
+	Jobs, Failed string
+	// Location is the app's timezone (failed_at is written in it).
+	Location *time.Location
+	// RetryAfter is the connection's retry_after.
+	RetryAfter time.Duration
+}
+
+func newSource(t Tables) *source {
+	return &source{db: t.DB, d: t.Dialect, jobs: t.Dialect.Quote(t.Jobs), failed: t.Dialect.Quote(t.Failed), loc: t.Location}
 }
 
 // prefixLen is how much of a payload the caches read: enough for the

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // TestPHPWorkerRows: rows of kind php, as the bridge's recorder writes
@@ -17,12 +18,12 @@ import (
 // row names is still reserved is busy, not lost (it cannot write during a
 // job), where a Go worker or a PHP worker naming no held job is lost.
 func TestPHPWorkerRows(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
-		if _, err := q.Push(ctx, laravel.PushItem{Queue: "default", Payload: fixture(t, "noop", "")}); err != nil {
+		if _, err := q.Push(ctx, jobqueue.PushItem{Queue: "default", Payload: fixture(t, "noop", "")}); err != nil {
 			t.Fatal(err)
 		}
-		jobs, err := q.Claim(ctx, []string{"default"}, 1, laravel.ClaimOptions{})
+		jobs, err := q.Claim(ctx, []string{"default"}, 1, jobqueue.ClaimOptions{})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v %v", jobs, err)
 		}

@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // claimIndexMigration is the bridge's migration as vendor:publish copies it.
@@ -24,7 +25,7 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 		// The other tests run on the table as Laravel made it.
 		s.artisan(t, "migrate:rollback", "--path="+claimIndexMigration, "--force")
 		_ = os.Remove(filepath.Join(s.app, claimIndexMigration))
-		if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathLaravel || info.PreviousIndex {
+		if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != dbqueue.ClaimPathLaravel || info.PreviousIndex {
 			t.Errorf("after the rollback: %+v %v", info, err)
 		}
 	})
@@ -32,11 +33,11 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 	// migration replaces it.
 	jobs := s.q.Config().JobsTable
 	s.exec(t, "create index "+jobs+"_laraworker_claim_index on "+jobs+" (queue, reserved_at, available_at, id)")
-	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathLaravel || !info.PreviousIndex {
+	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != dbqueue.ClaimPathLaravel || !info.PreviousIndex {
 		t.Fatalf("with the previous version's index: %+v %v", info, err)
 	}
 	s.artisan(t, "migrate", "--path="+claimIndexMigration, "--force")
-	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != laravel.ClaimPathIndexed {
+	if info, err := s.q.DetectClaimPath(s.ctx(t)); err != nil || info.Path != dbqueue.ClaimPathIndexed {
 		t.Fatalf("after the migration: %+v %v", info, err)
 	}
 	if s.hasIndex(t, jobs+"_laraworker_claim_index") {
@@ -85,9 +86,9 @@ func testClaimIndexBesideLaravel(t *testing.T, s *suite) {
 func (s *suite) hasIndex(t *testing.T, name string) bool {
 	t.Helper()
 	query := map[string]string{
-		laravel.EngineMySQL:  "select count(*) from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?",
-		laravel.EnginePgSQL:  "select count(*) from pg_indexes where tablename = ? and indexname = ?",
-		laravel.EngineSQLite: "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name = ?",
+		appconfig.EngineMySQL:  "select count(*) from information_schema.statistics where table_schema = database() and table_name = ? and index_name = ?",
+		appconfig.EnginePgSQL:  "select count(*) from pg_indexes where tablename = ? and indexname = ?",
+		appconfig.EngineSQLite: "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name = ?",
 	}[s.q.Dialect().Name()]
 	var n int
 	if err := s.q.DB().QueryRowContext(s.ctx(t), s.q.Dialect().Rebind(query), s.q.Config().JobsTable, name).Scan(&n); err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 )
 
 // The dashboard's browser tests: `laraworker dashboard` on the app's
@@ -455,4 +455,4 @@ func testDashboardCSRF(t *testing.T, s *suite) {
 }
 
 var _ = context.Background
-var _ = laravel.EngineMySQL
+var _ = appconfig.EngineMySQL

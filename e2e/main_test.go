@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // suite is one copy of the Laravel app on one database, with the
@@ -24,7 +25,7 @@ type suite struct {
 	laraw    string // the laraworker binary
 	recorder string // the exec handler that records runs (cmd/recorder)
 	driver   string
-	q        *laravel.Queue
+	q        *dbqueue.Queue
 }
 
 var (
@@ -135,13 +136,13 @@ func (s *suite) setUp(root string) error {
 	if err := s.runSetup(); err != nil {
 		return err
 	}
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: s.envFile, Environ: []string{}})
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: s.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s.q, err = laravel.Open(ctx, cfg, laravel.Options{})
+	s.q, err = dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	return err
 }
 

@@ -62,7 +62,7 @@ func laraworkerLines(log string) []string {
 func (s *suite) fleetTables(t *testing.T) *fleet.Store {
 	t.Helper()
 	s.laraworker(t, "tables")
-	own := fleet.ForQueue(s.q)
+	own := fleet.On(s.q.DB(), s.q.Dialect(), s.q.Config().TablePrefix)
 	empty := func() {
 		for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history"} {
 			s.exec(t, "delete from "+table)
@@ -75,12 +75,12 @@ func (s *suite) fleetTables(t *testing.T) *fleet.Store {
 
 func (s *suite) dropFleetTables(t *testing.T) {
 	t.Helper()
-	if err := fleet.ForQueue(s.q).DropTables(s.ctx(t)); err != nil {
+	if err := fleet.On(s.q.DB(), s.q.Dialect(), s.q.Config().TablePrefix).DropTables(s.ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	// The other tests find them as `laraworker tables` makes them.
 	t.Cleanup(func() {
-		if err := fleet.ForQueue(s.q).DropTables(s.ctx(t)); err != nil {
+		if err := fleet.On(s.q.DB(), s.q.Dialect(), s.q.Config().TablePrefix).DropTables(s.ctx(t)); err != nil {
 			t.Error(err)
 		}
 		s.laraworker(t, "tables")
@@ -305,7 +305,7 @@ func testPHPWorkerWithoutFleetTables(t *testing.T, s *suite) {
 	if lines := laraworkerLines(s.phpLog(t)); len(lines) != 0 {
 		t.Errorf("the recorder logged: %q", lines)
 	}
-	if _, err := fleet.ForQueue(s.q).Workers(s.ctx(t)); err == nil {
+	if _, err := fleet.On(s.q.DB(), s.q.Dialect(), s.q.Config().TablePrefix).Workers(s.ctx(t)); err == nil {
 		t.Errorf("laraworker_workers exists after the run")
 	}
 }

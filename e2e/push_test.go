@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -34,7 +34,7 @@ func (s *suite) push(t *testing.T, args ...string) pushed {
 
 // TestGoPushesPHPRuns (c): jobs of PHP classes pushed by `laraworker push`
 // (plain and --encrypt) and by the library (payload.NewCommand,
-// BuildObjectPayload, laravel.Queue.Push) run in `queue:work`, which sees
+// BuildObjectPayload, dbqueue.Queue.Push) run in `queue:work`, which sees
 // the property values Go wrote. A push with ScalarsJob's defaults is the
 // payload PHP's own dispatch writes, byte for byte but the uuid.
 func TestGoPushesPHPRuns(t *testing.T) { onEachDB(t, testGoPushesPHPRuns) }
@@ -111,7 +111,7 @@ func pushWithLibrary(t *testing.T, s *suite) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.q.Push(s.ctx(t), laravel.PushItem{Queue: "default", Payload: raw}); err != nil {
+	if _, err := s.q.Push(s.ctx(t), jobqueue.PushItem{Queue: "default", Payload: raw}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := payload.Parse(raw)

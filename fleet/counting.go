@@ -4,13 +4,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/worker"
 )
 
 // Written counts an outcome the worker wrote (worker.Config.Written), per
 // minute, queue and class, for the history table.
-func (c *Counts) Written(job laravel.JobRow, o worker.Outcome) {
+func (c *Counts) Written(job jobqueue.JobRow, o worker.Outcome) {
 	if o == worker.OutcomeReturned {
 		return // not run here: PHP's to count
 	}
@@ -44,7 +44,7 @@ func NewCounts(now func() time.Time) *Counts {
 	return &Counts{now: now, m: map[countKey]*HistoryRow{}, pairs: map[[2]string]bool{}}
 }
 
-func (c *Counts) add(job laravel.JobRow, o worker.Outcome) {
+func (c *Counts) add(job jobqueue.JobRow, o worker.Outcome) {
 	class, ok := ClassOf(job.Payload)
 	if !ok {
 		class = "unknown"

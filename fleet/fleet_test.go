@@ -5,18 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"os"
+	"strings"
+
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
-	"os"
-	"strings"
 )
 
 // newStore creates laraworker's tables under a fresh prefix beside q's.
-func newStore(t *testing.T, q *laravel.Queue) *Store {
+func newStore(t *testing.T, q *dbqueue.Queue) *Store {
 	t.Helper()
 	s := NewStore(q.DB(), q.Dialect(), TablesWithPrefix("lw_"+testdsn.Suffix(t)+"_"))
 	ctx := context.Background()
@@ -31,7 +33,7 @@ func newStore(t *testing.T, q *laravel.Queue) *Store {
 }
 
 func TestWorkerRowsRoundTrip(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		s, ctx := newStore(t, q), context.Background()
 		w := WorkerRow{ID: "go:h:1:2", Kind: KindGo, Name: "images", Host: "h", PID: 1, Queues: []string{"high", "default"},
 			Concurrency: 8, StartedAt: 100, LastSeenAt: 105, Done: 3, Failed: 1, Released: 2, MemoryBytes: 1 << 20,
@@ -70,7 +72,7 @@ func TestWorkerRowsRoundTrip(t *testing.T) {
 }
 
 func TestHistoryAddsUp(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		s, ctx := newStore(t, q), context.Background()
 		row := HistoryRow{Minute: 600, Queue: "default", Class: `App\Jobs\A`, Done: 2, Failed: 1}
 		for range 2 {
@@ -99,7 +101,7 @@ func TestHistoryAddsUp(t *testing.T) {
 // only, and removing the rows resumes it; the outcomes the worker wrote
 // (Config.Written) reach the history table.
 func TestPauseFromTable(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		s, ctx := newStore(t, q), context.Background()
 		reg := handlers.NewRegistry()
 		reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
@@ -121,7 +123,7 @@ func TestPauseFromTable(t *testing.T) {
 
 		push := func(queue string) {
 			t.Helper()
-			if _, err := q.Push(ctx, laravel.PushItem{Queue: queue, Payload: noopPayload(t)}); err != nil {
+			if _, err := q.Push(ctx, jobqueue.PushItem{Queue: queue, Payload: noopPayload(t)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -3,13 +3,11 @@ package fleet
 import (
 	"context"
 	"fmt"
-
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // Tables names laraworker's own tables. Every process of an app, Go or
 // PHP, must use the same names: DefaultTables behind the database
-// connection's table prefix (ForQueue), unless tests give each run its
+// connection's table prefix (On), unless tests give each run its
 // own.
 type Tables struct {
 	Workers, Pauses, History string
@@ -33,10 +31,10 @@ type columnTypes struct {
 
 func typesFor(engine string) columnTypes {
 	switch engine {
-	case laravel.EngineMySQL, laravel.EngineMariaDB:
+	case "mysql", "mariadb":
 		return columnTypes{key: "varchar(191)", text: "longtext", bigint: "bigint", small: "smallint",
 			tail: " default character set utf8mb4 collate 'utf8mb4_unicode_ci'"}
-	case laravel.EnginePgSQL:
+	case "pgsql":
 		return columnTypes{key: "varchar(191)", text: "text", bigint: "bigint", small: "smallint"}
 	}
 	return columnTypes{key: "varchar", text: "text", bigint: "integer", small: "integer"}
@@ -45,7 +43,7 @@ func typesFor(engine string) columnTypes {
 // createStatements is the DDL of laraworker's own tables, idempotent.
 // Columns are documented in README's Dashboard section, for a PHP bridge
 // that records its workers.
-func createStatements(d laravel.Dialect, tb Tables) []string {
+func createStatements(d Dialect, tb Tables) []string {
 	t := typesFor(d.Name())
 	q := d.Quote
 	return []string{

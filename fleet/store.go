@@ -8,27 +8,34 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // Store reads and writes laraworker's own tables. It is safe for
 // concurrent use.
 type Store struct {
 	db *sql.DB
-	d  laravel.Dialect
+	d  Dialect
 	t  Tables
 }
 
-// NewStore works on db with dialect d and the tables t.
-func NewStore(db *sql.DB, d laravel.Dialect, t Tables) *Store { return &Store{db: db, d: d, t: t} }
+// Dialect is the little of an engine's SQL the store needs (sqldb.Dialect
+// has it): the engine's name ("mysql", "pgsql" or "sqlite"), identifier
+// quoting and the placeholder form.
+type Dialect interface {
+	Name() string
+	Quote(ident string) string
+	Rebind(query string) string
+}
 
-// ForQueue is the store on a queue's database with the default tables
-// behind the connection's table prefix, where Laravel's query builder
-// puts them for the bridge's PHP workers: laraworker_workers, or
+// NewStore works on db with dialect d and the tables t.
+func NewStore(db *sql.DB, d Dialect, t Tables) *Store { return &Store{db: db, d: d, t: t} }
+
+// On is the store on an app's database with the default tables behind
+// the connection's table prefix, where Laravel's query builder puts them
+// for the bridge's PHP workers: laraworker_workers, or
 // app_laraworker_workers with the prefix "app_".
-func ForQueue(q *laravel.Queue) *Store {
-	return NewStore(q.DB(), q.Dialect(), TablesWithPrefix(q.Config().TablePrefix+"laraworker_"))
+func On(db *sql.DB, d Dialect, tablePrefix string) *Store {
+	return NewStore(db, d, TablesWithPrefix(tablePrefix+"laraworker_"))
 }
 
 // Tables are the names the store works on.
@@ -103,7 +110,7 @@ func (s *Store) upsert(table string, cols, key, update []string, add bool) strin
 	b := fmt.Sprintf("insert into %s (%s) values (%s)", q(table), strings.Join(quoted, ", "),
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", "))
 	sets := make([]string, len(update))
-	mysql := s.d.Name() == laravel.EngineMySQL
+	mysql := s.d.Name() == "mysql"
 	for i, c := range update {
 		incoming := "excluded." + q(c)
 		if mysql {

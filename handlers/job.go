@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -47,10 +47,10 @@ type Env struct {
 }
 
 // App is what a handler may need of the Laravel app beyond its job: the
-// configuration the worker resolved (secrets stay laravel.Secret values,
+// configuration the worker resolved (secrets stay appconfig.Secret values,
 // which never print) and a pool on the app's database.
 type App struct {
-	Config laravel.Config
+	Config appconfig.Config
 	DB     *sql.DB
 }
 

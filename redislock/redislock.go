@@ -15,7 +15,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,7 +35,7 @@ type Store struct {
 
 // New connects (lazily: go-redis dials on first use) to the app's Redis
 // lock connection; keys are cfg.Prefix + cfg.StorePrefix + the lock name.
-func New(cfg laravel.RedisConfig) (*Store, error) {
+func New(cfg appconfig.RedisConfig) (*Store, error) {
 	if cfg.Err != nil {
 		return nil, cfg.Err
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +25,7 @@ func testStore(t *testing.T) (*Store, *redis.Client, string) {
 	b := make([]byte, 6)
 	rand.Read(b)
 	connPrefix := "laraworker_test_" + hex.EncodeToString(b) + "_database_"
-	s, err := New(laravel.RedisConfig{Addr: addr, Prefix: connPrefix, StorePrefix: "laravel_cache_"})
+	s, err := New(appconfig.RedisConfig{Addr: addr, Prefix: connPrefix, StorePrefix: "laravel_cache_"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
@@ -52,7 +53,7 @@ func (c *runCounter) summary() (distinct, twice int) {
 	return len(c.runs), twice
 }
 
-func pushNoops(t *testing.T, q *laravel.Queue, n int) {
+func pushNoops(t *testing.T, q *dbqueue.Queue, n int) {
 	t.Helper()
 	raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass), payload.BuildOptions{})
 	pushCopies(t, q, raw, "default", n)
@@ -67,7 +68,7 @@ func faultOptions(concurrency int) worker.Config {
 
 // drainDaemon runs a worker until the jobs table is empty (orphaned
 // reservations come back after retry_after) or limit passes.
-func drainDaemon(t *testing.T, q *laravel.Queue, reg *handlers.Registry, opts worker.Config, limit time.Duration, logs *syncBuffer) {
+func drainDaemon(t *testing.T, q *dbqueue.Queue, reg *handlers.Registry, opts worker.Config, limit time.Duration, logs *syncBuffer) {
 	t.Helper()
 	opts.Logger = zerolog.New(logs)
 	w, err := worker.New(q, reg, opts)
@@ -95,13 +96,13 @@ func drainDaemon(t *testing.T, q *laravel.Queue, reg *handlers.Registry, opts wo
 // pg_terminate_backend) every 200 ms while it runs 1,000 jobs: the worker
 // reconnects and goes on, no job is lost or failed.
 func TestKilledConnections(t *testing.T) {
-	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			cfg := testdb.Config(t, engine)
 			admin := testdb.Open(t, cfg)
 			cfg.Username, cfg.Password = dedicatedUser(t, admin, cfg)
 			cfg.RetryAfter = 3
-			q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+			q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,14 +152,14 @@ func TestKilledConnections(t *testing.T) {
 
 // dedicatedUser creates a user (role) for the worker alone, allowed on
 // the test's tables, dropped after the test.
-func dedicatedUser(t *testing.T, admin *laravel.Queue, cfg laravel.Config) (string, laravel.Secret) {
+func dedicatedUser(t *testing.T, admin *dbqueue.Queue, cfg appconfig.Config) (string, appconfig.Secret) {
 	t.Helper()
 	b := make([]byte, 8)
 	rand.Read(b)
 	user, password := "lw_rel_"+hex.EncodeToString(b[:4]), "pw"+hex.EncodeToString(b[4:])
 	db := admin.DB()
 	var stmts []string
-	if cfg.Driver == laravel.EngineMySQL {
+	if cfg.Driver == appconfig.EngineMySQL {
 		stmts = []string{
 			"create user '" + user + "'@'%' identified by '" + password + "'",
 			"grant all on " + cfg.Database + ".* to '" + user + "'@'%'",
@@ -179,7 +180,7 @@ func dedicatedUser(t *testing.T, admin *laravel.Queue, cfg laravel.Config) (stri
 		killAll(t, db, cfg.Driver, user)
 		time.Sleep(100 * time.Millisecond)
 		drop := []string{"drop user '" + user + "'@'%'"}
-		if cfg.Driver == laravel.EnginePgSQL {
+		if cfg.Driver == appconfig.EnginePgSQL {
 			drop = []string{"drop owned by " + user, "drop role " + user}
 		}
 		for _, s := range drop {
@@ -188,11 +189,11 @@ func dedicatedUser(t *testing.T, admin *laravel.Queue, cfg laravel.Config) (stri
 			}
 		}
 	})
-	return user, laravel.Secret(password)
+	return user, appconfig.Secret(password)
 }
 
 func killAll(t *testing.T, db *sql.DB, engine, user string) int {
-	if engine == laravel.EngineMySQL {
+	if engine == appconfig.EngineMySQL {
 		return killUserConnections(t, db, user)
 	}
 	var n int
@@ -209,7 +210,7 @@ func killAll(t *testing.T, db *sql.DB, engine, user string) int {
 // in the opposite order of the worker's grouped delete (deadlocks: 1213).
 // The worker must retry: every job runs once and none fails.
 func TestInjectedDeadlocksAndLockWaits(t *testing.T) {
-	cfg := testdb.Config(t, laravel.EngineMySQL)
+	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	admin := testdb.Open(t, cfg)
 	cfg.Username, cfg.Password = dedicatedUser(t, admin, cfg)
 	mc := mysql.NewConfig()
@@ -221,7 +222,7 @@ func TestInjectedDeadlocksAndLockWaits(t *testing.T) {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
-	q, err := laravel.Open(context.Background(), cfg, laravel.Options{DB: db})
+	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func statusVar(t *testing.T, db *sql.DB, name string, out *int64) {
 }
 
 // reservedIDs lists up to n reserved (running) job ids, ascending.
-func reservedIDs(db *sql.DB, cfg laravel.Config, n int) []int64 {
+func reservedIDs(db *sql.DB, cfg appconfig.Config, n int) []int64 {
 	rows, err := db.Query(fmt.Sprintf("select id from %s where reserved_at is not null order by id limit %d", cfg.JobsTable, n))
 	if err != nil {
 		return nil
@@ -304,7 +305,7 @@ func reservedIDs(db *sql.DB, cfg laravel.Config, n int) []int64 {
 
 // holdLocks locks running jobs' rows for 1.6 s and returns how many of
 // the worker's transactions were seen waiting on them.
-func holdLocks(db *sql.DB, cfg laravel.Config, user string) int {
+func holdLocks(db *sql.DB, cfg appconfig.Config, user string) int {
 	ids := reservedIDs(db, cfg, 4)
 	if len(ids) == 0 {
 		time.Sleep(20 * time.Millisecond)
@@ -332,7 +333,7 @@ func holdLocks(db *sql.DB, cfg laravel.Config, user string) int {
 // crossLocks locks the highest of two running rows, waits for the
 // worker's grouped delete to lock the lower one and queue behind it, then
 // asks for the lower one: a lock cycle InnoDB breaks with a deadlock.
-func crossLocks(db *sql.DB, cfg laravel.Config) {
+func crossLocks(db *sql.DB, cfg appconfig.Config) {
 	ids := reservedIDs(db, cfg, 8)
 	if len(ids) < 2 {
 		time.Sleep(20 * time.Millisecond)
@@ -359,7 +360,7 @@ func crossLocks(db *sql.DB, cfg laravel.Config) {
 // (privateMariaDB, privatePostgres: own data directory and port), so the
 // shared servers, or a developer's own database, are never stopped.
 func TestDatabaseRestart(t *testing.T) {
-	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			srv := privateServer(t, engine)
 			cfg := srv.config(t)
@@ -407,7 +408,7 @@ func TestDatabaseRestart(t *testing.T) {
 // privateServer starts a server of the test's own for engine.
 func privateServer(t *testing.T, engine string, settings ...string) *dbServer {
 	t.Helper()
-	if engine == laravel.EngineMySQL {
+	if engine == appconfig.EngineMySQL {
 		return privateMariaDB(t)
 	}
 	return privatePostgres(t, settings...)

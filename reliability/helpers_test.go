@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -32,7 +34,7 @@ var app struct {
 	path    string // the app (artisan's directory)
 	envFile string
 	hasPHP  bool
-	q       *laravel.Queue
+	q       *dbqueue.Queue
 }
 
 // needApp returns the app with jobs, failed_jobs and job_runs emptied.
@@ -89,13 +91,13 @@ func setUpApp() error {
 	} else if err := goOnlyApp(); err != nil {
 		return err
 	}
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	app.q, err = laravel.Open(ctx, cfg, laravel.Options{})
+	app.q, err = dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	return err
 }
 
@@ -118,11 +120,11 @@ func goOnlyApp() error {
 	if _, err := root.Exec("create database if not exists " + appDB); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	cfg, err := laravel.LoadConfig(laravel.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
+	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}
-	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		return err
 	}
@@ -303,18 +305,18 @@ func noopTemplate(t *testing.T, queue string) []byte {
 
 // pushCopies pushes n copies of a payload, each with a fresh uuid, and
 // returns the uuids.
-func pushCopies(t *testing.T, q *laravel.Queue, template []byte, queue string, n int) map[string]bool {
+func pushCopies(t *testing.T, q *dbqueue.Queue, template []byte, queue string, n int) map[string]bool {
 	t.Helper()
 	p, err := payload.Parse(template)
 	if err != nil {
 		t.Fatal(err)
 	}
 	uuids := make(map[string]bool, n)
-	items := make([]laravel.PushItem, 0, n)
+	items := make([]jobqueue.PushItem, 0, n)
 	for range n {
 		id, _ := payload.NewUUID()
 		uuids[id] = true
-		items = append(items, laravel.PushItem{Queue: queue, Payload: bytes.Replace(template, []byte(p.UUID), []byte(id), 1)})
+		items = append(items, jobqueue.PushItem{Queue: queue, Payload: bytes.Replace(template, []byte(p.UUID), []byte(id), 1)})
 	}
 	if err := q.PushMany(context.Background(), items); err != nil {
 		t.Fatal(err)

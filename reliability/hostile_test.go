@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -149,7 +150,7 @@ func randomKey(t *testing.T) (string, *payload.Encrypter) {
 }
 
 // testEnvFile writes a .env for cfg's database and tables with APP_KEY key.
-func testEnvFile(t *testing.T, cfg laravel.Config, key string, extra ...string) string {
+func testEnvFile(t *testing.T, cfg appconfig.Config, key string, extra ...string) string {
 	t.Helper()
 	lines := []string{
 		"DB_CONNECTION=" + cfg.Driver, "DB_HOST=" + cfg.Host, fmt.Sprintf("DB_PORT=%d", cfg.Port),
@@ -164,7 +165,7 @@ func testEnvFile(t *testing.T, cfg laravel.Config, key string, extra ...string) 
 }
 
 // laraworker starts the laraworker binary's `work` on envFile.
-func laraworker(t *testing.T, envFile string, cfg laravel.Config, args ...string) *proc {
+func laraworker(t *testing.T, envFile string, cfg appconfig.Config, args ...string) *proc {
 	t.Helper()
 	all := append([]string{"work", "--env", envFile, "--failed-table", cfg.FailedTable, "--batches-table", cfg.BatchesTable,
 		"--sleep", "0.1"}, args...)
@@ -181,7 +182,7 @@ func laraworker(t *testing.T, envFile string, cfg laravel.Config, args ...string
 // not grow from one batch to the next.
 func TestHostileInputs(t *testing.T) {
 	needBins(t)
-	cfg := testdb.Config(t, laravel.EngineMySQL)
+	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	q := testdb.Open(t, cfg)
 	key, enc := randomKey(t)
 	_, wrong := randomKey(t)
@@ -210,11 +211,11 @@ func TestHostileInputs(t *testing.T) {
 	kindOf := map[string]hostileKind{}
 	unrouted, _ := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\Unrouted`, phpserialize.Public("n", phpserialize.Int(1))), payload.BuildOptions{})
 	pushBatch := func() int {
-		var items []laravel.PushItem
+		var items []jobqueue.PushItem
 		add := func(k hostileKind) {
 			raw := k.make(t, h)
 			kindOf[string(raw)] = k
-			items = append(items, laravel.PushItem{Payload: raw})
+			items = append(items, jobqueue.PushItem{Payload: raw})
 		}
 		for _, k := range bigKinds {
 			for range 3 {
@@ -224,7 +225,7 @@ func TestHostileInputs(t *testing.T) {
 		nUnrouted := 0
 		for i := 0; len(items) < batch; i++ {
 			if i%10 == 9 {
-				items = append(items, laravel.PushItem{Payload: unrouted})
+				items = append(items, jobqueue.PushItem{Payload: unrouted})
 				nUnrouted++
 				continue
 			}

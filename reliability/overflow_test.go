@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
@@ -33,14 +34,14 @@ func TestAttemptsOverflowFailsOnlyThatJob(t *testing.T) {
 		stopWhenEmpty bool
 	}{{"one-job claims", 1, true, false}, {"batch claims", 10, false, false}, {"one-job claims, stop when empty", 1, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testdb.Config(t, laravel.EngineMySQL)
+			cfg := testdb.Config(t, appconfig.EngineMySQL)
 			q := testdb.Open(t, cfg)
 			var uuids []string
 			for i := range 11 {
 				raw, _ := payload.BuildObjectPayload(phpserialize.Object(noopClass, phpserialize.Public("i", phpserialize.Int(int64(i)))), payload.BuildOptions{})
 				p, _ := payload.Parse(raw)
 				uuids = append(uuids, p.UUID)
-				if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+				if _, err := q.Push(context.Background(), jobqueue.PushItem{Payload: raw}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -19,9 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -94,7 +95,7 @@ func runCLI(t *testing.T, env []string, bin string, args ...string) string {
 // database password and the APP_KEY in every encoding.
 func TestSecretsNeverInOutput(t *testing.T) {
 	needBins(t)
-	cfg := testdb.Config(t, laravel.EngineMySQL)
+	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	q := testdb.Open(t, cfg)
 	user, password := dbUser(t, "lw_sec_")
 	key, enc := randomKey(t)
@@ -102,7 +103,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 	wrongPassword := "wrong-" + password
 	forms := secretForms(password, key, otherKey)
 	forms = append(forms, wrongPassword)
-	cfg.Username, cfg.Password = user, laravel.Secret(password)
+	cfg.Username, cfg.Password = user, appconfig.Secret(password)
 
 	t.Run("wrong DB password", func(t *testing.T) {
 		envFile := testEnvFile(t, cfg, key)
@@ -119,7 +120,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 			assertNoSecrets(t, args[0]+" output", out, forms)
 		}
 		url := fmt.Sprintf("DB_URL=mysql://%s:%s@%s:%d/%s", user, wrongPassword, cfg.Host, cfg.Port, cfg.Database)
-		out := runCLI(t, append(cleanEnv(), url), bins.laraworker, "size", "--env", testEnvFile(t, laravel.Config{Driver: "mysql"}, key))
+		out := runCLI(t, append(cleanEnv(), url), bins.laraworker, "size", "--env", testEnvFile(t, appconfig.Config{Driver: "mysql"}, key))
 		assertNoSecrets(t, "size with DB_URL output", out, forms)
 	})
 
@@ -135,7 +136,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 
 	t.Run("wrong APP_KEY and undecryptable payloads", func(t *testing.T) {
 		serialized, _ := phpserialize.Serialize(phpserialize.Object(noopClass))
-		var items []laravel.PushItem
+		var items []jobqueue.PushItem
 		for i := range 6 {
 			cmd, err := payload.EncryptCommand(enc, serialized)
 			if err != nil {
@@ -147,7 +148,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 			case 2:
 				cmd = base64.StdEncoding.EncodeToString([]byte(`{"iv":"` + key + `","value":"x","mac":"y"}`))
 			}
-			items = append(items, laravel.PushItem{Payload: withCommand(t, cmd)})
+			items = append(items, jobqueue.PushItem{Payload: withCommand(t, cmd)})
 		}
 		if err := q.PushMany(context.Background(), items); err != nil {
 			t.Fatal(err)
@@ -186,7 +187,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := payload.BuildObjectPayload(phpserialize.Object(`LaraWorker\Reliability\Panic`), payload.BuildOptions{})
-		if _, err := q.Push(context.Background(), laravel.PushItem{Payload: raw}); err != nil {
+		if _, err := q.Push(context.Background(), jobqueue.PushItem{Payload: raw}); err != nil {
 			t.Fatal(err)
 		}
 		envFile := testEnvFile(t, cfg, key, "APP_PREVIOUS_KEYS="+otherKey)
@@ -211,7 +212,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 // LARAWORKER_JOB_* variables.
 func TestExecHandlerTakesNoJobDataInArgv(t *testing.T) {
 	needBins(t)
-	cfg := testdb.Config(t, laravel.EngineMySQL)
+	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	q := testdb.Open(t, cfg)
 	dir := t.TempDir()
 	canary := filepath.Join(dir, "canary")
@@ -236,7 +237,7 @@ func TestExecHandlerTakesNoJobDataInArgv(t *testing.T) {
 	}
 	raw, _ := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	p, _ := payload.Parse(raw)
-	if _, err := q.Push(context.Background(), laravel.PushItem{Queue: queue, Payload: raw}); err != nil {
+	if _, err := q.Push(context.Background(), jobqueue.PushItem{Queue: queue, Payload: raw}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -319,14 +320,14 @@ func readCalls(t *testing.T, path string) []call {
 	return out
 }
 
-// TestSQLCatalogueHasNoLiteralValues reads laravel/SQL.md, the catalogue
+// TestSQLCatalogueHasNoLiteralValues reads dbqueue/SQL.md, the catalogue
 // of every statement the queue runs (kept equal to the code by
-// laravel.TestSQLDoc), and checks that no statement carries a value: once
+// dbqueue.TestSQLDoc), and checks that no statement carries a value: once
 // identifiers and placeholders are removed, only the fixed constants of
 // the queries themselves (limit N, then 1 else 0, + 1, escape '!', the
 // claim index's JSON path and widths) may remain.
 func TestSQLCatalogueHasNoLiteralValues(t *testing.T) {
-	doc, err := os.ReadFile("../laravel/SQL.md")
+	doc, err := os.ReadFile("../dbqueue/SQL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,15 +361,20 @@ func TestSQLCatalogueHasNoLiteralValues(t *testing.T) {
 	t.Logf("%d statements in SQL.md, %d lines checked: no literal values", statements, checked)
 }
 
-// TestSQLCallSitesUseTheCatalogue parses package laravel and checks that
+// TestSQLCallSitesUseTheCatalogue parses the SQL packages (sqldb,
+// dbcache, dbqueue) and checks that
 // every query passed to database/sql comes from the statement catalogue
 // (q.st.X(...)), the dialect, or a quoted identifier: never a string built
 // from values.
 func TestSQLCallSitesUseTheCatalogue(t *testing.T) {
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("../laravel/*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range []string{"sqldb", "dbcache", "dbqueue"} {
+		more, err := filepath.Glob("../" + dir + "/*.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, more...)
 	}
 	consts := map[string]bool{} // package-level string constants
 	parsed := map[string]*ast.File{}
@@ -418,9 +424,9 @@ func TestSQLCallSitesUseTheCatalogue(t *testing.T) {
 		})
 	}
 	if calls < 20 {
-		t.Fatalf("found only %d database calls in package laravel", calls)
+		t.Fatalf("found only %d database calls in the SQL packages", calls)
 	}
-	t.Logf("%d database calls in package laravel: every query from the catalogue, the dialect or a quoted identifier", calls)
+	t.Logf("%d database calls in the SQL packages: every query from the catalogue, the dialect or a quoted identifier", calls)
 }
 
 // safeQuery accepts q.st.X(...), d.X()/q.d.X(), a plain variable holding

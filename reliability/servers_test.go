@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // dbServer is a database server of the test's own: its data directory is
@@ -91,7 +92,7 @@ func privateMariaDB(t *testing.T) *dbServer {
 	if out, err := exec.Command(installDB, append(args, asRoot...)...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", installDB, err, out)
 	}
-	s := &dbServer{engine: laravel.EngineMySQL, dir: dir, port: freePort(t), stopSig: syscall.SIGTERM}
+	s := &dbServer{engine: appconfig.EngineMySQL, dir: dir, port: freePort(t), stopSig: syscall.SIGTERM}
 	s.command = func() *exec.Cmd {
 		return exec.Command(mariadbd, append([]string{"--no-defaults", "--datadir=" + data,
 			"--socket=" + filepath.Join(dir, "mysqld.sock"), "--pid-file=" + filepath.Join(dir, "mysqld.pid"),
@@ -136,7 +137,7 @@ func privatePostgres(t *testing.T, settings ...string) *dbServer {
 	if out, err := init.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	s := &dbServer{engine: laravel.EnginePgSQL, dir: dir, port: freePort(t), stopSig: syscall.SIGINT}
+	s := &dbServer{engine: appconfig.EnginePgSQL, dir: dir, port: freePort(t), stopSig: syscall.SIGINT}
 	s.command = func() *exec.Cmd {
 		args := []string{"-D", data, "-p", strconv.Itoa(s.port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"}
 		for _, kv := range settings {
@@ -206,7 +207,7 @@ func (s *dbServer) stop(t *testing.T) {
 // open connects as the superuser to database (the server's default when
 // empty).
 func (s *dbServer) open(database string) (*sql.DB, error) {
-	if s.engine == laravel.EngineMySQL {
+	if s.engine == appconfig.EngineMySQL {
 		return sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/%s", s.port, database))
 	}
 	if database == "" {
@@ -229,23 +230,23 @@ func (s *dbServer) exec(t *testing.T, stmt string) {
 
 // config is a queue configuration on the server's test database, with
 // fresh table names.
-func (s *dbServer) config(t *testing.T) laravel.Config {
+func (s *dbServer) config(t *testing.T) appconfig.Config {
 	t.Helper()
 	cfg := testdb.Config(t, s.engine)
 	cfg.Host, cfg.Port, cfg.Socket, cfg.Database, cfg.Password = "127.0.0.1", s.port, "", "test", ""
 	cfg.Username = "root"
-	if s.engine == laravel.EnginePgSQL {
+	if s.engine == appconfig.EnginePgSQL {
 		cfg.Username = "postgres"
 	}
 	return cfg
 }
 
 // openQueue opens a queue on cfg with a deadline for the connection.
-func openQueue(t *testing.T, cfg laravel.Config) *laravel.Queue {
+func openQueue(t *testing.T, cfg appconfig.Config) *dbqueue.Queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -45,14 +46,14 @@ func BenchmarkDrain(b *testing.B) {
 
 const benchClass = `App\Jobs\BenchNoopJob`
 
-func benchDrain(b *testing.B, q *laravel.Queue, opts Config) {
+func benchDrain(b *testing.B, q *dbqueue.Queue, opts Config) {
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	items := make([]laravel.PushItem, b.N)
+	items := make([]jobqueue.PushItem, b.N)
 	for i := range items {
-		items[i] = laravel.PushItem{Payload: raw}
+		items[i] = jobqueue.PushItem{Payload: raw}
 	}
 	ctx := context.Background()
 	if err := q.PushMany(ctx, items); err != nil {
@@ -87,12 +88,12 @@ func benchDrain(b *testing.B, q *laravel.Queue, opts Config) {
 // deleteCounter counts the store's Delete calls: the grouped deletes the
 // completer wrote.
 type deleteCounter struct {
-	Store
+	jobqueue.Store
 	calls, rows atomic.Int64
 	claims      atomic.Int64 // Claim calls that returned jobs
 }
 
-func (d *deleteCounter) Claim(ctx context.Context, queues []string, n int, opts laravel.ClaimOptions) ([]laravel.JobRow, error) {
+func (d *deleteCounter) Claim(ctx context.Context, queues []string, n int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
 	jobs, err := d.Store.Claim(ctx, queues, n, opts)
 	if len(jobs) > 0 {
 		d.claims.Add(1)
@@ -100,7 +101,7 @@ func (d *deleteCounter) Claim(ctx context.Context, queues []string, n int, opts 
 	return jobs, err
 }
 
-func (d *deleteCounter) Delete(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (d *deleteCounter) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	d.calls.Add(1)
 	d.rows.Add(int64(len(jobs)))
 	return d.Store.Delete(ctx, jobs)
@@ -168,38 +169,38 @@ type memStore struct {
 	deleted atomic.Int64
 }
 
-func (m *memStore) Claim(_ context.Context, _ []string, n int, _ laravel.ClaimOptions) ([]laravel.JobRow, error) {
+func (m *memStore) Claim(_ context.Context, _ []string, n int, _ jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n = min(n, m.left)
 	m.left -= n
 	now := time.Now().Unix()
-	rows := make([]laravel.JobRow, n)
+	rows := make([]jobqueue.JobRow, n)
 	for i := range rows {
 		m.nextID++
-		rows[i] = laravel.JobRow{ID: m.nextID, Queue: "default", Payload: m.payload, Attempts: 1, ReservedAt: &now, AvailableAt: now, CreatedAt: now}
+		rows[i] = jobqueue.JobRow{ID: m.nextID, Queue: "default", Payload: m.payload, Attempts: 1, ReservedAt: &now, AvailableAt: now, CreatedAt: now}
 	}
 	return rows, nil
 }
 
-func (m *memStore) CountClaimable(context.Context, []string, laravel.ClaimOptions) (int64, error) {
+func (m *memStore) CountClaimable(context.Context, []string, jobqueue.ClaimOptions) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return int64(m.left), nil
 }
 
-func (m *memStore) Delete(_ context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (m *memStore) Delete(_ context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	m.deleted.Add(int64(len(jobs)))
 	return nil, nil
 }
 
-func (m *memStore) Finish(context.Context, laravel.JobRow, laravel.Followup) error { return nil }
-func (m *memStore) Release(context.Context, laravel.JobRow, time.Duration) error   { return nil }
-func (m *memStore) Fail(context.Context, laravel.JobRow, string, string, laravel.Followup) error {
+func (m *memStore) Finish(context.Context, jobqueue.JobRow, jobqueue.Followup) error { return nil }
+func (m *memStore) Release(context.Context, jobqueue.JobRow, time.Duration) error    { return nil }
+func (m *memStore) Fail(context.Context, jobqueue.JobRow, string, string, jobqueue.Followup) error {
 	return nil
 }
-func (m *memStore) Unreserve(context.Context, laravel.JobRow) error { return nil }
-func (m *memStore) Extend(_ context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (m *memStore) Unreserve(context.Context, jobqueue.JobRow) error { return nil }
+func (m *memStore) Extend(_ context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	return jobs, nil
 }
 func (m *memStore) Connection() string        { return "database" }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -66,7 +66,7 @@ func TestMemoryCounterIsBounded(t *testing.T) {
 }
 
 func TestMetricsClassLabelComesFromTheRegistry(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	reg := handlers.NewRegistry()
 	reg.Handle(classA, handlers.Noop())
 	push(t, q, "", `app\jobs\SENDMAIL`) // PHP class names are case-insensitive

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -31,7 +33,7 @@ func fixture(t *testing.T, name string) []byte {
 // row Go pushes for link 2 carries the command PHP's
 // dispatchNextJobInChain would have written.
 func TestChainRunsInOrderAndPushesPHPsNextLink(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		var steps []string
 		var secondCommand string
 		reg := handlers.NewRegistry()
@@ -68,7 +70,7 @@ func TestChainRunsInOrderAndPushesPHPsNextLink(t *testing.T) {
 }
 
 func TestAFailedLinkStopsTheChain(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ran := 0
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(`App\Jobs\ChainLinkJob`, func(context.Context, *handlers.Job) error {
@@ -93,17 +95,17 @@ func TestAFailedLinkStopsTheChain(t *testing.T) {
 
 // insertBatch writes a job_batches row as Laravel's DatabaseBatchRepository
 // does (options base64-encoded on PostgreSQL).
-func insertBatch(t *testing.T, q *laravel.Queue, id string, total int, options []byte) {
+func insertBatch(t *testing.T, q *dbqueue.Queue, id string, total int, options []byte) {
 	t.Helper()
 	opts := string(options)
-	if q.Dialect().Name() == laravel.EnginePgSQL {
+	if q.Dialect().Name() == appconfig.EnginePgSQL {
 		opts = base64.StdEncoding.EncodeToString(options)
 	}
 	exec(t, q, fmt.Sprintf("insert into %s (id, name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options, cancelled_at, created_at, finished_at) values (?, '', ?, ?, 0, '[]', ?, null, ?, null)", q.Config().BatchesTable),
 		id, total, total, opts, time.Now().Unix())
 }
 
-func batchState(t *testing.T, q *laravel.Queue, id string) laravel.Batch {
+func batchState(t *testing.T, q *dbqueue.Queue, id string) jobqueue.Batch {
 	t.Helper()
 	b, err := q.FindBatch(context.Background(), id)
 	if err != nil {
@@ -113,7 +115,7 @@ func batchState(t *testing.T, q *laravel.Queue, id string) laravel.Batch {
 }
 
 func TestBatchCountersMatchLaravels(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		const batchID = "a35820df-95af-46d7-b2c8-42622312a3de" // in the fixtures' commands
 		insertBatch(t, q, batchID, 2, fixture(t, "batch.options.txt"))
 		reg := handlers.NewRegistry()
@@ -130,7 +132,7 @@ func TestBatchCountersMatchLaravels(t *testing.T) {
 }
 
 func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		const batchID = "a35820df-95af-46d7-b2c8-42622312a3de"
 		insertBatch(t, q, batchID, 2, fixture(t, "batch.options.txt"))
 		reg := handlers.NewRegistry()
@@ -161,7 +163,7 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 }
 
 func TestBatchesWithPHPCallbacksAreLeftToPHP(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		member := fixture(t, "batch-callbacks-member.json")
 		p, _ := payload.Parse(member)
 		cmd, err := payload.DecodeCommand(p, nil)

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
 // claim reserves up to n jobs (one at a time in --laravel-exact mode).
 // Only classes with a handler are reserved unless --unrouted=fail.
-func (w *Worker) claim(ctx context.Context, n int) ([]laravel.JobRow, error) {
+func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	opts, ok := w.claimOptions()
 	queues := w.claimQueues()
 	if !ok || len(queues) == 0 {
@@ -48,8 +48,8 @@ func (w *Worker) claimQueues() []string {
 // claimOptions restricts claims to routed classes (unless --unrouted=fail)
 // and away from rows given back to PHP; ok is false when nothing may be
 // claimed at all.
-func (w *Worker) claimOptions() (laravel.ClaimOptions, bool) {
-	opts := laravel.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
+func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
+	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(w.now())}
 	blocked := w.health.blockedClasses(w.now())
 	if w.cfg.Unrouted == UnroutedSkip {
 		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
@@ -76,7 +76,7 @@ func (w *Worker) reallyEmpty(ctx context.Context) bool {
 // overflowing tinyint unsigned), as Laravel 12.54+ does, so it cannot wedge
 // the queue; other errors are returned for the loop to log and retry.
 func (w *Worker) claimError(ctx context.Context, err error) error {
-	var ce *laravel.ClaimError
+	var ce *jobqueue.ClaimError
 	if !errors.As(err, &ce) {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -23,7 +23,7 @@ import (
 type completer struct {
 	completerDeps
 	// deletes queues successful jobs for the grouped delete.
-	deletes chan laravel.JobRow
+	deletes chan jobqueue.JobRow
 	done    chan struct{}
 
 	// writeCtx is every write's context; cancelled at the write deadline.
@@ -39,13 +39,13 @@ type completer struct {
 // completerDeps is what a completer is built from: it knows nothing of
 // the worker that feeds it.
 type completerDeps struct {
-	store   Store
+	store   jobqueue.Store
 	log     zerolog.Logger
 	metrics *Metrics
 	// stats receives the outcomes written, lost and dropped.
 	stats *counters
 	// written, when set, hears of every outcome written.
-	written func(laravel.JobRow, Outcome)
+	written func(jobqueue.JobRow, Outcome)
 	// group turns successful jobs' deletes into grouped Deletes.
 	group bool
 	// setupProblem reports an error the app's setup causes (and logs it
@@ -56,7 +56,7 @@ type completerDeps struct {
 func newCompleter(deps completerDeps) *completer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &completer{
-		completerDeps: deps, deletes: make(chan laravel.JobRow, deleteBatchMax), done: make(chan struct{}),
+		completerDeps: deps, deletes: make(chan jobqueue.JobRow, deleteBatchMax), done: make(chan struct{}),
 		writeCtx: ctx, giveUp: cancel, stopping: make(chan struct{}),
 	}
 }
@@ -79,13 +79,13 @@ func (c *completer) giveUpAt(deadline time.Time) {
 }
 
 // finish removes a finished job with its followup (chain link, batch).
-func (c *completer) finish(row laravel.JobRow, f laravel.Followup) {
+func (c *completer) finish(row jobqueue.JobRow, f jobqueue.Followup) {
 	res := c.persist("finish", 1, func(ctx context.Context) error { return c.store.Finish(ctx, row, f) })
 	c.record(res, verdictDelete, "finish", row)
 }
 
 // release puts a job back with a delay.
-func (c *completer) release(row laravel.JobRow, delay time.Duration) {
+func (c *completer) release(row jobqueue.JobRow, delay time.Duration) {
 	res := c.persist("release", 1, func(ctx context.Context) error { return c.store.Release(ctx, row, delay) })
 	c.record(res, verdictRelease, "release", row)
 }
@@ -95,7 +95,7 @@ func (c *completer) release(row laravel.JobRow, delay time.Duration) {
 // set, gives the batch entry to record with the failure; it is asked
 // again on every try, so a batch read that fails is retried with the
 // write instead of losing the batch's failure.
-func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception string, batch func(context.Context) (*laravel.BatchEntry, error)) {
+func (c *completer) fail(row jobqueue.JobRow, p *payload.Payload, exception string, batch func(context.Context) (*jobqueue.BatchEntry, error)) {
 	uuid := ""
 	if p != nil {
 		uuid = p.UUID
@@ -104,7 +104,7 @@ func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception strin
 		uuid, _ = payload.NewUUID()
 	}
 	res := c.persist("fail", 1, func(ctx context.Context) error {
-		var f laravel.Followup
+		var f jobqueue.Followup
 		if batch != nil {
 			var err error
 			if f.Batch, err = batch(ctx); err != nil {
@@ -118,13 +118,13 @@ func (c *completer) fail(row laravel.JobRow, p *payload.Payload, exception strin
 
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
-func (c *completer) unreserve(row laravel.JobRow) {
+func (c *completer) unreserve(row jobqueue.JobRow) {
 	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
 	c.record(res, verdictUnreserve, "unreserve", row)
 }
 
 // record counts a single job's write.
-func (c *completer) record(res writeResult, v verdict, op string, row laravel.JobRow) {
+func (c *completer) record(res writeResult, v verdict, op string, row jobqueue.JobRow) {
 	switch {
 	case res.lost:
 		c.reservationLost(op, row, res.retried)
@@ -172,7 +172,7 @@ func (c *completer) persist(what string, jobs int, op func(ctx context.Context) 
 				c.log.Info().Str("op", what).Int("attempts", attempt).Msg("database write succeeded after retries")
 			}
 			return res
-		case errors.Is(err, laravel.ErrReservationLost):
+		case errors.Is(err, jobqueue.ErrReservationLost):
 			res.lost = true
 			return res
 		case ctx.Err() != nil:
@@ -212,7 +212,7 @@ func (c *completer) maxRetryDelay() time.Duration {
 
 // reservationLost logs and counts an outcome dropped because another
 // worker holds the job now.
-func (c *completer) reservationLost(op string, row laravel.JobRow, retried bool) {
+func (c *completer) reservationLost(op string, row jobqueue.JobRow, retried bool) {
 	c.stats.lost.Add(1)
 	c.metrics.reservationLost(op)
 	ev := c.log.Warn().Str("op", op).Int64("id", row.ID).Str("queue", row.Queue).Int("attempt", row.Attempts)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
@@ -72,8 +72,8 @@ type Config struct {
 	// Default 10s; negative: none.
 	WriteGrace time.Duration
 	// LaravelExact claims one job per claim and writes every outcome on
-	// its own, as Laravel's worker does; with a laravel.Queue opened with
-	// laravel.Options.ExactStatements, the statements are Laravel's own too.
+	// its own, as Laravel's worker does; with a dbqueue.Queue opened with
+	// dbqueue.Options.ExactStatements, the statements are Laravel's own too.
 	LaravelExact bool
 	// Unrouted is what to do with jobs no handler is registered for.
 	// Default UnroutedSkip.
@@ -101,26 +101,26 @@ type Config struct {
 	App *handlers.App
 	// Cache is the app's cache store as far as Go can share it (the
 	// queue:restart signal, maxExceptions counters). Default: the store's
-	// own when it has one (a laravel.Queue on an app whose cache store is
+	// own when it has one (a dbqueue.Queue on an app whose cache store is
 	// "database"); nil: restart signals are not seen and counters are kept
 	// in this process.
-	Cache Cache
+	Cache jobqueue.Cache
 	// Batches is Laravel's batch repository (job_batches). Default: the
 	// store, when it implements Batches.
-	Batches Batches
+	Batches jobqueue.Batches
 	// Exceptions holds maxExceptions counters. Default: counters in Cache,
 	// else in this process's memory.
 	Exceptions ExceptionCounter
 	// Locks releases unique jobs' locks, by cache store name as
 	// config/cache.php names the stores ("database", "redis"). Default:
-	// the store's own database locks (a laravel.Queue's cache_locks) as
+	// the store's own database locks (a dbqueue.Queue's cache_locks) as
 	// "database". A unique job whose store is missing here keeps its lock
 	// (the worker says so once per class).
-	Locks map[string]LockStore
+	Locks map[string]jobqueue.LockStore
 	// CacheStore is the app's default cache store name (CACHE_STORE, or
 	// CACHE_DRIVER before 11): where unique locks live unless the class's
 	// uniqueVia() or the payload names another. Default: the store's
-	// configuration (a laravel.Queue's).
+	// configuration (a dbqueue.Queue's).
 	CacheStore string
 	// Models looks up the rows of models the registrations name
 	// (handlers.Models). Default: the store, when it implements it.
@@ -128,7 +128,7 @@ type Config struct {
 	// Written, when set, is called after each outcome's write landed (not
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
-	Written func(job laravel.JobRow, o Outcome)
+	Written func(job jobqueue.JobRow, o Outcome)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
 }
@@ -168,7 +168,7 @@ const (
 // WithDefaults returns c with every zero field set to its default and
 // "none" (negative) fields set to zero, the form the worker reads. store
 // supplies the defaults that depend on it (Batches, Cache).
-func (c Config) WithDefaults(store Store) Config {
+func (c Config) WithDefaults(store jobqueue.Store) Config {
 	c.Name = orDefault(c.Name, "default")
 	c.Sleep = durationOr(c.Sleep, DefaultSleep)
 	c.Rest = max(c.Rest, 0)
@@ -191,7 +191,7 @@ func (c Config) WithDefaults(store Store) Config {
 		c.Now = time.Now
 	}
 	if c.Batches == nil {
-		if b, ok := store.(Batches); ok {
+		if b, ok := store.(jobqueue.Batches); ok {
 			c.Batches = b
 		}
 	}
@@ -204,7 +204,7 @@ func (c Config) WithDefaults(store Store) Config {
 
 // withClassDefaults fills what the registrations' class declarations need:
 // lock stores, the default cache store name, model lookups.
-func (c *Config) withClassDefaults(store Store) {
+func (c *Config) withClassDefaults(store jobqueue.Store) {
 	if c.Locks == nil {
 		c.Locks = storeLocks(store)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // Grouped deletes. The completer keeps one Delete in flight at a time,
@@ -28,9 +28,9 @@ const (
 )
 
 // delete removes a finished job.
-func (c *completer) delete(row laravel.JobRow) {
+func (c *completer) delete(row jobqueue.JobRow) {
 	if !c.group {
-		c.flush([]laravel.JobRow{row})
+		c.flush([]jobqueue.JobRow{row})
 		return
 	}
 	c.deletes <- row
@@ -40,7 +40,7 @@ func (c *completer) delete(row laravel.JobRow) {
 func (c *completer) loop() {
 	defer close(c.done)
 	defer c.giveUp() // releases the context's resources
-	batch := make([]laravel.JobRow, 0, deleteBatchMax)
+	batch := make([]jobqueue.JobRow, 0, deleteBatchMax)
 	spacing := time.NewTimer(time.Hour)
 	spacing.Stop()
 	var last time.Time // when the previous delete started
@@ -66,7 +66,7 @@ func (c *completer) loop() {
 
 // gather adds the deletes already queued to batch, up to deleteBatchMax;
 // false when the queue is closed (stop).
-func (c *completer) gather(batch *[]laravel.JobRow) (open bool) {
+func (c *completer) gather(batch *[]jobqueue.JobRow) (open bool) {
 	for len(*batch) < deleteBatchMax {
 		select {
 		case row, ok := <-c.deletes:
@@ -83,7 +83,7 @@ func (c *completer) gather(batch *[]laravel.JobRow) (open bool) {
 
 // gatherUntil adds deletes to batch as they come until deadline fires or
 // the batch is full; false when the queue is closed (stop).
-func (c *completer) gatherUntil(batch *[]laravel.JobRow, deadline <-chan time.Time) (open bool) {
+func (c *completer) gatherUntil(batch *[]jobqueue.JobRow, deadline <-chan time.Time) (open bool) {
 	for len(*batch) < deleteBatchMax {
 		select {
 		case row, ok := <-c.deletes:
@@ -100,11 +100,11 @@ func (c *completer) gatherUntil(batch *[]laravel.JobRow, deadline <-chan time.Ti
 
 // flush deletes rows, retrying until written (or the write deadline), and
 // counts each job done or lost.
-func (c *completer) flush(rows []laravel.JobRow) {
+func (c *completer) flush(rows []jobqueue.JobRow) {
 	if len(rows) == 0 {
 		return
 	}
-	var lost []laravel.JobRow
+	var lost []jobqueue.JobRow
 	res := c.persist("delete", len(rows), func(ctx context.Context) (err error) {
 		lost, err = c.store.Delete(ctx, rows)
 		return err

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -18,13 +19,13 @@ import (
 // deleteRecorder is the real store, recording the ids of every Delete
 // call: the grouped deletes as the database receives them.
 type deleteRecorder struct {
-	Store
+	jobqueue.Store
 	mu    sync.Mutex
 	calls [][]int64
 	at    []time.Time
 }
 
-func (d *deleteRecorder) Delete(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (d *deleteRecorder) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
@@ -71,7 +72,7 @@ func (b *barrier) wait() {
 // not one per job, and every row is gone.
 func TestJobsFinishingTogetherShareDeletes(t *testing.T) {
 	const n = 64
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		pushNumbered(t, q, classA, n)
 		store := &deleteRecorder{Store: q}
 		together := newBarrier(n)
@@ -114,7 +115,7 @@ func sizes(calls [][]int64) []int {
 // single job's row is gone right after its handler returns: its delete
 // waits for no batch to fill and no worker to stop.
 func TestALoneJobIsDeletedAtOnce(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		store := &deleteRecorder{Store: q}
 		returned := make(chan time.Time, 1)
 		reg := handlers.NewRegistry()
@@ -162,7 +163,7 @@ func TestALoneJobIsDeletedAtOnce(t *testing.T) {
 // worker has them) and does not retry them.
 func TestLostReservationsInABatch(t *testing.T) {
 	const n = 16
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		pushNumbered(t, q, classA, n)
 		store := &deleteRecorder{Store: q}
 		together := newBarrier(n)

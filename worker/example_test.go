@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/worker"
@@ -21,11 +23,11 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	q, err := laravel.Open(ctx, laravel.Config{
-		Driver: laravel.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
+	q, err := dbqueue.Open(ctx, appconfig.Config{
+		Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
 		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
 		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
-	}, laravel.Options{})
+	}, dbqueue.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,7 +39,7 @@ func Example() {
 	}
 	raw, _ := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\SendWelcome`,
 		phpserialize.Public("email", phpserialize.String("ada@example.com"))), payload.BuildOptions{})
-	if _, err := q.Push(ctx, laravel.PushItem{Payload: raw}); err != nil {
+	if _, err := q.Push(ctx, jobqueue.PushItem{Payload: raw}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -56,7 +57,7 @@ func (c *memoryCounter) Forget(_ context.Context, uuid string) error {
 
 // CacheCounter keeps the counters in the app's database cache store, under
 // the keys PHP workers use, so PHP and Go count the same exceptions.
-type CacheCounter struct{ Cache Cache }
+type CacheCounter struct{ Cache jobqueue.Cache }
 
 func exceptionsKey(uuid string) string { return "job-exceptions:" + uuid }
 

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -101,14 +102,14 @@ func (p *faultProxy) Restore() {
 // while the database is away are written once it is back, and every job
 // runs to completion.
 func TestDatabaseOutagesLoseNothing(t *testing.T) {
-	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			cfg := testdb.Config(t, engine)
 			admin := testdb.Open(t, cfg) // creates (and later drops) the tables directly
 			proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 			cfg.Host, cfg.Port = proxy.addr()
 			cfg.RetryAfter = 5
-			q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+			q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +194,7 @@ func countLines(s, sub string) int {
 // after a crash. When the database comes back within the write grace,
 // everything is written and nothing is dropped.
 func TestShutdownWithTheDatabaseDown(t *testing.T) {
-	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		for _, comesBack := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/back within the write grace %v", engine, comesBack), func(t *testing.T) {
 				cfg := testdb.Config(t, engine)
@@ -201,7 +202,7 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 				cfg.Host, cfg.Port = proxy.addr()
 				cfg.RetryAfter = 3
-				q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+				q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -309,11 +310,11 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 // WriteGrace after its last handler returned, then drops them: it never
 // hangs on a dead database.
 func TestSelfStopWithTheDatabaseDown(t *testing.T) {
-	cfg := testdb.Config(t, laravel.EngineMySQL)
+	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	admin := testdb.Open(t, cfg)
 	proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	cfg.Host, cfg.Port = proxy.addr()
-	q, err := laravel.Open(context.Background(), cfg, laravel.Options{})
+	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

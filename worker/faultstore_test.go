@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -22,8 +25,8 @@ import (
 // fail. It lets the completion paths be tested without a proxy. It also
 // stands in for the batch repository ("find-batch").
 type faultStore struct {
-	Store
-	batches Batches
+	jobqueue.Store
+	batches jobqueue.Batches
 	mu      sync.Mutex
 	fails   map[string]int
 	calls   map[string]int
@@ -34,9 +37,9 @@ type faultStore struct {
 
 var errInjected = errors.New("injected: server has gone away")
 
-func newFaultStore(s Store) *faultStore {
+func newFaultStore(s jobqueue.Store) *faultStore {
 	f := &faultStore{Store: s, fails: map[string]int{}, calls: map[string]int{}}
-	f.batches, _ = s.(Batches)
+	f.batches, _ = s.(jobqueue.Batches)
 	return f
 }
 
@@ -71,68 +74,68 @@ func (f *faultStore) count(op string) int {
 	return f.calls[op]
 }
 
-func (f *faultStore) Claim(ctx context.Context, queues []string, n int, opts laravel.ClaimOptions) ([]laravel.JobRow, error) {
+func (f *faultStore) Claim(ctx context.Context, queues []string, n int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
 	if err := f.inject("claim"); err != nil {
 		return nil, err
 	}
 	return f.Store.Claim(ctx, queues, n, opts)
 }
 
-func (f *faultStore) Delete(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (f *faultStore) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	if err := f.inject("delete"); err != nil {
 		return nil, err
 	}
 	return f.Store.Delete(ctx, jobs)
 }
 
-func (f *faultStore) Finish(ctx context.Context, job laravel.JobRow, fu laravel.Followup) error {
+func (f *faultStore) Finish(ctx context.Context, job jobqueue.JobRow, fu jobqueue.Followup) error {
 	if err := f.inject("finish"); err != nil {
 		return err
 	}
 	return f.Store.Finish(ctx, job, fu)
 }
 
-func (f *faultStore) Release(ctx context.Context, job laravel.JobRow, delay time.Duration) error {
+func (f *faultStore) Release(ctx context.Context, job jobqueue.JobRow, delay time.Duration) error {
 	if err := f.inject("release"); err != nil {
 		return err
 	}
 	return f.Store.Release(ctx, job, delay)
 }
 
-func (f *faultStore) Fail(ctx context.Context, job laravel.JobRow, uuid, exception string, fu laravel.Followup) error {
+func (f *faultStore) Fail(ctx context.Context, job jobqueue.JobRow, uuid, exception string, fu jobqueue.Followup) error {
 	if err := f.inject("fail"); err != nil {
 		return err
 	}
 	return f.Store.Fail(ctx, job, uuid, exception, fu)
 }
 
-func (f *faultStore) Unreserve(ctx context.Context, job laravel.JobRow) error {
+func (f *faultStore) Unreserve(ctx context.Context, job jobqueue.JobRow) error {
 	if err := f.inject("unreserve"); err != nil {
 		return err
 	}
 	return f.Store.Unreserve(ctx, job)
 }
 
-func (f *faultStore) Extend(ctx context.Context, jobs []laravel.JobRow) ([]laravel.JobRow, error) {
+func (f *faultStore) Extend(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
 	if err := f.inject("extend"); err != nil {
 		return nil, err
 	}
 	return f.Store.Extend(ctx, jobs)
 }
 
-func (f *faultStore) FindBatch(ctx context.Context, id string) (laravel.Batch, error) {
+func (f *faultStore) FindBatch(ctx context.Context, id string) (jobqueue.Batch, error) {
 	if err := f.inject("find-batch"); err != nil {
-		return laravel.Batch{}, err
+		return jobqueue.Batch{}, err
 	}
 	return f.batches.FindBatch(ctx, id)
 }
 
 func TestFaultStoreIsAStore(t *testing.T) {
-	var _ Store = (*laravel.Queue)(nil)
-	var _ Batches = (*laravel.Queue)(nil)
-	var _ Cache = (*laravel.Cache)(nil)
-	var _ Store = newFaultStore(nil)
-	var _ Batches = newFaultStore(nil)
+	var _ jobqueue.Store = (*dbqueue.Queue)(nil)
+	var _ jobqueue.Batches = (*dbqueue.Queue)(nil)
+	var _ Cache = (*dbcache.Cache)(nil)
+	var _ jobqueue.Store = newFaultStore(nil)
+	var _ jobqueue.Batches = newFaultStore(nil)
 }
 
 // Every outcome write that fails is retried until the store takes it:
@@ -143,31 +146,31 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 		op      string
 		handler func(context.Context, *handlers.Job) error
 		props   []phpserialize.Entry
-		check   func(t *testing.T, q *laravel.Queue)
+		check   func(t *testing.T, q *dbqueue.Queue)
 	}{
 		{"delete", func(context.Context, *handlers.Job) error { return nil }, nil,
-			func(t *testing.T, q *laravel.Queue) {
+			func(t *testing.T, q *dbqueue.Queue) {
 				if n := len(jobRows(t, q)) + len(failedRows(t, q)); n != 0 {
 					t.Fatalf("%d rows left, want the job deleted", n)
 				}
 			}},
 		{"release", func(context.Context, *handlers.Job) error { return errors.New("try later") },
 			[]phpserialize.Entry{phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.Int(60))},
-			func(t *testing.T, q *laravel.Queue) {
+			func(t *testing.T, q *dbqueue.Queue) {
 				rows := jobRows(t, q)
 				if len(rows) != 1 || rows[0].Attempts != 1 || rows[0].ReservedAt.Valid {
 					t.Fatalf("want the job released once, attempts 1: %+v", rows)
 				}
 			}},
 		{"fail", func(context.Context, *handlers.Job) error { return errors.New("bad input") }, nil,
-			func(t *testing.T, q *laravel.Queue) {
+			func(t *testing.T, q *dbqueue.Queue) {
 				if f := failedRows(t, q); len(f) != 1 || !strings.Contains(f[0].Exception, "bad input") || len(jobRows(t, q)) != 0 {
 					t.Fatalf("want one failed row and no job, got %d failed, %d jobs", len(f), len(jobRows(t, q)))
 				}
 			}},
 	} {
 		t.Run(c.op, func(t *testing.T) {
-			q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+			q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 			store := newFaultStore(q)
 			store.failNext(c.op, 3)
 			reg := handlers.NewRegistry()
@@ -192,7 +195,7 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 
 // A claim that fails is logged, counted and retried; nothing is lost.
 func TestFailedClaimsAreRetried(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	store := newFaultStore(q)
 	store.failNext("claim", 2)
 	runs := newCounter()
@@ -215,7 +218,7 @@ func TestFailedClaimsAreRetried(t *testing.T) {
 // which is retried as a whole: exactly one next link, and the finished
 // one deleted.
 func TestChainLinkIsPushedWithTheDelete(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	store := newFaultStore(q)
 	store.failNext("finish", 2)
 	reg := handlers.NewRegistry()

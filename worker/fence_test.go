@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +24,7 @@ const fixtureBatchID = "a35820df-95af-46d7-b2c8-42622312a3de" // in the batch fi
 // reclaimAsAnotherWorker does to a running job's row what Laravel's pop
 // does after retry_after: markJobAsReserved with a later reserved_at and
 // one more attempt.
-func reclaimAsAnotherWorker(t *testing.T, q *laravel.Queue, id int64) {
+func reclaimAsAnotherWorker(t *testing.T, q *dbqueue.Queue, id int64) {
 	t.Helper()
 	exec(t, q, fmt.Sprintf("update %s set reserved_at = reserved_at + %d, attempts = attempts + 1 where id = ?",
 		q.Config().JobsTable, q.Config().RetryAfter+1), id)
@@ -60,7 +61,7 @@ func TestALostReservationDropsTheOutcome(t *testing.T) {
 		{"batch member failure", "fail", "", func(t *testing.T) []byte { return fixture(t, "batch-member.json") },
 			func(context.Context, *handlers.Job) error { return errors.New("boom") }},
 	}
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		for _, c := range cases {
 			for _, finished := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/finished elsewhere %v", c.name, finished), func(t *testing.T) {
@@ -132,7 +133,7 @@ func logLine(t *testing.T, logs, s string) string {
 // is deleted with the token of the last one (a worker that kept the
 // claim's token would find its own reservation "lost").
 func TestLeaseRefreshKeepsTheToken(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(ctx context.Context, job *handlers.Job) error {
 			time.Sleep(3500 * time.Millisecond)
@@ -160,7 +161,7 @@ func TestLeaseRefreshKeepsTheToken(t *testing.T) {
 // job; the next refresh finds out, cancels the handler (the job runs
 // elsewhere now) with a cause that says so, and the outcome is dropped.
 func TestLeaseRefreshFindsALostReservation(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		var id int64
 		cause := make(chan error, 1)
 		reg := handlers.NewRegistry()
@@ -210,7 +211,7 @@ func objectPayload(t *testing.T, class string, props ...phpserialize.Entry) []by
 // itself fail several times. The failure is still recorded: the batch
 // ends cancelled and finished, with Laravel's counters.
 func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		insertBatch(t, q, fixtureBatchID, 2, fixture(t, "batch.options.txt"))
 		store := newFaultStore(q)
 		failing, _ := payload.Parse(fixture(t, "batch-member-2.json"))
@@ -252,7 +253,7 @@ func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
 
 // retryAfterStore is a store whose retry_after is configurable.
 type retryAfterStore struct {
-	Store
+	jobqueue.Store
 	d time.Duration
 }
 

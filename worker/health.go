@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -54,9 +54,9 @@ const (
 // says whether it was one.
 func (w *Worker) setupProblem(err error) bool {
 	switch {
-	case errors.Is(err, laravel.ErrMissingTable):
+	case errors.Is(err, jobqueue.ErrMissingTable):
 		w.configProblem(&ConfigError{Kind: kindSchema, Err: err})
-	case errors.Is(err, laravel.ErrPermissionDenied):
+	case errors.Is(err, jobqueue.ErrPermissionDenied):
 		w.configProblem(&ConfigError{Kind: kindPermission, Err: err})
 	default:
 		return false

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,7 +23,7 @@ const secretClass = `App\Jobs\Secret`
 
 // pushEncrypted pushes a ShouldBeEncrypted job of secretClass, encrypted
 // with enc, and returns its uuid.
-func pushEncrypted(t *testing.T, q *laravel.Queue, enc *payload.Encrypter) string {
+func pushEncrypted(t *testing.T, q *dbqueue.Queue, enc *payload.Encrypter) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(secretClass, phpserialize.Public("card", phpserialize.String("4242"))),
 		payload.BuildOptions{Encrypter: enc})
@@ -61,7 +62,7 @@ func TestAKeyProblemGivesJobsBackAndStopsTheClass(t *testing.T) {
 		{"wrong key", newKeyEncrypter(t), "The MAC is invalid."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+			q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 			for range 3 {
 				pushEncrypted(t, q, appKey)
 			}
@@ -114,7 +115,7 @@ func TestAKeyProblemGivesJobsBackAndStopsTheClass(t *testing.T) {
 // A missing table is a setup problem: claims are retried (not failed),
 // logged once a minute, and Health says so until a claim works again.
 func TestAMissingTableIsReportedNotLoggedPerClaim(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 	exec(t, q, "alter table "+q.Config().JobsTable+" rename to moved_away")
@@ -150,7 +151,7 @@ func TestAMissingTableIsReportedNotLoggedPerClaim(t *testing.T) {
 // A handler reaches the worker's logger (with the job's fields), the
 // app's resolved configuration and its database.
 func TestHandlersReachTheLoggerConfigAndDatabase(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	uuid := push(t, q, "", classA)
 	var jobs int
 	reg := handlers.NewRegistry()
@@ -182,7 +183,7 @@ func TestHandlersReachTheLoggerConfigAndDatabase(t *testing.T) {
 // job's fault (tampered, or written by another app): it fails as PHP
 // fails it, and the class is not stopped.
 func TestATamperedJobFailsOnceTheKeyIsKnownGood(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	key := newKeyEncrypter(t)
 	good := pushEncrypted(t, q, key)
 	bad := pushEncrypted(t, q, newKeyEncrypter(t)) // another app's key: the MAC does not match
@@ -208,7 +209,7 @@ func TestATamperedJobFailsOnceTheKeyIsKnownGood(t *testing.T) {
 
 // A class stopped by a key problem is probed again a minute later.
 func TestAKeyProblemIsProbedAgain(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	pushEncrypted(t, q, newKeyEncrypter(t))
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())

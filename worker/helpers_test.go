@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/rs/zerolog"
@@ -50,7 +51,7 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func newTestWorker(t *testing.T, store Store, reg *handlers.Registry, cfg Config, enc *payload.Encrypter) (*Worker, *logBuffer) {
+func newTestWorker(t *testing.T, store jobqueue.Store, reg *handlers.Registry, cfg Config, enc *payload.Encrypter) (*Worker, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	var out io.Writer = logs
@@ -127,7 +128,7 @@ func (r *workerRun) stopped() (StopReason, bool) {
 
 // push inserts a job built as PHP's createObjectPayload would for class
 // with props, and returns its uuid.
-func push(t *testing.T, q *laravel.Queue, queue, class string, props ...phpserialize.Entry) string {
+func push(t *testing.T, q *dbqueue.Queue, queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
@@ -139,24 +140,24 @@ func push(t *testing.T, q *laravel.Queue, queue, class string, props ...phpseria
 }
 
 // pushNumbered bulk-pushes n jobs of class, each with a property i = 0..n-1.
-func pushNumbered(t *testing.T, q *laravel.Queue, class string, n int) {
+func pushNumbered(t *testing.T, q *dbqueue.Queue, class string, n int) {
 	t.Helper()
-	items := make([]laravel.PushItem, n)
+	items := make([]jobqueue.PushItem, n)
 	for i := range items {
 		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, phpserialize.Public("i", phpserialize.Int(int64(i)))), payload.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		items[i] = laravel.PushItem{Payload: raw}
+		items[i] = jobqueue.PushItem{Payload: raw}
 	}
 	if err := q.PushMany(context.Background(), items); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func pushRaw(t *testing.T, q *laravel.Queue, queue string, raw []byte) int64 {
+func pushRaw(t *testing.T, q *dbqueue.Queue, queue string, raw []byte) int64 {
 	t.Helper()
-	id, err := q.Push(context.Background(), laravel.PushItem{Queue: queue, Payload: raw})
+	id, err := q.Push(context.Background(), jobqueue.PushItem{Queue: queue, Payload: raw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +169,12 @@ type (
 	failedRow = testdb.FailedRow
 )
 
-func jobRows(t *testing.T, q *laravel.Queue) []jobRow       { return testdb.JobRows(t, q) }
-func failedRows(t *testing.T, q *laravel.Queue) []failedRow { return testdb.FailedRows(t, q) }
+func jobRows(t *testing.T, q *dbqueue.Queue) []jobRow       { return testdb.JobRows(t, q) }
+func failedRows(t *testing.T, q *dbqueue.Queue) []failedRow { return testdb.FailedRows(t, q) }
 
 // exec runs a statement on the queue's database, with '?' placeholders
 // rebound for the engine.
-func exec(t *testing.T, q *laravel.Queue, query string, args ...any) {
+func exec(t *testing.T, q *dbqueue.Queue, query string, args ...any) {
 	t.Helper()
 	if _, err := q.DB().Exec(q.Dialect().Rebind(query), args...); err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func exec(t *testing.T, q *laravel.Queue, query string, args ...any) {
 
 // makeReady moves every delayed row's available_at to now, as if its
 // backoff had passed.
-func makeReady(t *testing.T, q *laravel.Queue) {
+func makeReady(t *testing.T, q *dbqueue.Queue) {
 	t.Helper()
 	exec(t, q, fmt.Sprintf("update %s set available_at = ?", q.Config().JobsTable), time.Now().Unix())
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // startLease refreshes the reservations of jobs running longer than
@@ -51,7 +51,7 @@ func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
 	if len(held) == 0 {
 		return
 	}
-	rows := make([]laravel.JobRow, len(held))
+	rows := make([]jobqueue.JobRow, len(held))
 	for i, r := range held {
 		rows[i] = r.row
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -51,7 +51,7 @@ type running struct {
 	mu sync.Mutex
 	// row is the claimed row; row.ReservedAt is the current reservation
 	// token (the claim's, or the last refresh's).
-	row laravel.JobRow
+	row jobqueue.JobRow
 	// settled is set by whoever writes the outcome first: the job itself,
 	// or shutdown releasing it after its handler was abandoned.
 	settled bool
@@ -66,18 +66,18 @@ var errReservationLost = errors.New("worker: the job's reservation was lost: ano
 // take claims the right to write the job's outcome and returns the row
 // with its current token; false when the outcome was already written
 // (released at shutdown) or the reservation was lost.
-func (r *running) take() (laravel.JobRow, bool) {
+func (r *running) take() (jobqueue.JobRow, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.settled || r.lost {
-		return laravel.JobRow{}, false
+		return jobqueue.JobRow{}, false
 	}
 	r.settled = true
 	return r.row, true
 }
 
 // current is the row with its current token.
-func (r *running) current() laravel.JobRow {
+func (r *running) current() jobqueue.JobRow {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.row
@@ -88,7 +88,7 @@ type runningSet struct {
 	m  map[int64]*running
 }
 
-func (s *runningSet) add(row laravel.JobRow, now time.Time, cancel context.CancelCauseFunc, decided func()) *running {
+func (s *runningSet) add(row jobqueue.JobRow, now time.Time, cancel context.CancelCauseFunc, decided func()) *running {
 	r := &running{row: row, started: now, cancel: cancel, decided: decided}
 	s.mu.Lock()
 	s.m[row.ID] = r
@@ -164,7 +164,7 @@ func invalidPayload(err error) error {
 }
 
 // decide applies Laravel's rules around one run of the handler.
-func (w *Worker) decide(ctx context.Context, row laravel.JobRow, p *payload.Payload) outcome {
+func (w *Worker) decide(ctx context.Context, row jobqueue.JobRow, p *payload.Payload) outcome {
 	now := w.now()
 	name := p.Name()
 	attempts := int64(row.Attempts)

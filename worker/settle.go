@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -89,7 +89,7 @@ func errWithFrame(out outcome) error {
 // failRow writes a failed_jobs row and deletes the job in one transaction
 // (with the batch's failure when batchID is set), retrying until the
 // database takes it.
-func (w *Worker) failRow(row laravel.JobRow, p *payload.Payload, err error, batchID string) {
+func (w *Worker) failRow(row jobqueue.JobRow, p *payload.Payload, err error, batchID string) {
 	where := frame{File: "laraworker", Func: "worker"}
 	var fe framedError
 	if errors.As(err, &fe) && fe.where.File != "" {
@@ -126,7 +126,7 @@ func (w *Worker) releaseAbandoned() {
 	}
 }
 
-func (w *Worker) logOutcome(row laravel.JobRow, p *payload.Payload, out outcome, d time.Duration) {
+func (w *Worker) logOutcome(row jobqueue.JobRow, p *payload.Payload, out outcome, d time.Duration) {
 	ev := w.log.Info()
 	if out.verdict == verdictFail {
 		ev = w.log.Warn()

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -34,7 +36,7 @@ func TestSoakMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test skipped in -short mode")
 	}
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	pushNoops(t, q, jobs)
 
 	reg := handlers.NewRegistry()
@@ -85,15 +87,15 @@ func TestSoakMemoryFlat(t *testing.T) {
 // heap by about 11 MiB over the measured 85,000 jobs.
 const soakHeapBound = 2 << 20
 
-func pushNoops(t testing.TB, q *laravel.Queue, n int) {
+func pushNoops(t testing.TB, q *dbqueue.Queue, n int) {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := make([]laravel.PushItem, n)
+	items := make([]jobqueue.PushItem, n)
 	for i := range items {
-		items[i] = laravel.PushItem{Payload: raw}
+		items[i] = jobqueue.PushItem{Payload: raw}
 	}
 	if err := q.PushMany(context.Background(), items); err != nil {
 		t.Fatal(err)

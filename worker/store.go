@@ -1,97 +1,51 @@
 package worker
 
-import (
-	"context"
-	"time"
-
-	"github.com/laraworker/laraworker/laravel"
-)
+import "github.com/laraworker/laraworker/jobqueue"
 
 // Store is the queue a Worker claims jobs from and writes their outcomes
-// to. *laravel.Queue, Laravel's database queue on MySQL/MariaDB,
-// PostgreSQL and SQLite, implements it. The worker never looks at how a
-// store keeps its jobs: another backend (Laravel's Redis queue, say)
-// implements these methods and the worker runs on it unchanged.
+// to: jobqueue.Store, which package dbqueue's *Queue implements for
+// Laravel's database queue.
 //
-// Every method is called from several goroutines at once. A write that
-// returns an error is retried by the worker until it succeeds (or the
-// worker gives up at shutdown), so writes must be safe to repeat.
-//
-// Writes are fenced. A claimed job's JobRow carries its reservation in
-// ReservedAt: the value the claim set, or the one Extend last handed back.
-// Every write about the job holds only while the store still has the job
-// under that reservation; when another worker has reclaimed it (after
-// retry_after) or finished it, the write changes nothing at all (no
-// released copy, no failed job, no chain link, no batch counter) and
-// returns laravel.ErrReservationLost (Delete lists the job as lost; Extend
-// leaves it out). The worker then drops its outcome.
-type Store interface {
-	// Claim reserves up to n jobs of the first queue, in priority order,
-	// that has any claimable ones, counting an attempt for each as
-	// Laravel does. It returns no jobs and no error when every queue is
-	// empty. A *laravel.ClaimError names a row that could not be reserved
-	// because of the row itself (the worker fails that row as it was
-	// selected, with ReservedAt as it was).
-	Claim(ctx context.Context, queues []string, n int, opts laravel.ClaimOptions) ([]laravel.JobRow, error)
-	// CountClaimable counts what Claim could take now, without taking it
-	// (a claim that skips locked rows can come back empty while jobs wait).
-	CountClaimable(ctx context.Context, queues []string, opts laravel.ClaimOptions) (int64, error)
-	// Delete removes finished jobs that have nothing to write after them
-	// and returns the ones whose reservation was lost (left alone). On an
-	// error nothing may be assumed deleted.
-	Delete(ctx context.Context, jobs []laravel.JobRow) (lost []laravel.JobRow, err error)
-	// Finish removes a finished job together with its followup (the next
-	// link of its chain, its batch's success), all or nothing.
-	Finish(ctx context.Context, job laravel.JobRow, f laravel.Followup) error
-	// Release puts a job back to run again after delay; its attempt counts.
-	Release(ctx context.Context, job laravel.JobRow, delay time.Duration) error
-	// Fail moves a job to the failed jobs with the exception text, under
-	// uuid (the payload's, or a fresh one when it has none), together with
-	// its batch's failure (f.Batch), all or nothing.
-	Fail(ctx context.Context, job laravel.JobRow, uuid, exception string, f laravel.Followup) error
-	// Unreserve gives a job back as it was before the claim, attempt not
-	// counted: it is not this worker's to run.
-	Unreserve(ctx context.Context, job laravel.JobRow) error
-	// Extend refreshes the reservations of jobs still running, so no other
-	// worker takes them after retry_after, and returns those it refreshed
-	// with their new ReservedAt; a job left out lost its reservation. On
-	// an error it returns the jobs refreshed before it; the rest are in an
-	// unknown state (not known lost).
-	Extend(ctx context.Context, jobs []laravel.JobRow) (refreshed []laravel.JobRow, err error)
-	// Connection is the Laravel queue connection the store serves (the
-	// name failed jobs record, "database" by default).
-	Connection() string
-	// RetryAfter is how long a reservation holds before other workers may
-	// take the job again.
-	RetryAfter() time.Duration
-}
+// Deprecated: use jobqueue.Store; this alias stays for one release.
+type Store = jobqueue.Store
 
-// Batches reads Laravel's job batches (the job_batches table), to leave
-// batches with PHP callbacks to PHP and to know a batch's options. The
-// counters are written by the Store, with each job's outcome
-// (laravel.Followup). *laravel.Queue implements it.
-type Batches interface {
-	FindBatch(ctx context.Context, id string) (laravel.Batch, error)
-}
+// Batches reads Laravel's job batches.
+//
+// Deprecated: use jobqueue.Batches; this alias stays for one release.
+type Batches = jobqueue.Batches
 
 // Cache is the part of Laravel's cache store that PHP and Go workers
-// share: the queue:restart signal and maxExceptions counters. Values are
-// PHP-serialized. *laravel.Cache (the database store) implements it.
-type Cache interface {
-	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
-	Put(ctx context.Context, key string, serialized []byte, ttl time.Duration) error
-	Increment(ctx context.Context, key string) (n int64, ok bool, err error)
-	Forget(ctx context.Context, key string) error
-}
+// share.
+//
+// Deprecated: use jobqueue.Cache; this alias stays for one release.
+type Cache = jobqueue.Cache
 
-// storeCache is the cache a store shares, if it has one: a laravel.Queue
-// on an app whose cache store is "database". A nil *laravel.Cache must not
-// become a non-nil Cache interface.
-func storeCache(store Store) Cache {
-	if s, ok := store.(interface{ Cache() *laravel.Cache }); ok {
-		if c := s.Cache(); c != nil {
-			return c
-		}
+// LockStore releases Laravel cache locks in one cache store.
+//
+// Deprecated: use jobqueue.LockStore; this alias stays for one release.
+type LockStore = jobqueue.LockStore
+
+// storeCache is the cache a store shares with PHP, if it has one.
+func storeCache(store jobqueue.Store) jobqueue.Cache {
+	if s, ok := store.(jobqueue.CacheAccess); ok {
+		return s.SharedCache()
 	}
 	return nil
+}
+
+// storeLocks are the lock stores the store reaches, by cache store name.
+func storeLocks(store jobqueue.Store) map[string]jobqueue.LockStore {
+	if s, ok := store.(jobqueue.CacheAccess); ok {
+		return s.LockStores()
+	}
+	return nil
+}
+
+// storeCacheName is the app's default cache store name, when the store
+// knows it.
+func storeCacheName(store jobqueue.Store) string {
+	if s, ok := store.(jobqueue.CacheAccess); ok {
+		return s.DefaultCacheStore()
+	}
+	return ""
 }

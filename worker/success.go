@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -17,13 +17,13 @@ import (
 // joins the grouped delete; one with a followup is finished in one write
 // (all three or none), so a link is never pushed and a batch never
 // counted for a job whose reservation was lost, nor twice.
-func (w *Worker) succeed(row laravel.JobRow, p *payload.Payload, out outcome) {
-	var f laravel.Followup
+func (w *Worker) succeed(row jobqueue.JobRow, p *payload.Payload, out outcome) {
+	var f jobqueue.Followup
 	if out.job != nil {
 		f.Next = w.nextInChain(out.job)
 	}
 	if out.batchID != "" && w.cfg.Batches != nil && p != nil {
-		f.Batch = &laravel.BatchEntry{ID: out.batchID, JobUUID: p.UUID}
+		f.Batch = &jobqueue.BatchEntry{ID: out.batchID, JobUUID: p.UUID}
 	}
 	if f.Next == nil && f.Batch == nil {
 		w.completer.delete(row)
@@ -37,7 +37,7 @@ func (w *Worker) succeed(row laravel.JobRow, p *payload.Payload, out outcome) {
 // current one, so a 12.x app gets 12.x keys. Go cannot know whether the
 // next class implements ShouldBeEncrypted; it is encrypted when the
 // current command was.
-func (w *Worker) nextInChain(job *handlers.Job) *laravel.PushItem {
+func (w *Worker) nextInChain(job *handlers.Job) *jobqueue.PushItem {
 	cmd, err := job.Command()
 	if err != nil || cmd == nil {
 		return nil
@@ -60,7 +60,7 @@ func (w *Worker) nextInChain(job *handlers.Job) *laravel.PushItem {
 		return nil
 	}
 	q := next.Queueable()
-	item := &laravel.PushItem{Payload: raw}
+	item := &jobqueue.PushItem{Payload: raw}
 	if q.Queue != nil {
 		item.Queue = *q.Queue
 	}
@@ -139,7 +139,7 @@ func (w *Worker) checkBatch(ctx context.Context, batchID string, job *handlers.J
 		return outcome{}, false
 	}
 	b, err := w.cfg.Batches.FindBatch(ctx, batchID)
-	if errors.Is(err, laravel.ErrBatchNotFound) {
+	if errors.Is(err, jobqueue.ErrBatchNotFound) {
 		return outcome{}, false
 	}
 	if err != nil {
@@ -155,7 +155,7 @@ func (w *Worker) checkBatch(ctx context.Context, batchID string, job *handlers.J
 	return outcome{}, false
 }
 
-func (w *Worker) batchInfo(b laravel.Batch) batchInfo {
+func (w *Worker) batchInfo(b jobqueue.Batch) batchInfo {
 	if info, ok := w.batches.get(b.ID); ok {
 		return info
 	}
@@ -169,15 +169,15 @@ func (w *Worker) batchInfo(b laravel.Batch) batchInfo {
 // options may have to be read first, and a read that fails must not lose
 // the failure (Laravel's batch would then never finish). Nil when the job
 // is in no batch, or the worker has no batch repository.
-func (w *Worker) batchFailure(batchID string, p *payload.Payload) func(ctx context.Context) (*laravel.BatchEntry, error) {
+func (w *Worker) batchFailure(batchID string, p *payload.Payload) func(ctx context.Context) (*jobqueue.BatchEntry, error) {
 	if batchID == "" || p == nil || w.cfg.Batches == nil {
 		return nil
 	}
-	return func(ctx context.Context) (*laravel.BatchEntry, error) {
+	return func(ctx context.Context) (*jobqueue.BatchEntry, error) {
 		info, ok := w.batches.get(batchID)
 		if !ok {
 			b, err := w.cfg.Batches.FindBatch(ctx, batchID)
-			if errors.Is(err, laravel.ErrBatchNotFound) {
+			if errors.Is(err, jobqueue.ErrBatchNotFound) {
 				return nil, nil // gone: nothing to count, as Laravel's null batch()
 			}
 			if err != nil {
@@ -185,7 +185,7 @@ func (w *Worker) batchFailure(batchID string, p *payload.Payload) func(ctx conte
 			}
 			info = w.batchInfo(b)
 		}
-		return &laravel.BatchEntry{ID: batchID, JobUUID: p.UUID, AllowFailures: info.allowFailures}, nil
+		return &jobqueue.BatchEntry{ID: batchID, JobUUID: p.UUID, AllowFailures: info.allowFailures}, nil
 	}
 }
 

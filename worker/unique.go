@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/zeebo/xxh3"
 )
@@ -29,42 +29,12 @@ import (
 // form (8-10 "laravel_unique_job:<class><id>", 11+ with ":" between, 12.54+
 // with xxh128 of displayName()).
 
-// LockStore releases Laravel cache locks in one cache store.
-// *laravel.DatabaseLocks (the database store) and *redislock.Store (the
-// redis store) implement it.
-type LockStore interface {
-	// ForceRelease deletes the lock whoever holds it.
-	ForceRelease(ctx context.Context, name string) error
-	// ReleaseOwned deletes the lock only while owner holds it.
-	ReleaseOwned(ctx context.Context, name, owner string) error
-}
-
 // uniqueKeyPrefix starts every unique-job lock name.
 const uniqueKeyPrefix = "laravel_unique_job:"
 
 // lockRef is one lock to release.
 type lockRef struct {
 	key, store, owner string
-}
-
-// storeLocks gives a store's database locks as the "database" cache
-// store, when it has them (a laravel.Queue).
-func storeLocks(store Store) map[string]LockStore {
-	if s, ok := store.(interface{ Locks() *laravel.DatabaseLocks }); ok {
-		if l := s.Locks(); l != nil {
-			return map[string]LockStore{"database": l}
-		}
-	}
-	return nil
-}
-
-// storeCacheName is the app's default cache store name, when the store
-// knows its app's configuration.
-func storeCacheName(store Store) string {
-	if s, ok := store.(interface{ Config() laravel.Config }); ok {
-		return s.Config().CacheStore
-	}
-	return ""
 }
 
 // uniqueState remembers which (class, store) problems were already logged.
@@ -263,9 +233,9 @@ func commandLockOwner(cmd *payload.Command) string {
 // method): 12.54+ hashes it with xxh128 when it differs from the class.
 func UniqueLockKey(version, commandName, displayName, uniqueID string) string {
 	switch {
-	case laravel.VersionCompare(version, "11") < 0:
+	case appconfig.VersionCompare(version, "11") < 0:
 		return uniqueKeyPrefix + commandName + uniqueID
-	case laravel.VersionCompare(version, "12.54") < 0:
+	case appconfig.VersionCompare(version, "12.54") < 0:
 		return uniqueKeyPrefix + commandName + ":" + uniqueID
 	}
 	name := commandName

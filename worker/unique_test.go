@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/redislock"
@@ -36,7 +38,7 @@ func fixture1267(t *testing.T, name string) []byte {
 const uniqueFixtureKey = `laravel_unique_job:App\Jobs\UniqueJob:1`
 
 // lockEnv is a queue with a database cache store's lock table.
-func lockEnv(t *testing.T, engine string) *laravel.Queue {
+func lockEnv(t *testing.T, engine string) *dbqueue.Queue {
 	t.Helper()
 	q := testdb.Open(t, testdb.WithLocks(t, testdb.Config(t, engine)))
 	testdb.CreateCacheTable(t, q)
@@ -44,7 +46,7 @@ func lockEnv(t *testing.T, engine string) *laravel.Queue {
 	return q
 }
 
-func lockHeld(t *testing.T, q *laravel.Queue, name string) bool {
+func lockHeld(t *testing.T, q *dbqueue.Queue, name string) bool {
 	t.Helper()
 	_, ok, err := q.Locks().Owner(context.Background(), name)
 	if err != nil {
@@ -58,8 +60,8 @@ func lockHeld(t *testing.T, q *laravel.Queue, name string) bool {
 // released, on a 12.67 payload (key from the context) and on 8.x/11.x
 // payloads (key from the registration's uniqueId), on every engine.
 func TestUniqueLockReleasedAsCallQueuedHandler(t *testing.T) {
-	legacy := func(version string) func(t *testing.T, q *laravel.Queue) {
-		return func(t *testing.T, q *laravel.Queue) {
+	legacy := func(version string) func(t *testing.T, q *dbqueue.Queue) {
+		return func(t *testing.T, q *dbqueue.Queue) {
 			raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\UniqueJob`,
 				phpserialize.Public("productId", phpserialize.Int(7))), payload.BuildOptions{})
 			if err != nil {
@@ -68,11 +70,11 @@ func TestUniqueLockReleasedAsCallQueuedHandler(t *testing.T) {
 			pushRaw(t, q, "default", raw)
 		}
 	}
-	fixture := func(t *testing.T, q *laravel.Queue) { pushRaw(t, q, "default", fixture1267(t, "unique.json")) }
+	fixture := func(t *testing.T, q *dbqueue.Queue) { pushRaw(t, q, "default", fixture1267(t, "unique.json")) }
 	cases := []struct {
 		name    string
 		version string
-		push    func(t *testing.T, q *laravel.Queue)
+		push    func(t *testing.T, q *dbqueue.Queue)
 		key     string
 		handler func(ctx context.Context, job *handlers.Job) error
 		held    bool // after the run
@@ -217,7 +219,7 @@ func phpXXH128(t *testing.T, s string) string {
 // TestUnreachableUniqueStoreIsNamedOnce: a unique class whose store Go
 // cannot reach is named at startup, once.
 func TestUnreachableUniqueStoreIsNamedOnce(t *testing.T) {
-	q := lockEnv(t, laravel.EngineSQLite)
+	q := lockEnv(t, appconfig.EngineSQLite)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\UniqueJob`, okHandler, handlers.ShouldBeUnique(nil), handlers.UniqueVia("memcached"))
 	reg.HandleFunc(`App\Jobs\OnDatabase`, okHandler, handlers.ShouldBeUnique(nil))
@@ -238,7 +240,7 @@ func TestUnreachableUniqueStoreIsNamedOnce(t *testing.T) {
 
 // TestUniqueClassNeedsTheLaravelVersion: the key's form depends on it.
 func TestUniqueClassNeedsTheLaravelVersion(t *testing.T) {
-	q := lockEnv(t, laravel.EngineSQLite)
+	q := lockEnv(t, appconfig.EngineSQLite)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\UniqueJob`, okHandler, handlers.ShouldBeUnique(nil))
 	_, err := New(q, reg, testConfig())
@@ -295,13 +297,13 @@ func TestUniqueLockOnRedis(t *testing.T) {
 	})
 	client.Set(ctx, prefix+uniqueFixtureKey, "php-owner", time.Minute)
 	client.Set(ctx, prefix+uniqueFixtureKey+"0", "php-owner", time.Minute)
-	q := lockEnv(t, laravel.EngineSQLite)
+	q := lockEnv(t, appconfig.EngineSQLite)
 	raw := strings.Replace(string(fixture1267(t, "unique.json")), `s:8:\"database\";`, `s:5:\"redis\";`, 1)
 	pushRaw(t, q, "default", []byte(raw))
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\UniqueJob`, okHandler)
 	cfg := testConfig()
-	cfg.Locks = map[string]LockStore{"redis": redislock.NewWithClient(client, prefix)}
+	cfg.Locks = map[string]jobqueue.LockStore{"redis": redislock.NewWithClient(client, prefix)}
 	w, logs := newTestWorker(t, q, reg, cfg, nil)
 	runWorker(t, w, 30*time.Second)
 	if n, _ := client.Exists(ctx, prefix+uniqueFixtureKey).Result(); n != 0 {

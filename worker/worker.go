@@ -8,8 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
 
@@ -57,7 +58,7 @@ func ExitCode(reason StopReason, st Stats) int {
 
 // Worker claims and runs jobs. Create it with New and call Run once.
 type Worker struct {
-	store     Store
+	store     jobqueue.Store
 	reg       *handlers.Registry
 	cfg       Config
 	log       zerolog.Logger
@@ -83,7 +84,7 @@ type Worker struct {
 
 // New builds a worker on store for the handlers of reg. Zero fields of cfg
 // get their defaults (Config.WithDefaults).
-func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
+func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 	if store == nil || reg == nil {
 		return nil, errors.New("worker: New needs a store and a registry")
 	}
@@ -103,7 +104,7 @@ func New(store Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 		running:            runningSet{m: map[int64]*running{}},
 		wake:               make(chan struct{}, 1),
 		fallbackExceptions: newMemoryCounter(),
-		legacyTexts:        cfg.LaravelVersion != "" && laravel.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
+		legacyTexts:        cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 	}
 	if err := w.checkUniqueClasses(); err != nil {
 		return nil, err

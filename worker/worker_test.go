@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
@@ -21,7 +23,7 @@ const (
 )
 
 func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
@@ -50,7 +52,7 @@ func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
 }
 
 func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("smtp is down") })
 		uuid := push(t, q, "mail", classA, phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.List(phpserialize.Int(5), phpserialize.Int(60))))
@@ -95,7 +97,7 @@ func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
 }
 
 func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		var ran atomic.Int32
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return nil })
@@ -120,7 +122,7 @@ func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
 }
 
 func TestRetryUntilReplacesTries(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		var ran atomic.Int32
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return errors.New("later") })
@@ -146,7 +148,7 @@ func TestRetryUntilReplacesTries(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
 			<-ctx.Done()
@@ -182,7 +184,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 			var m map[string]int
@@ -208,7 +210,7 @@ func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
 }
 
 func TestHandlerDecisions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
 			var cmd struct {
@@ -263,7 +265,7 @@ func TestHandlerDecisions(t *testing.T) {
 }
 
 func TestMaxExceptions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("flaky") })
 		uuid := push(t, q, "", classA, phpserialize.Public("tries", phpserialize.Int(10)), phpserialize.Public("maxExceptions", phpserialize.Int(2)))
@@ -282,7 +284,7 @@ func TestMaxExceptions(t *testing.T) {
 }
 
 func TestUndecodableJobsFailWithTheReason(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 		opts := testConfig()
@@ -314,7 +316,7 @@ func TestUndecodableJobsFailWithTheReason(t *testing.T) {
 }
 
 func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
@@ -368,7 +370,7 @@ func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 			// first one runs: with leases it never gets the job.
 			deadline := time.Now().Add(6500 * time.Millisecond)
 			for time.Now().Before(deadline) {
-				jobs, err := q.Claim(context.Background(), nil, 1, laravel.ClaimOptions{})
+				jobs, err := q.Claim(context.Background(), nil, 1, jobqueue.ClaimOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -386,7 +388,7 @@ func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 }
 
 func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		started := make(chan struct{}, 1)
 		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
@@ -423,7 +425,7 @@ func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
 }
 
 func TestStopConditions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 		for i := 0; i < 5; i++ {
@@ -458,7 +460,7 @@ func TestStopConditions(t *testing.T) {
 }
 
 func TestQueuePriority(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *laravel.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
@@ -483,7 +485,7 @@ func TestQueuePriority(t *testing.T) {
 }
 
 func TestFailureTextPointsAtTheUsersHandler(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	reg := handlers.NewRegistry()
 	reg.Use(handlers.Recover()) // middleware must not hide where the handler is
 	type cmd struct {
@@ -533,7 +535,7 @@ func TestMaxExceptionsAreSharedWithPHP(t *testing.T) {
 // TestQueueRestartStopsGoWorkers: `php artisan queue:restart` writes a new
 // timestamp to the cache; Go workers stop as PHP ones do.
 func TestQueueRestartStopsGoWorkers(t *testing.T) {
-	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, laravel.EngineSQLite)))
+	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, appconfig.EngineSQLite)))
 	testdb.CreateCacheTable(t, q)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
@@ -560,7 +562,7 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 // exactly as the real Laravel 8.83 worker wrote them (fixtures
 // failed-max-attempts and failed-timeout).
 func TestLaravel8ExceptionTexts(t *testing.T) {
-	q := testdb.Open(t, testdb.Config(t, laravel.EngineSQLite))
+	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })
 	reg.HandleFunc(`App\Jobs\SleepJob`, func(ctx context.Context, _ *handlers.Job) error { <-ctx.Done(); return ctx.Err() })

@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
 )
@@ -18,7 +20,7 @@ const noopClass = `App\Jobs\NoopJob`
 
 type laraworkerContender struct {
 	analyze  bool
-	q        *laravel.Queue
+	q        *dbqueue.Queue
 	template []byte
 	uuid     []byte
 }
@@ -28,11 +30,11 @@ func newLaraworker(ctx context.Context, o options) (*laraworkerContender, error)
 	if err != nil {
 		return nil, fmt.Errorf("-dsn: %w", err)
 	}
-	cfg := laravel.Config{Driver: laravel.EnginePgSQL, Host: pc.Host, Port: int(pc.Port), Database: pc.Database,
-		Username: pc.User, Password: laravel.Secret(pc.Password), AppTimezone: "UTC", ConnectionName: "database",
+	cfg := appconfig.Config{Driver: appconfig.EnginePgSQL, Host: pc.Host, Port: int(pc.Port), Database: pc.Database,
+		Username: pc.User, Password: appconfig.Secret(pc.Password), AppTimezone: "UTC", ConnectionName: "database",
 		JobsTable: o.table, FailedTable: o.table + "_failed", BatchesTable: o.table + "_batches",
 		DefaultQueue: "default", RetryAfter: 90}
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +80,13 @@ func (l *laraworkerContender) load(ctx context.Context, n int) error {
 		return err
 	}
 	const perCall = 5000
-	items := make([]laravel.PushItem, 0, perCall)
+	items := make([]jobqueue.PushItem, 0, perCall)
 	for i := range n {
 		id, err := payload.NewUUID()
 		if err != nil {
 			return err
 		}
-		items = append(items, laravel.PushItem{Queue: "default", Payload: bytes.Replace(l.template, l.uuid, []byte(id), 1)})
+		items = append(items, jobqueue.PushItem{Queue: "default", Payload: bytes.Replace(l.template, l.uuid, []byte(id), 1)})
 		if len(items) == perCall || i == n-1 {
 			if err := l.q.PushMany(ctx, items); err != nil {
 				return err

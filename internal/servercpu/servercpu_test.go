@@ -8,25 +8,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // burns is a statement that keeps the server's CPU busy for a few hundred
 // milliseconds, per engine.
 var burns = map[string]string{
-	laravel.EngineMySQL: "select benchmark(3000000, md5('laraworker'))",
-	laravel.EnginePgSQL: "select count(*) from generate_series(1, 4000000)",
+	appconfig.EngineMySQL: "select benchmark(3000000, md5('laraworker'))",
+	appconfig.EnginePgSQL: "select count(*) from generate_series(1, 4000000)",
 }
 
 // The reading grows by at least the CPU a query burns on the server, and
 // for PostgreSQL also once the backend that burnt it has exited (its time
 // then sits in the postmaster's cutime/cstime).
 func TestReadCountsWhatTheServerBurns(t *testing.T) {
-	for _, engine := range []string{laravel.EngineMySQL, laravel.EnginePgSQL} {
+	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			q, err := laravel.Open(ctx, testdb.Config(t, engine), laravel.Options{})
+			q, err := dbqueue.Open(ctx, testdb.Config(t, engine), dbqueue.Options{})
 			if err != nil {
 				t.Skipf("%s not reachable: %v", engine, err)
 			}
@@ -36,7 +37,7 @@ func TestReadCountsWhatTheServerBurns(t *testing.T) {
 				t.Skipf("the server does not run on this machine: %v", err)
 			}
 			var backend int
-			if engine == laravel.EnginePgSQL {
+			if engine == appconfig.EnginePgSQL {
 				conn, err := q.DB().Conn(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -90,7 +91,7 @@ func TestParseStatHandlesCommWithSpacesAndParentheses(t *testing.T) {
 }
 
 func TestReadRejectsEnginesWithoutAServerProcess(t *testing.T) {
-	if _, err := Read(laravel.EngineSQLite); err == nil {
+	if _, err := Read(appconfig.EngineSQLite); err == nil {
 		t.Error("sqlite has no server process, Read said otherwise")
 	}
 }

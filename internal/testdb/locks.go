@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // WithLocks gives cfg a database cache store (WithCache) with a fresh lock
 // table too; create both with CreateCacheTable and CreateLockTable.
-func WithLocks(t testing.TB, cfg laravel.Config) laravel.Config {
+func WithLocks(t testing.TB, cfg appconfig.Config) appconfig.Config {
 	t.Helper()
 	cfg = WithCache(t, cfg)
 	cfg.CacheLockTable = "cache_locks_" + strings.TrimPrefix(cfg.JobsTable, "jobs_")
@@ -20,7 +21,7 @@ func WithLocks(t testing.TB, cfg laravel.Config) laravel.Config {
 
 // CreateLockTable creates the cache_locks table `php artisan cache:table`
 // makes: key (primary), owner, expiration.
-func CreateLockTable(t testing.TB, q *laravel.Queue) {
+func CreateLockTable(t testing.TB, q *dbqueue.Queue) {
 	t.Helper()
 	d := q.Dialect()
 	table := d.Quote(q.Config().CacheLockTable)
@@ -34,7 +35,7 @@ func CreateLockTable(t testing.TB, q *laravel.Queue) {
 
 // HoldLock inserts a lock as DatabaseLock::acquire does: the prefixed
 // name, owner, and an expiration ttl from now.
-func HoldLock(t testing.TB, q *laravel.Queue, name, owner string, ttl time.Duration) {
+func HoldLock(t testing.TB, q *dbqueue.Queue, name, owner string, ttl time.Duration) {
 	t.Helper()
 	d := q.Dialect()
 	query := d.Rebind(fmt.Sprintf("insert into %s (%s, %s, %s) values (?, ?, ?)", d.Quote(q.Config().CacheLockTable),

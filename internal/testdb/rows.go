@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/laraworker/laraworker/laravel"
+	"github.com/laraworker/laraworker/dbqueue"
 )
 
 // JobRow is a jobs row as a user inspecting the table sees it.
@@ -20,7 +20,7 @@ type JobRow struct {
 }
 
 // JobRows reads the queue's jobs table in id order.
-func JobRows(t testing.TB, q *laravel.Queue) []JobRow {
+func JobRows(t testing.TB, q *dbqueue.Queue) []JobRow {
 	t.Helper()
 	var out []JobRow
 	scanAll(t, q, fmt.Sprintf("select id, queue, attempts, reserved_at, available_at, created_at, payload from %s order by id", q.Config().JobsTable),
@@ -39,7 +39,7 @@ type FailedRow struct {
 }
 
 // FailedRows reads the queue's failed_jobs table in id order.
-func FailedRows(t testing.TB, q *laravel.Queue) []FailedRow {
+func FailedRows(t testing.TB, q *dbqueue.Queue) []FailedRow {
 	t.Helper()
 	var out []FailedRow
 	scanAll(t, q, fmt.Sprintf("select uuid, connection, queue, payload, exception, failed_at from %s order by id", q.Config().FailedTable),
@@ -54,7 +54,7 @@ func FailedRows(t testing.TB, q *laravel.Queue) []FailedRow {
 	return out
 }
 
-func scanAll(t testing.TB, q *laravel.Queue, query string, scan func(*sql.Rows) error) {
+func scanAll(t testing.TB, q *dbqueue.Queue, query string, scan func(*sql.Rows) error) {
 	t.Helper()
 	rows, err := q.DB().Query(query)
 	if err != nil {

@@ -8,45 +8,46 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 // Engines are the drivers every behaviour is tested on.
-var Engines = []string{laravel.EngineMySQL, laravel.EnginePgSQL, laravel.EngineSQLite}
+var Engines = []string{appconfig.EngineMySQL, appconfig.EnginePgSQL, appconfig.EngineSQLite}
 
 // Config returns a configuration for engine with unique table names.
-func Config(t testing.TB, engine string) laravel.Config {
+func Config(t testing.TB, engine string) appconfig.Config {
 	t.Helper()
 	sfx := testdsn.Suffix(t)
-	cfg := laravel.Config{
+	cfg := appconfig.Config{
 		Driver: engine, AppTimezone: "UTC", AppCipher: "AES-256-CBC", ConnectionName: "database",
 		JobsTable: "jobs_" + sfx, FailedTable: "failed_jobs_" + sfx, BatchesTable: "job_batches_" + sfx,
 		DefaultQueue: "default", RetryAfter: 90,
 	}
 	var srv testdsn.Server
 	switch engine {
-	case laravel.EngineMySQL:
+	case appconfig.EngineMySQL:
 		srv = testdsn.MySQL(t)
-	case laravel.EnginePgSQL:
+	case appconfig.EnginePgSQL:
 		srv = testdsn.PostgreSQL(t)
-	case laravel.EngineSQLite:
+	case appconfig.EngineSQLite:
 		cfg.Database = filepath.Join(t.TempDir(), "database.sqlite")
 		return cfg
 	}
-	cfg.Host, cfg.Port, cfg.Socket, cfg.Database, cfg.Username, cfg.Password = srv.Host, srv.Port, srv.Socket, srv.Database, srv.User, laravel.Secret(srv.Password)
+	cfg.Host, cfg.Port, cfg.Socket, cfg.Database, cfg.Username, cfg.Password = srv.Host, srv.Port, srv.Socket, srv.Database, srv.User, appconfig.Secret(srv.Password)
 	return cfg
 }
 
 // Open opens a queue on cfg, creates its tables and drops them after the
 // test.
-func Open(t testing.TB, cfg laravel.Config) *laravel.Queue {
+func Open(t testing.TB, cfg appconfig.Config) *dbqueue.Queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
-		if cfg.Driver != laravel.EngineSQLite && !testdsn.Required() {
+		if cfg.Driver != appconfig.EngineSQLite && !testdsn.Required() {
 			t.Skipf("%s not reachable: %v", cfg.Driver, err)
 		}
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func Open(t testing.TB, cfg laravel.Config) *laravel.Queue {
 
 // ForEach runs fn as a subtest per engine with a fresh queue. The
 // engines run in parallel: each test has its own tables (or SQLite file).
-func ForEach(t *testing.T, fn func(t *testing.T, q *laravel.Queue)) {
+func ForEach(t *testing.T, fn func(t *testing.T, q *dbqueue.Queue)) {
 	for _, engine := range Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
@@ -76,18 +77,18 @@ func ForEach(t *testing.T, fn func(t *testing.T, q *laravel.Queue)) {
 
 // WithCache sets cfg up to use a database cache store (as an app with
 // CACHE_DRIVER=database has) in a fresh table.
-func WithCache(t testing.TB, cfg laravel.Config) laravel.Config {
+func WithCache(t testing.TB, cfg appconfig.Config) appconfig.Config {
 	t.Helper()
 	cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+strings.TrimPrefix(cfg.JobsTable, "jobs_"), "laravel_cache"
 	return cfg
 }
 
 // CreateCacheTable creates the table `php artisan cache:table` makes.
-func CreateCacheTable(t testing.TB, q *laravel.Queue) {
+func CreateCacheTable(t testing.TB, q *dbqueue.Queue) {
 	t.Helper()
 	d := q.Dialect()
 	value := "text"
-	if d.Name() == laravel.EngineMySQL {
+	if d.Name() == appconfig.EngineMySQL {
 		value = "mediumtext"
 	}
 	ddl := fmt.Sprintf("create table %s (%s varchar(255) not null primary key, %s %s not null, %s integer not null)",

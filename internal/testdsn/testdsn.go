@@ -51,10 +51,15 @@ func MySQL(t testing.TB) Server {
 	return s
 }
 
+// PostgreSQLDSN is the pgx connection string of the tests' PostgreSQL.
+func PostgreSQLDSN() string {
+	return envOr("LARAWORKER_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test")
+}
+
 // PostgreSQL is the PostgreSQL server of the tests.
 func PostgreSQL(t testing.TB) Server {
 	t.Helper()
-	pc, err := pgx.ParseConfig(envOr("LARAWORKER_TEST_PG_DSN", "postgres://postgres@127.0.0.1:5432/test"))
+	pc, err := pgx.ParseConfig(PostgreSQLDSN())
 	if err != nil {
 		t.Fatalf("LARAWORKER_TEST_PG_DSN: %v", err)
 	}

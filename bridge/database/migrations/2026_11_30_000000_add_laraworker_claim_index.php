@@ -5,7 +5,7 @@ use Illuminate\Support\Facades\DB;
 
 /**
  * laraworker's claim index on the database queue's jobs table, the same
- * schema `laraworker tables --index` creates (laravel/SQL.md): two indexes,
+ * schema `laraworker tables --index` creates (dbqueue/SQL.md): two indexes,
  * (queue, class, available_at, id) and (queue, available_at, id), and on
  * MySQL/MariaDB a VIRTUAL generated column holding the payload's
  * displayName. It replaces the indexes of earlier versions (they held

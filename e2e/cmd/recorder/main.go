@@ -24,8 +24,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -89,8 +90,8 @@ func readJob() (handlers.ExecInput, *payload.Command, error) {
 	return in, cmd, err
 }
 
-func loadConfig() (laravel.Config, error) {
-	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: envFile})
+func loadConfig() (appconfig.Config, error) {
+	return appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: envFile})
 }
 
 func encrypter() (*payload.Encrypter, error) {
@@ -115,7 +116,7 @@ func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command) er
 	if err != nil {
 		return err
 	}
-	q, err := laravel.Open(ctx, cfg, laravel.Options{})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		return err
 	}

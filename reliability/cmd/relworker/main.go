@@ -29,9 +29,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/laravel"
 )
 
 func main() {
@@ -47,22 +48,22 @@ func main() {
 var recorder struct {
 	once sync.Once
 	db   *sql.DB
-	q    *laravel.Queue
+	q    *dbqueue.Queue
 	err  error
 }
 
-func config() (laravel.Config, error) {
-	return laravel.LoadConfig(laravel.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
+func config() (appconfig.Config, error) {
+	return appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
 }
 
-func recordDB(ctx context.Context) (*laravel.Queue, error) {
+func recordDB(ctx context.Context) (*dbqueue.Queue, error) {
 	recorder.once.Do(func() {
 		cfg, err := config()
 		if err != nil {
 			recorder.err = err
 			return
 		}
-		recorder.q, recorder.err = laravel.Open(ctx, cfg, laravel.Options{})
+		recorder.q, recorder.err = dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	})
 	return recorder.q, recorder.err
 }

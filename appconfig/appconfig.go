@@ -1,0 +1,505 @@
+package appconfig
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// readConfigPHP boots a Laravel app with its own PHP and prints the
+// configuration laraworker needs (see the script's header).
+//
+//go:embed php/read-config.php
+var readConfigPHP []byte
+
+// AppOptions says where a Laravel app's configuration comes from.
+type AppOptions struct {
+	// AppDir is the app's root (the folder holding artisan). Empty: the
+	// EnvFile's folder when it holds artisan, else no app (the .env alone).
+	AppDir string
+	// EnvFile is the .env path. Empty: AppDir/.env (or ./.env).
+	EnvFile string
+	// PHP is the php binary used to read the app's configuration as Laravel
+	// resolves it. Empty: "php" from PATH when there is one. "off": never
+	// run PHP, read the .env and the config files instead.
+	PHP string
+	// Connection is the queue connection laraworker serves; empty: the
+	// bridge's (config/laraworker.php), else queue.default.
+	Connection string
+	// Environ, Overrides: as in LoadOptions. Overrides (flags) and
+	// LARAWORKER_* variables win over what the app's configuration says.
+	Environ   []string
+	Overrides map[string]string
+	// Timeout bounds the PHP run (default 30s).
+	Timeout time.Duration
+}
+
+// PHPOff is the AppOptions.PHP value that never runs PHP.
+const PHPOff = "off"
+
+// AppInfo says where a Config came from and what else the app's
+// configuration told: the things startup checks and logs need.
+type AppInfo struct {
+	// Source is "php" (the app booted with its PHP), "files" (.env and the
+	// config files Go could read) or "env" (a .env or the environment only:
+	// no app folder).
+	Source string
+	// Why explains a "files" or "env" source (php not found, --php off).
+	Why string
+	// AppDir and EnvFile are the app folder and .env used ("" when none).
+	AppDir, EnvFile string
+	// Version is the app's Laravel version ("" when unknown) and
+	// VersionFrom where it was read (Application::VERSION, vendor/...,
+	// composer.lock).
+	Version, VersionFrom string
+	// Connection is the queue connection served, ConnectionFrom how it was
+	// chosen, QueueDriver its driver ("" when the app has no such
+	// connection), QueueConnections every queue connection's driver.
+	Connection, ConnectionFrom, QueueDriver string
+	QueueConnections                        map[string]string
+	// Read lists the configuration files read without PHP, Guessed the
+	// settings that fell back to a version's skeleton default.
+	Read, Guessed []string
+	// Warnings are setup problems worth a log line (not errors).
+	Warnings []string
+	// Bridge is config('laraworker') when the bridge is installed.
+	Bridge *BridgeConfig
+}
+
+// BridgeConfig is the bridge's config/laraworker.php as the app resolves it.
+type BridgeConfig struct {
+	Queue      string        `json:"queue"`
+	Connection string        `json:"connection"`
+	Jobs       []BridgeRoute `json:"jobs"`
+}
+
+// BridgeRoute is one entry of the bridge's jobs list.
+type BridgeRoute struct {
+	Class      string `json:"class"`
+	Queue      string `json:"queue"`
+	Connection string `json:"connection"`
+}
+
+// ErrAppNotFound is returned when --app or --env names something missing.
+var ErrAppNotFound = errors.New("appconfig: not found")
+
+// LoadAppConfig reads the app's configuration: through PHP when there is
+// an app folder and a php binary, else from the .env, the config files Go
+// can read and the defaults of the detected Laravel version.
+func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error) {
+	appDir, envFile, err := resolveAppPaths(opts.AppDir, opts.EnvFile)
+	if err != nil {
+		return Config{}, AppInfo{}, err
+	}
+	info := AppInfo{AppDir: appDir, EnvFile: envFile}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	if appDir == "" {
+		info.Source, info.Why = "env", "no artisan beside the .env, and no --app"
+		cfg, err := LoadConfig(LoadOptions{EnvFile: envFile, Environ: environ, Overrides: opts.Overrides})
+		return cfg, info, err
+	}
+	php, why := phpBinary(opts.PHP)
+	if php != "" && noSecretsPipe != "" {
+		php, why = "", noSecretsPipe
+	}
+	if php == "" {
+		info.Source, info.Why = "files", why
+		return loadFromFiles(appDir, envFile, environ, opts, info)
+	}
+	ans, sec, err := runReadConfig(ctx, php, appDir, envFile, opts, environ)
+	if err != nil {
+		return Config{}, info, err
+	}
+	info.Source = "php"
+	info.Version, info.VersionFrom = ans.Version, "Application::VERSION"
+	values := ans.values(sec, &info)
+	cfg, err := configFromLayers(values, environ, opts.Overrides, appDir)
+	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, info.Version)
+	return cfg, info, err
+}
+
+// resolveAppPaths applies the defaults: the app is the .env's folder when
+// it holds artisan; the .env is the app's. Paths that were named and do
+// not exist are errors, never silently replaced by defaults.
+func resolveAppPaths(appDir, envFile string) (string, string, error) {
+	if appDir != "" {
+		st, err := os.Stat(appDir)
+		if err != nil || !st.IsDir() {
+			return "", "", fmt.Errorf("%w: --app %s is not a folder", ErrAppNotFound, appDir)
+		}
+		if _, err := os.Stat(filepath.Join(appDir, "artisan")); err != nil {
+			return "", "", fmt.Errorf("%w: --app %s holds no artisan: not a Laravel app", ErrAppNotFound, appDir)
+		}
+	}
+	if envFile != "" {
+		if st, err := os.Stat(envFile); err != nil || st.IsDir() {
+			return "", "", fmt.Errorf("%w: --env %s does not exist (give the path of the app's .env, or --app DIR)", ErrAppNotFound, envFile)
+		}
+	}
+	if envFile == "" {
+		envFile = filepath.Join(orDefault(appDir, "."), ".env")
+		if _, err := os.Stat(envFile); err != nil {
+			envFile = "" // no .env: Laravel runs on the environment alone
+		}
+	}
+	if appDir == "" {
+		dir := "."
+		if envFile != "" {
+			dir = filepath.Dir(envFile)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "artisan")); err == nil {
+			appDir = dir
+		}
+	}
+	if appDir != "" {
+		if abs, err := filepath.Abs(appDir); err == nil {
+			appDir = abs
+		}
+	}
+	if envFile != "" {
+		if abs, err := filepath.Abs(envFile); err == nil {
+			envFile = abs
+		}
+	}
+	return appDir, envFile, nil
+}
+
+// phpBinary returns the php to run, or "" and why none.
+func phpBinary(want string) (string, string) {
+	switch want {
+	case PHPOff:
+		return "", "--php off"
+	case "":
+		p, err := exec.LookPath("php")
+		if err != nil {
+			return "", "php not found on PATH"
+		}
+		return p, ""
+	}
+	return want, ""
+}
+
+// appAnswer is read-config.php's stdout.
+type appAnswer struct {
+	Version          string            `json:"version"`
+	QueueDefault     *string           `json:"queue_default"`
+	Connection       string            `json:"connection"`
+	ConnectionFrom   string            `json:"connection_from"`
+	QueueConnections map[string]string `json:"queue_connections"`
+	Queue            struct {
+		Driver      *string `json:"driver"`
+		Table       *string `json:"table"`
+		Queue       *string `json:"queue"`
+		RetryAfter  *int    `json:"retry_after"`
+		AfterCommit bool    `json:"after_commit"`
+		Connection  *string `json:"connection"`
+	} `json:"queue"`
+	DBConnection *string  `json:"db_connection"`
+	DB           answerDB `json:"db"`
+	Failed       struct {
+		Driver, Database, Table *string
+	} `json:"failed"`
+	Batching struct {
+		Database, Table *string
+	} `json:"batching"`
+	Cache struct {
+		Store, Driver, Table, Connection, Prefix *string
+		LockTable                                *string `json:"lock_table"`
+	} `json:"cache"`
+	App struct {
+		Name, Timezone, Cipher *string
+	} `json:"app"`
+	Redis  answerRedis   `json:"redis"`
+	Bridge *BridgeConfig `json:"bridge"`
+}
+
+// answerRedis is the redis connection the cache store locks on.
+type answerRedis struct {
+	Client         *string `json:"client"`
+	LockConnection string  `json:"lock_connection"`
+	Defined        bool    `json:"defined"`
+	Scheme         *string `json:"scheme"`
+	Host           *string `json:"host"`
+	Port           *string `json:"port"`
+	Database       *string `json:"database"`
+	Username       *string `json:"username"`
+	Prefix         *string `json:"prefix"`
+}
+
+// answerDB is the queue's database connection, its url merged in.
+type answerDB struct {
+	Driver     *string `json:"driver"`
+	Host       *string `json:"host"`
+	Port       *string `json:"port"`
+	Database   *string `json:"database"`
+	Username   *string `json:"username"`
+	UnixSocket *string `json:"unix_socket"`
+	Prefix     *string `json:"prefix"`
+	Version    *string `json:"version"`
+}
+
+// appSecrets is what the script writes to file descriptor 3.
+type appSecrets struct {
+	DBPassword      *string  `json:"db_password"`
+	AppKey          *string  `json:"app_key"`
+	AppPreviousKeys []string `json:"app_previous_keys"`
+	RedisPassword   *string  `json:"redis_password"`
+}
+
+// runReadConfig runs read-config.php with the app's PHP. The secrets come
+// back on a pipe (fd 3), never in argv, stdout or errors.
+func runReadConfig(ctx context.Context, php, appDir, envFile string, opts AppOptions, environ []string) (appAnswer, appSecrets, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	secretsR, secretsW, err := os.Pipe()
+	if err != nil {
+		return appAnswer{}, appSecrets{}, err
+	}
+	defer secretsR.Close()
+	cmd := exec.CommandContext(ctx, php, "-d", "display_errors=stderr", "-d", "log_errors=0", "--", appDir, envFile, opts.Connection)
+	cmd.Dir = appDir
+	cmd.Env = environ
+	cmd.Stdin = bytes.NewReader(readConfigPHP)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &limitedBuffer{max: 64 << 10, buf: &stderr}
+	cmd.ExtraFiles = []*os.File{secretsW}
+	killTreeOnCancel(cmd)
+	if err := cmd.Start(); err != nil {
+		secretsW.Close()
+		return appAnswer{}, appSecrets{}, fmt.Errorf("appconfig: running %s to read the app's config: %w", php, err)
+	}
+	secretsW.Close()
+	secretBytes := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(secretsR, 1<<20))
+		secretBytes <- b
+	}()
+	err = cmd.Wait()
+	sb := <-secretBytes
+	if ctx.Err() == context.DeadlineExceeded {
+		return appAnswer{}, appSecrets{}, fmt.Errorf("appconfig: %s did not finish reading the app's config in %s (pass --php off to read the .env and config files instead)", php, timeout)
+	}
+	if err != nil {
+		return appAnswer{}, appSecrets{}, fmt.Errorf("appconfig: booting the app in %s with %s to read its config failed (%v): %s (fix it, or pass --php off to read the .env and config files instead)",
+			appDir, php, err, phpError(stderr.String()))
+	}
+	var ans appAnswer
+	if err := json.Unmarshal(lastLine(stdout.Bytes()), &ans); err != nil {
+		return appAnswer{}, appSecrets{}, fmt.Errorf("appconfig: %s printed no readable config for %s: %v", php, appDir, err)
+	}
+	var sec appSecrets
+	if len(sb) > 0 {
+		if err := json.Unmarshal(sb, &sec); err != nil {
+			return appAnswer{}, appSecrets{}, errors.New("appconfig: the app's secrets came back unreadable")
+		}
+	}
+	return ans, sec, nil
+}
+
+// limitedBuffer keeps the first max bytes of what is written.
+type limitedBuffer struct {
+	max int
+	buf *bytes.Buffer
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		if len(p) > room {
+			l.buf.Write(p[:room])
+		} else {
+			l.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func lastLine(b []byte) []byte {
+	b = bytes.TrimRight(b, "\r\n")
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}
+
+// phpError is the script's own "laraworker: ..." line when it wrote one,
+// else the last lines PHP printed.
+func phpError(stderr string) string {
+	lines := strings.Split(stderr, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(lines[i], "laraworker: "); ok {
+			return msg
+		}
+	}
+	return lastLines(stderr, 3)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r == '\n' })
+	var kept []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) > n {
+		kept = kept[len(kept)-n:]
+	}
+	if len(kept) == 0 {
+		return "no error output"
+	}
+	return strings.Join(kept, " | ")
+}
+
+// values turns the PHP answer into the .env-named values configFromValues
+// understands, and fills info.
+func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
+	v := map[string]string{}
+	set := func(k string, p *string) {
+		if p != nil {
+			v[k] = *p
+		}
+	}
+	info.Connection, info.ConnectionFrom, info.QueueConnections = a.Connection, a.ConnectionFrom, a.QueueConnections
+	info.Bridge = a.Bridge
+	if a.Queue.Driver != nil {
+		info.QueueDriver = *a.Queue.Driver
+	}
+	prefix := deref(a.DB.Prefix)
+	v["DB_TABLE_PREFIX"] = prefix
+	v["QUEUE_CONNECTION_NAME"] = a.Connection
+	set("DB_CONNECTION", a.DB.Driver)
+	set("DB_HOST", a.DB.Host)
+	set("DB_PORT", a.DB.Port)
+	set("DB_DATABASE", a.DB.Database)
+	set("DB_USERNAME", a.DB.Username)
+	set("DB_SOCKET", a.DB.UnixSocket)
+	set("DB_VERSION", a.DB.Version)
+	set("DB_PASSWORD", sec.DBPassword)
+	set("APP_KEY", sec.AppKey)
+	v["APP_PREVIOUS_KEYS"] = strings.Join(sec.AppPreviousKeys, ",")
+	set("APP_CIPHER", a.App.Cipher)
+	set("APP_TIMEZONE", a.App.Timezone)
+	if a.Queue.Table != nil {
+		v["DB_QUEUE_TABLE"] = prefix + *a.Queue.Table
+	}
+	set("DB_QUEUE", a.Queue.Queue)
+	if a.Queue.RetryAfter != nil {
+		v["DB_QUEUE_RETRY_AFTER"] = strconv.Itoa(*a.Queue.RetryAfter)
+	}
+	v["QUEUE_FAILED_TABLE"] = prefix + orDefault(deref(a.Failed.Table), "failed_jobs")
+	v["QUEUE_BATCHES_TABLE"] = prefix + orDefault(deref(a.Batching.Table), "job_batches")
+	db := deref(a.DBConnection)
+	sameDB := func(name *string) bool { return name == nil || *name == "" || *name == db }
+	store := deref(a.Cache.Driver)
+	if store == "database" && !sameDB(a.Cache.Connection) {
+		info.Warnings = append(info.Warnings, fmt.Sprintf("the cache store %q uses database connection %q, not the queue's %q: maxExceptions counters and queue:restart are not shared with PHP", deref(a.Cache.Store), *a.Cache.Connection, db))
+		store = "database on " + *a.Cache.Connection
+	}
+	v["CACHE_STORE"] = store
+	if a.Cache.Table != nil {
+		v["DB_CACHE_TABLE"] = prefix + *a.Cache.Table
+	}
+	v["CACHE_PREFIX"] = deref(a.Cache.Prefix)
+	if a.Cache.LockTable != nil {
+		v["DB_CACHE_LOCK_TABLE"] = prefix + *a.Cache.LockTable
+	}
+	a.Redis.values(v, sec)
+	if !sameDB(a.Failed.Database) {
+		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.failed.database is %q, not the queue's database connection %q: laraworker writes failed jobs to the queue's database", *a.Failed.Database, db))
+	}
+	if d := deref(a.Failed.Driver); d != "" && d != "database-uuids" && d != "database" {
+		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.failed.driver is %q: laraworker writes failed jobs to the %s table all the same", d, v["QUEUE_FAILED_TABLE"]))
+	}
+	if !sameDB(a.Batching.Database) {
+		info.Warnings = append(info.Warnings, fmt.Sprintf("queue.batching.database is %q, not the queue's database connection %q: laraworker updates batches in the queue's database", *a.Batching.Database, db))
+	}
+	return v
+}
+
+// values puts the lock connection's settings where redisSettings reads
+// them: whatever its name in config/database.php, it becomes the
+// "default" slot, with its own database number.
+func (r answerRedis) values(v map[string]string, sec appSecrets) {
+	if !r.Defined {
+		v["REDIS_CACHE_LOCK_CONNECTION"] = r.LockConnection // redisSettings says it is unknown
+		return
+	}
+	v["REDIS_CACHE_LOCK_CONNECTION"] = "default"
+	set := func(k string, p *string) {
+		if p != nil {
+			v[k] = *p
+		}
+	}
+	set("REDIS_CLIENT", r.Client)
+	set("REDIS_HOST", r.Host)
+	set("REDIS_PORT", r.Port)
+	set("REDIS_DB", r.Database)
+	set("REDIS_USERNAME", r.Username)
+	set("REDIS_PASSWORD", sec.RedisPassword)
+	v["REDIS_PREFIX"] = deref(r.Prefix)
+	if s := deref(r.Scheme); s == "tls" || s == "rediss" {
+		v["REDIS_URL"] = s + "://" + net.JoinHostPort(deref(r.Host), orDefault(deref(r.Port), "6379"))
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// configFromLayers applies, over the app's values, the LARAWORKER_*
+// variables and then the overrides (flags), and builds the Config.
+func configFromLayers(values map[string]string, environ []string, overrides map[string]string, baseDir string) (Config, error) {
+	envMap := environMap(environ)
+	for _, k := range configKeys {
+		if x, ok := envMap["LARAWORKER_"+k]; ok {
+			values[k] = x
+		}
+	}
+	for k, x := range overrides {
+		values[strings.ToUpper(k)] = x
+	}
+	return configFromValues(values, baseDir)
+}
+
+// Describe is the one line that says where the configuration came from.
+func (i AppInfo) Describe() string {
+	var b strings.Builder
+	switch i.Source {
+	case "php":
+		fmt.Fprintf(&b, "read through php from the app in %s", i.AppDir)
+	case "files":
+		fmt.Fprintf(&b, "read without php (%s) from %s", i.Why, strings.Join(append([]string{orDefault(i.EnvFile, "no .env")}, i.Read...), ", "))
+	default:
+		fmt.Fprintf(&b, "read from %s and the environment only (%s)", orDefault(i.EnvFile, "no .env"), i.Why)
+	}
+	if i.Version != "" {
+		fmt.Fprintf(&b, "; Laravel %s (%s)", i.Version, i.VersionFrom)
+	} else if i.Source != "php" {
+		b.WriteString("; Laravel version unknown")
+	}
+	if len(i.Guessed) > 0 {
+		fmt.Fprintf(&b, "; skeleton defaults used for %s", strings.Join(i.Guessed, ", "))
+	}
+	return b.String()
+}

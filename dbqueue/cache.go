@@ -1,0 +1,43 @@
+package dbqueue
+
+import (
+	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/jobqueue"
+)
+
+// Cache returns the app's database cache store, or nil when the app's
+// default store is not "database" (file, redis... Go cannot share those).
+func (q *Queue) Cache() *dbcache.Cache { return q.cache }
+
+// Locks returns the database store's locks on the queue's database:
+// table DB_CACHE_LOCK_TABLE (default cache_locks), keys prefixed with the
+// cache prefix, as CacheManager builds the database store.
+func (q *Queue) Locks() *dbcache.Locks { return q.locks }
+
+// SharedCache is jobqueue.CacheAccess's: the database cache store when it
+// is the app's default store, else nil (a nil *dbcache.Cache never
+// becomes a non-nil interface).
+func (q *Queue) SharedCache() jobqueue.Cache {
+	if q.cache == nil {
+		return nil
+	}
+	return q.cache
+}
+
+// LockStores is jobqueue.CacheAccess's: the "database" store's locks on
+// the queue's database.
+func (q *Queue) LockStores() map[string]jobqueue.LockStore {
+	return map[string]jobqueue.LockStore{"database": q.locks}
+}
+
+// DefaultCacheStore is the app's default cache store's name.
+func (q *Queue) DefaultCacheStore() string { return q.cfg.CacheStore }
+
+var (
+	_ jobqueue.Store       = (*Queue)(nil)
+	_ jobqueue.CacheAccess = (*Queue)(nil)
+	_ jobqueue.Batches     = (*Queue)(nil)
+	_ jobqueue.ModelLookup = (*Queue)(nil)
+	_ jobqueue.Admin       = (*Queue)(nil)
+	_ jobqueue.FailedJobs  = (*Queue)(nil)
+)

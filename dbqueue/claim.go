@@ -1,0 +1,234 @@
+package dbqueue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/sqldb"
+)
+
+// claimFilterOf renders the options into the statement's shape and the
+// arguments that follow queue, now and now - retry_after.
+func claimFilterOf(o jobqueue.ClaimOptions) (claimFilter, []any, error) {
+	names, err := likePatterns(o.DisplayNames)
+	if err != nil {
+		return claimFilter{}, nil, err
+	}
+	notNames, err := likePatterns(o.ExcludeDisplayNames)
+	if err != nil {
+		return claimFilter{}, nil, err
+	}
+	args := append(names, notNames...)
+	for _, id := range o.ExcludeIDs {
+		args = append(args, id)
+	}
+	return claimFilter{names: len(names), notNames: len(notNames), ids: len(o.ExcludeIDs)}, args, nil
+}
+
+// likePatterns are the LIKE patterns matching any of the display names.
+func likePatterns(displayNames []string) ([]any, error) {
+	var out []any
+	for _, n := range displayNames {
+		pats, err := displayNamePatterns(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Claim reserves up to n jobs of the first queue (in priority order) that
+// has any, in one transaction, like `queue:work --queue=high,default`
+// (the first queue that yields a job wins). With n == 1 it runs Laravel's
+// exact statements: the select with its lock, then `update ... set
+// reserved_at = ?, attempts = ?` with attempts computed from the fetched
+// row. With n > 1, one locked select with `limit n` and one `update ...
+// attempts = attempts + 1 where id in (...)`. Returned jobs carry their
+// new attempts and reserved_at, in id order; none (and no error) when
+// every queue is empty.
+//
+// jobqueue.JobRow.Queue of the result is the queue name claimed with (Laravel's
+// DatabaseJob uses that name for release and failed_jobs).
+func (q *Queue) Claim(ctx context.Context, queues []string, n int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("dbqueue: claim size must be >= 1")
+	}
+	for _, name := range q.queueNames(queues) {
+		jobs, err := q.claim(ctx, name, n, opts)
+		if err != nil || len(jobs) > 0 {
+			return jobs, err
+		}
+	}
+	return nil, nil
+}
+
+// CountClaimable counts the jobs a claim on these queues with these
+// options could reserve now, without locking or skipping any row.
+func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts jobqueue.ClaimOptions) (int64, error) {
+	f, filterArgs, err := claimFilterOf(opts)
+	if err != nil {
+		return 0, err
+	}
+	query := q.st.countClaimable(f)
+	var total int64
+	for _, name := range q.queueNames(queues) {
+		now := q.unixNow()
+		args := append([]any{name, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+		var n int64
+		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+			return 0, sqldb.ExplainSetup(q.d, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// queueNames applies Laravel's getQueue(): an empty name means the
+// connection's default queue. Names are not trimmed, as in Laravel.
+func (q *Queue) queueNames(queues []string) []string {
+	if len(queues) == 0 {
+		return []string{q.cfg.DefaultQueue}
+	}
+	out := make([]string, len(queues))
+	for i, n := range queues {
+		if n == "" {
+			n = q.cfg.DefaultQueue
+		}
+		out[i] = n
+	}
+	return out
+}
+
+func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+	switch {
+	case q.exact:
+		return q.claimTx(ctx, queue, limit, opts)
+	case q.indexed.Load() && fitsClassColumn(opts):
+		jobs, err := q.claimIndexed(ctx, queue, limit, opts)
+		if err == nil || q.stillIndexed(ctx, err) {
+			return jobs, err
+		}
+		// The index went away under the worker: Laravel's query.
+		return q.claim(ctx, queue, limit, opts)
+	case limit > 1 && q.st.oneStatementClaims() && !q.txClaims:
+		return q.claimOneStatement(ctx, queue, limit, opts)
+	}
+	return q.claimTx(ctx, queue, limit, opts)
+}
+
+// stillIndexed re-reads the catalogue after a failed indexed claim: an
+// error other than a retryable or overflow one may mean the claim index
+// was dropped while the worker ran.
+func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
+	var ce *jobqueue.ClaimError
+	if errors.As(err, &ce) || ctx.Err() != nil || q.d.Classify(err) != sqldb.ErrOther {
+		return true
+	}
+	if isMySQLError(err, 1064, 1221, 1235) {
+		// A server that cannot parse or run the indexed claim (syntax,
+		// an unsupported locking clause): Laravel's query from now on.
+		q.indexed.Store(false)
+		return false
+	}
+	info, derr := q.DetectClaimPath(ctx)
+	return derr != nil || info.Path == ClaimPathIndexed
+}
+
+// claimTx is the transactional claim with Laravel's query: the select
+// with its lock, then the reserve (Laravel's exact statements when limit
+// is 1).
+func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+	f, filterArgs, err := claimFilterOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	query := q.st.claimSelectFiltered(limit, f)
+	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
+		return query, append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+	})
+}
+
+// selectAndReserve runs a locking select and reserves what it returned in
+// one transaction, re-run on retryable errors.
+func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, sel func(now int64) (string, []any)) ([]jobqueue.JobRow, error) {
+	var claimed []jobqueue.JobRow
+	err := q.inTx(ctx, func(tx *sql.Tx, attempt int) error {
+		claimed = nil
+		now := q.unixNow()
+		query, args := sel(now)
+		jobs, err := queryJobs(ctx, tx, query, args...)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		if q.testHookAfterSelect != nil {
+			if err := q.testHookAfterSelect(ctx, tx, attempt); err != nil {
+				return err
+			}
+		}
+		if limit == 1 {
+			err = q.reserveOne(ctx, tx, &jobs[0], now)
+		} else {
+			err = q.reserveMany(ctx, tx, jobs, now)
+		}
+		if err != nil && q.d.IsOutOfRange(err) {
+			return &jobqueue.ClaimError{Job: culprit(jobs), Err: err}
+		}
+		if err != nil {
+			return err
+		}
+		for i := range jobs {
+			jobs[i].Queue = queue
+		}
+		claimed = jobs
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// culprit is the row whose attempts overflowed: the one with the most.
+func culprit(jobs []jobqueue.JobRow) jobqueue.JobRow {
+	worst := jobs[0]
+	for _, j := range jobs[1:] {
+		if j.Attempts > worst.Attempts {
+			worst = j
+		}
+	}
+	return worst
+}
+
+// reserveOne is markJobAsReserved: touch() and increment() on the fetched
+// record, written back as values.
+func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *jobqueue.JobRow, now int64) error {
+	attempts := j.Attempts + 1
+	if _, err := tx.ExecContext(ctx, q.st.markReserved(), now, attempts, j.ID); err != nil {
+		return err
+	}
+	j.Attempts = attempts
+	j.ReservedAt = &now
+	return nil
+}
+
+func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []jobqueue.JobRow, now int64) error {
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	if _, err := execChunks(ctx, tx, chunkIDs(ids), q.st.markReservedMany, now); err != nil {
+		return err
+	}
+	for i := range jobs {
+		at := now
+		jobs[i].Attempts++
+		jobs[i].ReservedAt = &at
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+// Package dbqueue is Laravel's database queue as a jobqueue.Store: it runs
+// the statements Laravel's DatabaseQueue, DatabaseUuidFailedJobProvider and
+// DatabaseBatchRepository run, on MySQL and MariaDB, PostgreSQL and SQLite,
+// with the lock clause Laravel's getLockForPopping picks for the server's
+// engine and version.
+//
+// A Queue is one queue connection. The worker's path (claim.go,
+// claimindexed.go, claimsql.go, statements.go, delete.go, outcomes.go,
+// push.go) is Claim, Delete, Finish, Release, Fail, Unreserve and Extend,
+// with the chain's next link and the batch's counters written in the
+// outcome's own transaction (batch.go). The admin side (admin.go,
+// failed.go, move.go) is the `php artisan queue:*` commands: Sizes,
+// Clear, Move, ListFailed, Retry, Forget, Flush, PruneFailed
+// (jobqueue.Admin and jobqueue.FailedJobs). The app's database cache store
+// and its locks come from package dbcache; connections, dialects and
+// retried transactions from package sqldb. Every statement, per engine,
+// is listed in SQL.md, which is generated from this package's code.
+package dbqueue

@@ -1,0 +1,58 @@
+package dbqueue_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
+)
+
+// Push a job exactly as Laravel's dispatch() would, so `php artisan
+// queue:work` (or laraworker) runs it, then read the queue's size as
+// `laraworker size` does.
+func ExampleQueue_Push() {
+	dir, _ := os.MkdirTemp("", "laraworker-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	// Normally: appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: "/var/www/app/.env"}).
+	cfg := appconfig.Config{
+		Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
+		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
+		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
+	}
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+	if err := q.CreateTables(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// `new App\Jobs\ResizeImage(7)` as createObjectPayload writes it.
+	raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\ResizeImage`,
+		phpserialize.Public("imageId", phpserialize.Int(7))), payload.BuildOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := q.Push(ctx, jobqueue.PushItem{Queue: "images", Payload: raw}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	sizes, _ := q.Sizes(ctx)
+	for _, s := range sizes {
+		fmt.Printf("%s: %d ready, %d delayed, %d reserved\n", s.Queue, s.Ready, s.Delayed, s.Reserved)
+	}
+	// Output: images: 1 ready, 0 delayed, 0 reserved
+}

@@ -1,0 +1,59 @@
+package dbqueue
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/sqldb"
+)
+
+// Options are Open's settings beyond the app's connection config. The
+// zero value is the default for every field, as in worker.Config.
+type Options struct {
+	// DB, when set, is used instead of opening a connection pool from the
+	// config (which still gives the driver, tables and queue settings).
+	// Close then leaves it open: it belongs to the caller.
+	DB *sql.DB
+	// Clock replaces time.Now (tests).
+	Clock func() time.Time
+	// Retry bounds the re-run of transactions that failed with a
+	// retryable error; zero means sqldb.DefaultRetryPolicy. MaxAttempts
+	// below 1 counts as 1.
+	Retry sqldb.RetryPolicy
+	// ExactStatements makes Delete run Laravel's own deleteReserved
+	// transaction for each job (`--laravel-exact`), instead of one grouped
+	// delete, and Release, Fail and Finish lock the row with Laravel's
+	// statement before they delete it.
+	ExactStatements bool
+	// SQLiteBusyTimeout is SQLite's busy_timeout; zero means 5s.
+	SQLiteBusyTimeout time.Duration
+}
+
+// Open connects to the database described by cfg, detects the server
+// version and returns a Queue. Errors never contain the password or DSN.
+func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, error) {
+	conn, err := sqldb.Open(ctx, cfg, sqldb.Options{DB: opts.DB, Clock: opts.Clock, Retry: opts.Retry, SQLiteBusyTimeout: opts.SQLiteBusyTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return newQueue(conn, cfg, opts.ExactStatements), nil
+}
+
+// newQueue builds the queue's statements for the server conn reached.
+func newQueue(conn *sqldb.DB, cfg appconfig.Config, exact bool) *Queue {
+	d := conn.Dialect
+	q := &Queue{conn: conn, db: conn.Pool, d: d, cfg: cfg, loc: cfg.Location(), exact: exact}
+	engine := d.Name()
+	q.deleteReturning = engine != appconfig.EngineMySQL || strings.Contains(conn.ServerVersion, "MariaDB")
+	q.lock = sqldb.LockForPopping(engine, conn.ServerVersion, cfg.ServerVersion)
+	q.st = newStatements(d, sqldb.Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
+	q.locks = dbcache.NewLocks(conn, cfg.CacheLockTable, cfg.CachePrefix)
+	if cfg.CacheStore == "database" {
+		q.cache = dbcache.New(conn, cfg.CacheTable, cfg.CachePrefix)
+	}
+	return q
+}

@@ -1,0 +1,308 @@
+package dbqueue
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
+)
+
+// errNotClaimed is a write about a row that no claim returned.
+var errNotClaimed = errors.New("dbqueue: the job has no reservation (pass a row returned by Claim or Extend)")
+
+// token is the reservation a write about job is fenced by: its reserved_at
+// as the claim set it or the last Extend refreshed it.
+func token(job jobqueue.JobRow) (int64, error) {
+	if job.ReservedAt == nil {
+		return 0, errNotClaimed
+	}
+	return *job.ReservedAt, nil
+}
+
+// sameReservation reports whether a locked row still carries job's
+// reservation; a job that was never reserved (a row its claim could not
+// reserve, failed as it was selected) matches a row still unreserved.
+func sameReservation(row, job jobqueue.JobRow) bool {
+	if job.ReservedAt == nil || row.ReservedAt == nil {
+		return job.ReservedAt == nil && row.ReservedAt == nil
+	}
+	return *row.ReservedAt == *job.ReservedAt
+}
+
+// takeReserved deletes job's row inside tx if it still carries the job's
+// reservation (or, for a row its claim could not reserve, is still
+// unreserved), else returns jobqueue.ErrReservationLost (the caller's transaction
+// then rolls back: no released copy, no failed_jobs row, no next link, no
+// batch counter is written for a job another worker holds). In exact mode
+// it runs Laravel's deleteReserved statements (lock the row by id, delete
+// it by id) and compares the token on the locked row in Go; otherwise one
+// fenced delete.
+func (q *Queue) takeReserved(ctx context.Context, tx *sql.Tx, job jobqueue.JobRow) error {
+	if q.exact {
+		rows, err := queryJobs(ctx, tx, q.st.findForUpdate(), job.ID)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 || !sameReservation(rows[0], job) {
+			return jobqueue.ErrReservationLost
+		}
+		_, err = tx.ExecContext(ctx, q.st.deleteJob(), job.ID)
+		return err
+	}
+	var res sql.Result
+	var err error
+	if job.ReservedAt == nil {
+		res, err = tx.ExecContext(ctx, q.st.deleteUnreservedJob(), job.ID)
+	} else {
+		res, err = tx.ExecContext(ctx, q.st.deleteReservedJob(), job.ID, *job.ReservedAt)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmp.Or(err, jobqueue.ErrReservationLost)
+	}
+	return nil
+}
+
+// execChunks runs stmt(len(chunk)), a statement of the catalogue, once per
+// chunk of ids, binding the leading arguments before the ids, and adds up
+// the rows affected.
+func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n int) string, leading ...any) (int64, error) {
+	var total int64
+	for _, chunk := range chunks {
+		query := stmt(len(chunk))
+		args := append(append([]any(nil), leading...), int64sToArgs(chunk)...)
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return 0, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
+// Release is Laravel's deleteAndRelease, fenced: one transaction deletes
+// the row and inserts a copy (new id) with the same payload bytes and
+// attempts, reserved_at null, available_at = now + delay, created_at = now,
+// on job.Queue. When the row no longer carries the job's reservation it
+// writes nothing and returns jobqueue.ErrReservationLost (Laravel inserts the copy
+// even then, and a job another worker already finished runs again).
+func (q *Queue) Release(ctx context.Context, job jobqueue.JobRow, delay time.Duration) error {
+	_, err := q.release(ctx, job, delay)
+	return err
+}
+
+// release is Release, returning the new row's id.
+func (q *Queue) release(ctx context.Context, job jobqueue.JobRow, delay time.Duration) (int64, error) {
+	var newID int64
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
+			return err
+		}
+		now := q.unixNow()
+		id, err := q.insertJob(ctx, tx, job.Queue, job.Payload, job.Attempts, now+delaySeconds(delay), now)
+		newID = id
+		return err
+	})
+	return newID, err
+}
+
+// delaySeconds rounds a delay down to whole seconds; negative is zero.
+func delaySeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(d / time.Second)
+}
+
+// Finish is a finished job's whole success, in one transaction: the row
+// is deleted if it still carries the job's reservation (else
+// jobqueue.ErrReservationLost and nothing is written), the chain's next link is
+// pushed and the batch success recorded (Laravel's CallQueuedHandler does
+// these as three separate writes). A batch that no longer exists is
+// skipped, as Laravel's `$this->batch()` is then null.
+func (q *Queue) Finish(ctx context.Context, job jobqueue.JobRow, f jobqueue.Followup) error {
+	return q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
+			return err
+		}
+		if f.Next != nil {
+			now := q.unixNow()
+			queue := q.queueNames([]string{f.Next.Queue})[0]
+			if _, err := q.insertJob(ctx, tx, queue, f.Next.Payload, 0, now+delaySeconds(f.Next.Delay), now); err != nil {
+				return err
+			}
+		}
+		if f.Batch != nil {
+			return skipMissingBatch(q.recordBatchSuccessTx(ctx, tx, f.Batch.ID, f.Batch.JobUUID))
+		}
+		return nil
+	})
+}
+
+// skipMissingBatch drops jobqueue.ErrBatchNotFound: a batch pruned or deleted
+// meanwhile has no counters to update.
+func skipMissingBatch(_ jobqueue.BatchCounts, err error) error {
+	if errors.Is(err, jobqueue.ErrBatchNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Extend refreshes the reservations of jobs still running (reserved_at =
+// now), so no worker takes them after retry_after, and returns the jobs
+// whose reservations held, with their new ReservedAt: the token of the
+// next write about them. A job missing from the result lost its
+// reservation (another worker reclaimed it) and was not touched. Each row
+// is one fenced statement outside any transaction, so no lock is held
+// between them. A job reserved this very second is returned as it is. On
+// an error, the rows refreshed before it are returned with the error; the
+// others are in an unknown state, not lost.
+func (q *Queue) Extend(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
+	now := q.unixNow()
+	refreshed := make([]jobqueue.JobRow, 0, len(jobs))
+	for _, j := range jobs {
+		tok, err := token(j)
+		if err != nil {
+			return refreshed, err
+		}
+		if tok >= now {
+			refreshed = append(refreshed, j)
+			continue
+		}
+		var n int64
+		err = q.retrying(ctx, func(int) error {
+			res, err := q.db.ExecContext(ctx, q.st.extendReservation(), now, j.ID, tok)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return refreshed, err
+		}
+		if n == 1 {
+			at := now
+			j.ReservedAt = &at
+			refreshed = append(refreshed, j)
+		}
+	}
+	return refreshed, nil
+}
+
+// Fail records a failed job under uuid and deletes it, in ONE
+// transaction (Laravel does the delete and the failed_jobs insert
+// separately), with its batch's failure (f.Batch; f.Next is ignored: a
+// failed link ends its chain). When the row no longer carries the job's
+// reservation nothing is written and Fail returns jobqueue.ErrReservationLost.
+// uuid is the payload's, or a fresh one for a payload that
+// has none or cannot be parsed: such a row must still be recorded, not
+// lost. exception is the text for failed_jobs.exception; invalid UTF-8 is
+// replaced by '?' as Laravel 9.2+ does. failed_at is now in APP_TIMEZONE
+// as 'Y-m-d H:i:s'.
+//
+// If failed_jobs already holds the uuid (e.g. a job retried with
+// queue:retry failed again before the command forgot the old row), the
+// new row gets the uuid "<uuid>-<n>" (n = 2, 3, ...) instead of failing:
+// the job is still deleted and both failure records survive. Laravel would
+// error here and lose the record.
+func (q *Queue) Fail(ctx context.Context, job jobqueue.JobRow, uuid, exception string, f jobqueue.Followup) error {
+	_, err := q.fail(ctx, job, uuid, exception, f)
+	return err
+}
+
+// fail is Fail, returning the uuid stored.
+func (q *Queue) fail(ctx context.Context, job jobqueue.JobRow, uuid, exception string, f jobqueue.Followup) (string, error) {
+	if uuid == "" {
+		return "", jobqueue.ErrNoUUID
+	}
+	exception = utf8OrQuestionMarks(exception)
+	var stored string
+	var err error
+	// A concurrent Fail of the same uuid can take the free uuid between our
+	// check and insert; the unique index catches it and we pick again.
+	for try := 0; ; try++ {
+		stored, err = q.failOnce(ctx, job, uuid, exception, f.Batch)
+		if err == nil || try >= 3 || !q.d.IsUniqueViolation(err) {
+			break
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return stored, nil
+}
+
+func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, exception string, batch *jobqueue.BatchEntry) (string, error) {
+	var stored string
+	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+		if err := q.takeReserved(ctx, tx, job); err != nil {
+			return err
+		}
+		var err error
+		stored, err = q.freeFailedUUID(ctx, tx, uuid)
+		if err != nil {
+			return err
+		}
+		failedAt := q.now().In(q.loc).Format(time.DateTime)
+		if _, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, job.Queue, payloadArg(job.Payload), exception, failedAt); err != nil {
+			return err
+		}
+		if batch != nil {
+			return skipMissingBatch(q.recordBatchFailureTx(ctx, tx, batch.ID, batch.JobUUID, batch.AllowFailures))
+		}
+		return nil
+	})
+	return stored, err
+}
+
+// Unreserve gives a claimed job back as it was before the claim: attempts
+// minus one and reserved_at null, so the claim leaves no trace (Go must
+// leave some jobs to PHP workers). It changes nothing and returns
+// jobqueue.ErrReservationLost if the row is gone or was reserved again since.
+func (q *Queue) Unreserve(ctx context.Context, job jobqueue.JobRow) error {
+	tok, err := token(job)
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = q.retrying(ctx, func(int) error {
+		res, err := q.db.ExecContext(ctx, q.st.unreserve(), max(job.Attempts-1, 0), job.ID, tok)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err == nil && n == 0 {
+		return jobqueue.ErrReservationLost
+	}
+	return err
+}
+
+// freeFailedUUID returns uuid, or the first "<uuid>-<n>" not yet in
+// failed_jobs.
+func (q *Queue) freeFailedUUID(ctx context.Context, tx *sql.Tx, uuid string) (string, error) {
+	candidate := uuid
+	for n := 2; ; n++ {
+		var count int
+		if err := tx.QueryRowContext(ctx, q.st.failedUUIDExists(), candidate).Scan(&count); err != nil {
+			return "", err
+		}
+		if count == 0 {
+			return candidate, nil
+		}
+		if n > 1000 {
+			return "", fmt.Errorf("dbqueue: too many failed_jobs rows for uuid %s", uuid)
+		}
+		candidate = uuid + "-" + strconv.Itoa(n)
+	}
+}

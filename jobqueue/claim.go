@@ -1,0 +1,36 @@
+package jobqueue
+
+import "fmt"
+
+// ClaimOptions restricts what a claim may reserve.
+type ClaimOptions struct {
+	// DisplayNames, when non-empty, limits claims to jobs whose payload
+	// displayName is one of these (e.g. `App\Jobs\SendMail`), so the worker
+	// never reserves a job it has no handler for. PHP class names are
+	// case-insensitive, and so is the match; handler lookup must not
+	// depend on case either.
+	DisplayNames []string
+	// ExcludeDisplayNames are classes never to claim (matched as
+	// DisplayNames are).
+	ExcludeDisplayNames []string
+	// ExcludeIDs are jobs the caller gave back (Unreserve) and must not
+	// reserve again.
+	ExcludeIDs []int64
+}
+
+// ClaimError is returned when reserving a selected job failed because of
+// the job itself: its attempts overflow the column (tinyint unsigned on
+// strict MySQL). Nothing was reserved; Job is that job as selected (in a
+// batch, the one with the most attempts) so the caller can fail it, as
+// Laravel 12.54+ does. Database errors are returned as they are, never as
+// ClaimError.
+type ClaimError struct {
+	Job JobRow
+	Err error
+}
+
+func (e *ClaimError) Error() string {
+	return fmt.Sprintf("jobqueue: reserving job %d: %v", e.Job.ID, e.Err)
+}
+
+func (e *ClaimError) Unwrap() error { return e.Err }
