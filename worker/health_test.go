@@ -219,11 +219,11 @@ func TestAKeyProblemIsProbedAgain(t *testing.T) {
 	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
 	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
 	runWorker(t, w, 30*time.Second)
-	if got := w.health.blockedClasses(w.now()); len(got) != 1 {
+	if got := w.problems.blockedClasses(w.now()); len(got) != 1 {
 		t.Fatalf("blocked %v, want the class", got)
 	}
 	clock.Add(int64(keyProbeEvery + time.Second))
-	if got := w.health.blockedClasses(w.now()); len(got) != 0 {
+	if got := w.problems.blockedClasses(w.now()); len(got) != 0 {
 		t.Fatalf("after %s the class must be claimed again once, got %v blocked", keyProbeEvery, got)
 	}
 	if w.Health() == nil {
