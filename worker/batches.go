@@ -6,25 +6,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/phpserialize"
 )
-
-// batchIDOf is data.batchId (12.51+) or the command's batchId property.
-func batchIDOf(job *handlers.Job) string {
-	if b := job.Payload.Data.BatchID; b != nil && *b != "" {
-		return *b
-	}
-	cmd, err := job.Command()
-	if err != nil || cmd == nil {
-		return ""
-	}
-	if b := cmd.Queueable().BatchID; b != nil {
-		return *b
-	}
-	return ""
-}
 
 // batchInfo is what the worker needs to know of a batch's options.
 type batchInfo struct {

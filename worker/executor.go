@@ -233,6 +233,21 @@ func (e *jobExecutor) unrouted() outcome {
 	return outcome{verdict: verdictUnreserve, reason: "unrouted"}
 }
 
+// batchIDOf is data.batchId (12.51+) or the command's batchId property.
+func batchIDOf(job *handlers.Job) string {
+	if b := job.Payload.Data.BatchID; b != nil && *b != "" {
+		return *b
+	}
+	cmd, err := job.Command()
+	if err != nil || cmd == nil {
+		return ""
+	}
+	if b := cmd.Queueable().BatchID; b != nil {
+		return *b
+	}
+	return ""
+}
+
 // checkBatch leaves jobs of batches with PHP callbacks to PHP workers
 // (Go cannot run then/catch/finally closures), and deletes jobs of a
 // cancelled batch without running them, counting them as PHP's
@@ -284,20 +299,19 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 	runCtx, cancel := jobContext(e.ctx, timeout)
 	defer cancel()
 	err, abandoned := e.call(runCtx, h)
-	where := handlerFrame(e.reg.Origin(job.DisplayName))
 	timedOut := timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && e.ctx.Err() == nil
 	if abandoned {
 		e.log.Error().Str("uuid", job.UUID).Str("class", job.DisplayName).Msg("handler ignored cancellation; abandoned")
 	}
 	switch {
 	case timedOut:
-		return e.onTimeout(where)
+		return e.onTimeout(e.handlerFrame())
 	case e.ctx.Err() != nil && (err != nil || abandoned):
 		// Shutdown cut the run short: not the job's fault, run it again.
 		return outcome{verdict: verdictRelease, reason: "interrupted"}
 	}
 	if d := job.Decision(); d.Action != handlers.ActionNone {
-		return onDecision(d, where)
+		return onDecision(d, e.handlerFrame)
 	}
 	if err == nil {
 		return outcome{verdict: verdictDelete, inBatch: true, reason: "done"}
@@ -313,8 +327,12 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 	if errors.Is(err, handlers.ErrModelNotFound) {
 		return e.modelMissing(err)
 	}
-	return e.onException(err, where)
+	return e.onException(err, e.handlerFrame())
 }
+
+// handlerFrame locates the handler's code, for failures whose error
+// carries no stack.
+func (e *jobExecutor) handlerFrame() frame { return handlerFrame(e.reg.Origin(e.job.DisplayName)) }
 
 // jobContext is the context one run gets: ctx with the job's timeout, if
 // any. Exactly one child of ctx is made, and its cancel is the one
@@ -353,7 +371,7 @@ func safeHandle(ctx context.Context, h handlers.Handler, job *handlers.Job) (err
 }
 
 // onDecision honours Release, Fail and Delete called by the handler.
-func onDecision(d handlers.Decision, where frame) outcome {
+func onDecision(d handlers.Decision, where func() frame) outcome {
 	switch d.Action {
 	case handlers.ActionRelease:
 		return outcome{verdict: verdictRelease, delay: d.Delay, reason: "released"}
@@ -362,7 +380,7 @@ func onDecision(d handlers.Decision, where frame) outcome {
 		if err == nil {
 			err = &PHPException{Class: ManuallyFailedClass}
 		}
-		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "failed"}
+		return outcome{verdict: verdictFail, err: err, where: where(), inBatch: true, reason: "failed"}
 	}
 	return outcome{verdict: verdictDelete, inBatch: true, reason: "done"}
 }
@@ -417,7 +435,55 @@ func (e *jobExecutor) modelMissing(err error) outcome {
 		msg = mnf.Error()
 	}
 	return outcome{verdict: verdictFail, reason: reasonModelMissing, err: &PHPException{Class: ModelNotFoundClass, Message: msg},
-		where: handlerFrame(e.reg.Origin(e.job.DisplayName))}
+		where: e.handlerFrame()}
+}
+
+// releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
+// before the handler runs.
+func (e *jobExecutor) releaseBeforeRun() {
+	class := e.job.Class()
+	if class.Unique == nil || !class.Unique.UntilProcessing {
+		return
+	}
+	cmd, err := e.job.Command()
+	if err != nil {
+		return
+	}
+	if ref, ok := e.unique.lockOf(e.payload, cmd, class); ok {
+		e.unique.release(e.ctx, e.payload, ref)
+	}
+}
+
+// releaseAfter releases the lock of a job whose outcome is decided, as
+// CallQueuedHandler does: when it is done or has failed (a released job
+// keeps it; an UntilProcessing one gave it up before running). A job whose
+// model was missing releases only the lock its payload names (11.39+), as
+// handleModelNotFound does; PHP cannot unserialize it to do more.
+func (e *jobExecutor) releaseAfter(out outcome) {
+	p := e.payload
+	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
+		return
+	}
+	if out.modelMissing() {
+		if ref, ok := e.unique.named(p); ok {
+			e.unique.release(e.ctx, p, ref)
+		}
+		return
+	}
+	class := e.job.Class()
+	if class.Unique != nil && class.Unique.UntilProcessing {
+		return
+	}
+	if _, named := e.unique.named(p); !named && class.Unique == nil {
+		return // not unique, as far as Go can know: nothing to decode
+	}
+	cmd, err := e.job.Command()
+	if err != nil {
+		return // PHP's failed() cannot unserialize it either
+	}
+	if ref, ok := e.unique.lockOf(p, cmd, class); ok {
+		e.unique.release(e.ctx, p, ref)
+	}
 }
 
 // settle hands the outcome to the completer once, with the job's current

@@ -125,12 +125,12 @@ func (c *configProblems) setupProblem(err error) bool {
 	return true
 }
 
-// clear drops the problems of a kind (a claim that works again).
-func (c *configProblems) clear(kind string) {
+// clear drops the problems of these kinds (a claim that works again).
+func (c *configProblems) clear(kinds ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, p := range c.problems {
-		if p.Kind == kind {
+		if slices.Contains(kinds, p.Kind) {
 			delete(c.problems, key)
 			delete(c.logged, key)
 		}

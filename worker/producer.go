@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/clock"
@@ -85,15 +86,6 @@ func (w *Worker) waitForSlot(ctx context.Context) int {
 	return max(free, 0)
 }
 
-// dispatch hands a claimed row to an executor of its own. The job is in
-// flight before it runs, so the loop never sees a claimed job as neither
-// queued nor running.
-func (w *Worker) dispatch(jobCtx context.Context, row jobqueue.JobRow) {
-	w.stats.claimed.Add(1)
-	ctx, cancel := context.WithCancelCause(jobCtx)
-	w.inflight.dispatch(newJobExecutor(w.exec, ctx, cancel, row, w.now()))
-}
-
 // claim reserves up to n jobs (one at a time in --laravel-exact mode).
 // Only classes with a handler are reserved unless --unrouted=fail.
 func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
@@ -109,8 +101,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
 	jobs, err := w.store.Claim(ctx, queues, n, opts)
 	if err == nil {
-		w.problems.clear(kindSchema)
-		w.problems.clear(kindPermission)
+		w.problems.clear(kindSchema, kindPermission)
 	}
 	return jobs, w.claimError(ctx, err)
 }
@@ -187,6 +178,155 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 	sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
 }
 
+// dispatch hands a claimed row to an executor of its own. The job is in
+// flight before it runs, so the loop never sees a claimed job as neither
+// queued nor running.
+func (w *Worker) dispatch(jobCtx context.Context, row jobqueue.JobRow) {
+	w.stats.claimed.Add(1)
+	ctx, cancel := context.WithCancelCause(jobCtx)
+	w.inflight.dispatch(newJobExecutor(w.exec, ctx, cancel, row, w.now()))
+}
+
+// inFlight is the one record of the jobs a worker holds, from claim until
+// their outcome is handed to the completer: each job's executor, how many
+// of them have not decided their outcome yet (shutdown gives those Grace),
+// and the goroutines that run them. Its limit is the concurrency: the
+// producer claims as many jobs as there are free places.
+//
+// The goroutines are long-lived, one per busy place, started as the
+// places first fill up. A goroutine per job would be created for each
+// job and grow its stack again for each (payload parsing and command
+// decoding go deep): on the no-op path that was a tenth of the worker's
+// CPU. A handler still runs on a goroutine of its own (jobExecutor.call),
+// so an abandoned one never holds a place's goroutine.
+type inFlight struct {
+	limit int
+	// left is called after a job left: a place is free.
+	left func()
+
+	mu        sync.Mutex
+	jobs      map[*jobExecutor]struct{}
+	undecided int
+	// decided is closed when no job is undecided; made on demand.
+	decided chan struct{}
+
+	work chan *jobExecutor
+	// started counts the goroutines; only the producer starts them.
+	started int
+	exited  sync.WaitGroup
+}
+
+func newInFlight(limit int, left func()) *inFlight {
+	return &inFlight{limit: limit, left: left, jobs: map[*jobExecutor]struct{}{}, work: make(chan *jobExecutor)}
+}
+
+// dispatch records e and runs it on an idle goroutine, or on a new one
+// while fewer than limit run. The caller checked that a place is free, so
+// with limit goroutines started one of them is idle or about to be.
+func (f *inFlight) dispatch(e *jobExecutor) {
+	f.mu.Lock()
+	f.jobs[e] = struct{}{}
+	f.undecided++
+	f.mu.Unlock()
+	select {
+	case f.work <- e:
+		return
+	default:
+	}
+	if f.started < f.limit {
+		f.started++
+		f.exited.Add(1)
+		go f.serve(e)
+		return
+	}
+	f.work <- e
+}
+
+func (f *inFlight) serve(first *jobExecutor) {
+	defer f.exited.Done()
+	f.run(first)
+	for e := range f.work {
+		f.run(e)
+	}
+}
+
+// run executes e; then e leaves and its place is free.
+func (f *inFlight) run(e *jobExecutor) {
+	e.execute()
+	f.mu.Lock()
+	delete(f.jobs, e)
+	f.mu.Unlock()
+	f.left()
+}
+
+// markDecided records that e's outcome is decided (its handler is done
+// with it); the executor calls it once.
+func (f *inFlight) markDecided() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.undecided--
+	if f.undecided == 0 && f.decided != nil {
+		close(f.decided)
+		f.decided = nil
+	}
+}
+
+// allDecided is closed once no job's outcome is undecided. Only
+// meaningful when no more jobs are dispatched (shutdown).
+func (f *inFlight) allDecided() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.undecided == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	if f.decided == nil {
+		f.decided = make(chan struct{})
+	}
+	return f.decided
+}
+
+func (f *inFlight) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.jobs)
+}
+
+// free is how many more jobs may be dispatched now.
+func (f *inFlight) free() int { return max(f.limit-f.len(), 0) }
+
+// all lists the jobs held now.
+func (f *inFlight) all() []*jobExecutor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*jobExecutor, 0, len(f.jobs))
+	for e := range f.jobs {
+		out = append(out, e)
+	}
+	return out
+}
+
+// olderThan lists the jobs held for at least d.
+func (f *inFlight) olderThan(d time.Duration, now time.Time) []*jobExecutor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*jobExecutor
+	for e := range f.jobs {
+		if now.Sub(e.started) >= d {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// close waits until every job has left and stops the goroutines; call
+// after the last dispatch.
+func (f *inFlight) close() {
+	close(f.work)
+	f.exited.Wait()
+}
+
 // stopReason is stopIfNecessary's list, in Laravel's order (quit and lost
 // connection are handled by ctx and claim errors).
 func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
@@ -229,6 +369,16 @@ func (w *Worker) restartStamp(ctx context.Context) string {
 func (w *Worker) restartRequested() bool {
 	return w.cfg.Cache != nil && w.restartStamp(context.Background()) != w.lastRestart
 }
+
+// nudge wakes the loop: a job left, or the worker resumed.
+func (w *Worker) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) now() time.Time { return w.clock.Now() }
 
 // sleep waits d on c, or less when ctx ends.
 func sleep(ctx context.Context, c clock.Clock, d time.Duration) {

@@ -111,54 +111,6 @@ func (u *uniqueLocks) unreachable(class, store string) {
 		Msg("this ShouldBeUnique class keeps its lock in a cache store Go cannot reach (only database and redis are); the locks of jobs Go runs stay until uniqueFor expires and Laravel drops new dispatches of the class until then: keep the class on PHP workers or move its lock to the database or redis store")
 }
 
-// releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
-// before the handler runs.
-func (e *jobExecutor) releaseBeforeRun() {
-	class := e.job.Class()
-	if class.Unique == nil || !class.Unique.UntilProcessing {
-		return
-	}
-	cmd, err := e.job.Command()
-	if err != nil {
-		return
-	}
-	if ref, ok := e.unique.lockOf(e.payload, cmd, class); ok {
-		e.unique.release(e.ctx, e.payload, ref)
-	}
-}
-
-// releaseAfter releases the lock of a job whose outcome is decided, as
-// CallQueuedHandler does: when it is done or has failed (a released job
-// keeps it; an UntilProcessing one gave it up before running). A job whose
-// model was missing releases only the lock its payload names (11.39+), as
-// handleModelNotFound does; PHP cannot unserialize it to do more.
-func (e *jobExecutor) releaseAfter(out outcome) {
-	p := e.payload
-	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
-		return
-	}
-	if out.modelMissing() {
-		if ref, ok := e.unique.named(p); ok {
-			e.unique.release(e.ctx, p, ref)
-		}
-		return
-	}
-	class := e.job.Class()
-	if class.Unique != nil && class.Unique.UntilProcessing {
-		return
-	}
-	if _, named := e.unique.named(p); !named && class.Unique == nil {
-		return // not unique, as far as Go can know: nothing to decode
-	}
-	cmd, err := e.job.Command()
-	if err != nil {
-		return // PHP's failed() cannot unserialize it either
-	}
-	if ref, ok := e.unique.lockOf(p, cmd, class); ok {
-		e.unique.release(e.ctx, p, ref)
-	}
-}
-
 // lockOf is the lock of a job: the one its payload names, else the one
 // its registration's uniqueId gives.
 func (u *uniqueLocks) lockOf(p *payload.Payload, cmd *payload.Command, class handlers.Class) (lockRef, bool) {

@@ -164,13 +164,6 @@ func (w *Worker) PauseQueues(queues []string) {
 	w.nudge()
 }
 
-func (w *Worker) nudge() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Claimed is how many jobs this worker has claimed (reserved) so far,
 // whatever became of them.
 func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
@@ -212,5 +205,3 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	}
 	return reason
 }
-
-func (w *Worker) now() time.Time { return w.clock.Now() }
