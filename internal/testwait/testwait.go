@@ -35,17 +35,15 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 	return true
 }
 
-// Recv receives from ch, failing t (Fatalf) with what when nothing comes
-// within timeout or ch is closed.
+// Recv is `<-ch` with a timeout: it returns what ch gives (the zero value
+// once ch is closed), failing t (Fatalf) with what when nothing comes
+// within timeout.
 func Recv[T any](t testing.TB, ch <-chan T, timeout time.Duration, what string) T {
 	t.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case v, ok := <-ch:
-		if !ok {
-			t.Fatalf("%s: the channel was closed", what)
-		}
+	case v := <-ch:
 		return v
 	case <-timer.C:
 		t.Fatalf("timed out after %s waiting for %s", timeout, what)
