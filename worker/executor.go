@@ -75,10 +75,11 @@ type jobExecutor struct {
 	parsed *payload.Payload
 
 	// The executor's goroutine alone reads and writes the fields below.
-	payload *payload.Payload
-	job     *handlers.Job
-	batchID string
-	decided bool
+	payload    *payload.Payload
+	job        *handlers.Job
+	batchID    string
+	batchKnown bool
+	decided    bool
 }
 
 func newJobExecutor(deps *executorDeps, ctx context.Context, cancel context.CancelCauseFunc, row jobqueue.JobRow, now time.Time) *jobExecutor {
@@ -102,7 +103,9 @@ type outcome struct {
 	err     error
 	where   frame
 	// inBatch: the outcome counts in the job's batch (a success with its
-	// delete, a failure with its failed row).
+	// delete, a failure with its failed row), as CallQueuedHandler's
+	// call() and failed() count it: not when PHP could not unserialize the
+	// command (undecodable, or a model missing).
 	inBatch bool
 	reason  string // for logs and metrics
 }
@@ -179,7 +182,7 @@ func invalidPayload(err error) error {
 func (e *jobExecutor) decide() outcome {
 	p, job := e.payload, e.job
 	if e.cfg.alreadyExceeded(p, job.Attempts, e.clock.Now()) {
-		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(p.Name(), e.legacyTexts), reason: "max_attempts"}
+		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
 	}
 	h, err := e.reg.Lookup(p.DisplayName)
 	if err != nil {
@@ -199,8 +202,7 @@ func (e *jobExecutor) decide() outcome {
 			e.problems.keyWorks()
 		}
 	}
-	e.batchID = batchIDOf(job)
-	if e.batchID != "" {
+	if e.batch() != "" {
 		if out, stop := e.checkBatch(); stop {
 			return out
 		}
@@ -225,12 +227,20 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 // claim's LIKE matched case-insensitively, or with --unrouted=fail).
 func (e *jobExecutor) unrouted() outcome {
 	if e.cfg.Unrouted == UnroutedFail {
-		return outcome{verdict: verdictFail, reason: "unrouted", err: &PHPException{
+		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
 		}}
 	}
 	return outcome{verdict: verdictUnreserve, reason: "unrouted"}
+}
+
+// batch is the id of the job's batch, "" when it is in none; read once.
+func (e *jobExecutor) batch() string {
+	if !e.batchKnown {
+		e.batchID, e.batchKnown = batchIDOf(e.job), true
+	}
+	return e.batchID
 }
 
 // batchIDOf is data.batchId (12.51+) or the command's batchId property.
@@ -256,7 +266,7 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if e.batches == nil {
 		return outcome{}, false
 	}
-	b, info, err := e.batches.find(e.ctx, e.batchID)
+	b, info, err := e.batches.find(e.ctx, e.batch())
 	if errors.Is(err, jobqueue.ErrBatchNotFound) {
 		return outcome{}, false
 	}
@@ -403,7 +413,7 @@ func (e *jobExecutor) onTimeout(where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
 	err := timeoutExceeded(p.Name(), e.legacyTexts)
 	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
-		return outcome{verdict: verdictFail, err: err, where: where, reason: "timed_out"}
+		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "timed_out"}
 	}
 	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: "timed_out"}
 }
@@ -521,8 +531,8 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 	if !out.modelMissing() {
 		f.Next = e.nextInChain()
 	}
-	if out.inBatch && e.batchID != "" && e.batches != nil {
-		f.Batch = &jobqueue.BatchEntry{ID: e.batchID, JobUUID: e.payload.UUID}
+	if out.inBatch && e.batches != nil && e.batch() != "" {
+		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
 	}
 	if f.Next == nil && f.Batch == nil {
 		e.completer.delete(row)
@@ -542,8 +552,8 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 		err = errors.Join(err, note)
 	}
 	var batch func(context.Context) (*jobqueue.BatchEntry, error)
-	if out.inBatch && e.batchID != "" && e.batches != nil {
-		batch = e.batches.failure(e.batchID, e.payload.UUID)
+	if out.inBatch && e.batches != nil && e.batch() != "" {
+		batch = e.batches.failure(e.batch(), e.payload.UUID)
 	}
 	e.completer.fail(row, e.payload, failureText(err), batch)
 }
