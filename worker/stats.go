@@ -18,6 +18,10 @@ type counters struct {
 	unreserved atomic.Int64
 	lost       atomic.Int64 // outcomes dropped: another worker held the job
 	dropped    atomic.Int64 // outcomes dropped: not written by the write deadline
+
+	// interrupted: jobs cut short by shutdown (also counted as returned or
+	// released, by the write that gave them back)
+	interrupted atomic.Int64
 }
 
 // count adds one written outcome to its total.
@@ -75,6 +79,12 @@ type Stats struct {
 	Running                                                  []RunningJob
 	Paused                                                   bool
 	PausedQueues                                             []string
+
+	// Interrupted counts the jobs a stop signal cut short (still running
+	// when Grace ended): each is also in Returned when its attempt was
+	// restored, or in Released when it counted (cut short too many times
+	// in a row; see Config.Grace).
+	Interrupted int64
 }
 
 // RunningJob is a job a worker holds now.
@@ -93,7 +103,7 @@ func (w *Worker) Stats() Stats {
 		Name: w.cfg.Name, Queues: slices.Clone(w.cfg.Queues),
 		Claimed: w.stats.claimed.Load(), Done: w.stats.done.Load(), Failed: w.stats.failed.Load(),
 		Released: w.stats.released.Load(), Returned: w.stats.unreserved.Load(),
-		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(),
+		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(), Interrupted: w.stats.interrupted.Load(),
 		Paused: w.paused.Load(),
 	}
 	if ns := w.stats.started.Load(); ns != 0 {
