@@ -100,7 +100,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	wcfg := workConfig(c, unrouted)
 	wcfg.Queues = effectiveQueues(wcfg.Queues, cfg.DefaultQueue)
-	if err := checkSetup(ctx, q, info, wcfg.Queues, reg.Names(), log); err != nil {
+	if err := checkSetup(ctx, q, info, wcfg.Queues, reg, log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
 	if !c.IsSet("laravel-version") && info.Version != "" {
