@@ -150,11 +150,12 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // runCLIWith runs the CLI with stdin read from in (never the test's own
-// stdin).
+// stdin). stderr takes concurrent writes: a worker's log (demo).
 func runCLIWith(t *testing.T, in io.Reader, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	app := testApp()
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb lockedBuffer
 	app.Writer, app.ErrWriter, app.Reader = &out, &errb, in
 	code = Run(app, append([]string{"laraworker"}, args...))
 	return out.String(), errb.String(), code
