@@ -62,7 +62,7 @@ func (w *Worker) interrupted(row laravel.JobRow, p *payload.Payload, abandoned b
 	attempt := "restored"
 	if restore {
 		ev.Msg("cut short by shutdown; its attempt is restored")
-		w.completer.unreserve(row)
+		w.completer.restore(row)
 	} else {
 		attempt = "counted"
 		ev.Msg(fmt.Sprintf("cut short by shutdown for the %s time in a row; its attempt counts, as Laravel's would: %s",

@@ -90,7 +90,7 @@ func TestShutdownRestoresTheAttemptWithinABound(t *testing.T) {
 					rows[0].Attempts != 0 || rows[0].ReservedAt.Valid {
 					t.Fatalf("interruption %d: want the row as before the claim (%+v), got %+v", i, before, rows)
 				}
-				if st.Interrupted != 1 || st.Returned != 1 || st.Released != 0 {
+				if st.Interrupted != 1 || st.Released != 1 || st.Returned != 0 {
 					t.Errorf("interruption %d: stats %+v", i, st)
 				}
 				line := lineWith(logs.String(), "cut short by shutdown")

@@ -19,8 +19,7 @@ type counters struct {
 	lost       atomic.Int64 // outcomes dropped: another worker held the job
 	dropped    atomic.Int64 // outcomes dropped: not written by the write deadline
 
-	// interrupted: jobs cut short by shutdown (also counted as returned or
-	// released, by the write that gave them back)
+	// interrupted: jobs cut short by shutdown (also counted as released)
 	interrupted atomic.Int64
 }
 
@@ -69,7 +68,7 @@ type Stats struct {
 	Queues  []string
 	Started time.Time // zero before Run
 	// Claimed counts reservations; each ended as one of Done (deleted),
-	// Failed, Released (put back to run again, including jobs released at
+	// Failed, Released (put back to run again, including jobs cut short at
 	// shutdown), Returned (given back untouched, not Go's to run), Lost
 	// (its reservation was taken by another worker, which runs the job
 	// now: this outcome was not written) or Dropped (its outcome could not
@@ -81,9 +80,9 @@ type Stats struct {
 	PausedQueues                                             []string
 
 	// Interrupted counts the jobs a stop signal cut short (still running
-	// when Grace ended): each is also in Returned when its attempt was
-	// restored, or in Released when it counted (cut short too many times
-	// in a row; see Config.Grace).
+	// when Grace ended), which are also in Released: put back with their
+	// attempt restored, or counted when cut short too many times in a row
+	// (see Config.Grace).
 	Interrupted int64
 }
 
