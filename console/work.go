@@ -101,7 +101,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	wcfg := workConfig(c, unrouted)
 	wcfg.Queues = effectiveQueues(wcfg.Queues, cfg.DefaultQueue)
-	if err := checkSetup(ctx, q, info, wcfg.Queues, reg.Names(), log); err != nil {
+	if err := checkSetup(ctx, q, info, wcfg.Queues, reg, log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
 	if !c.IsSet("laravel-version") && info.Version != "" {
@@ -173,7 +173,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	}
 	stopped.Str("worker", wcfg.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
 		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).
-		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int("exit", code).Msg("worker stopped")
+		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int64("interrupted", st.Interrupted).Int("exit", code).Msg("worker stopped")
 	if code != 0 {
 		return cli.Exit("", code)
 	}
