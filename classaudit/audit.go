@@ -142,7 +142,10 @@ func (a *auditor) properties() {
 			it.Verdict = Lost
 			it.How = "a PHP closure: Go can read it but never run it"
 		}
-		if p.HasDefault && a.atLeast("9.4") {
+		switch {
+		case p.HasDefault && !p.DefaultJSONOK && a.atLeast("9.4"):
+			it.How += "; left out of the payload while it holds its default " + p.DefaultPHP + ", which a default= tag cannot say: give the struct a PHPDefaults method"
+		case p.HasDefault && a.atLeast("9.4"):
 			it.How += "; left out of the payload while it holds its default (gen tags default=)"
 		}
 		a.add(it)

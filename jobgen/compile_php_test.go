@@ -284,6 +284,63 @@ func checkDecoded(t *testing.T, got map[string]decoded, minimum int, want map[st
 	}
 }
 
+// edgeJob declares what gen must also write compiling Go for: a unique
+// class whose uniqueId() is code, uniqueVia() a named store, untyped,
+// union, closure, object, collection and enum-defaulted properties, a
+// default JSON cannot hold, a model named by @var only, a property name
+// that is a Go keyword and one that clashes with another's Go name.
+const edgeJob = `<?php
+
+namespace App\Jobs\Extra;
+
+use App\Enums\Status;
+use App\Models\Podcast;
+use Illuminate\Contracts\Queue\ShouldBeUniqueUntilProcessing;
+use Illuminate\Contracts\Queue\ShouldQueue;
+use Illuminate\Queue\Attributes\DeleteWhenMissingModels;
+use Illuminate\Support\Collection;
+use Illuminate\Support\Facades\Cache;
+
+#[DeleteWhenMissingModels]
+class EdgeJob implements ShouldQueue, ShouldBeUniqueUntilProcessing
+{
+    use \Illuminate\Bus\Queueable, \Illuminate\Queue\SerializesModels;
+
+    public $untyped = 5;
+    public int|string $either = 'a';
+    public ?\Closure $callback = null;
+    public ?\ArrayObject $bag = null;
+    public Collection $ids;
+    public Status $status = Status::Active;
+    public ?Status $maybe = null;
+    public float $limit = INF;
+    /** @var Podcast */
+    public $podcast;
+    public string $type = 'x';
+    public string $user_id = 'a';
+    public string $userId = 'b';
+
+    public function uniqueId()
+    {
+        return $this->type.'-'.$this->userId;
+    }
+
+    public function uniqueVia()
+    {
+        return Cache::store('redis');
+    }
+
+    public function displayName()
+    {
+        return 'edge';
+    }
+
+    public function handle()
+    {
+    }
+}
+`
+
 // fieldAt follows a dotted path (User.ID) into a decoded value.
 func fieldAt(v map[string]any, path string) any {
 	var cur any = v
@@ -307,11 +364,17 @@ func TestGeneratedCodeDecodes83(t *testing.T) {
 		t.Skip("builds a module (-short)")
 	}
 	app := phptest.CopyApp(t)
+	// A class with what the test app's classes lack, to compile only: no
+	// payload of it exists.
+	phptest.WriteFile(t, filepath.Join(app, "app", "Jobs", "Extra", "EdgeJob.php"), edgeJob)
 	a, err := phpclass.Reflect(context.Background(), phpclass.Options{AppDir: app, Classes: jobClasses(t, app)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := generate(t, a)
+	if _, ok := g.classes[`App\Jobs\Extra\EdgeJob`]; !ok {
+		t.Fatal("EdgeJob was not generated")
+	}
 	if len(g.classes) < 20 {
 		t.Fatalf("only %d classes generated", len(g.classes))
 	}

@@ -51,6 +51,9 @@ func Fields(c *phpclass.Class) []Field {
 		f := Field{GoName: name, PHPName: p.Name, Type: gt, Comment: describeProperty(p, gt)}
 		if def, ok := defaultJSON(p, gt); ok {
 			f.Default = def
+			if gt.Expr == "any" && hasNumber(def) {
+				f.Comment += ". Absent, its default's numbers read as float64 (JSON's), where the payload's ints are int64"
+			}
 		}
 		out = append(out, f)
 	}

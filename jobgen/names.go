@@ -23,6 +23,10 @@ func GoName(php string) string {
 			b.WriteString(upper)
 			continue
 		}
+		if single, ok := strings.CutSuffix(upper, "S"); ok && initialisms[single] && len(single) > 1 {
+			b.WriteString(single + "s") // ids: IDs
+			continue
+		}
 		r := []rune(w)
 		b.WriteString(string(unicode.ToUpper(r[0])) + string(r[1:]))
 	}

@@ -87,7 +87,7 @@ func enumCases(n phpclass.TypeName) string {
 	if len(n.EnumCases) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(n.EnumCases, ", ") + ")"
+	return ": " + strings.Join(n.EnumCases, ", ")
 }
 
 // nilable reports whether a Go type already holds PHP's null.
@@ -111,4 +111,36 @@ func defaultJSON(p phpclass.Property, gt GoType) (string, bool) {
 		return string(b), true
 	}
 	return string(p.Default), true
+}
+
+// hasNumber reports whether a JSON value holds a number: decoded into any,
+// a default's numbers become float64 where the payload's ints are int64.
+func hasNumber(def string) bool {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(def))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case json.Number:
+			return true
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		case map[string]any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
