@@ -45,7 +45,12 @@ final class Middleware
         $entries = [];
         if (method_exists($job, 'middleware')) {
             try {
-                foreach ((array) $job->middleware() as $m) {
+                $list = $job->middleware();
+                if (! is_array($list)) {
+                    // CallQueuedHandler's array_merge fails such a job.
+                    throw new \UnexpectedValueException('not an array');
+                }
+                foreach ($list as $m) {
                     $entries[] = [$m, 'method'];
                 }
             } catch (Throwable $e) {
@@ -53,7 +58,8 @@ final class Middleware
                 $out['not_carried'][] = get_class($job).'::middleware()';
             }
         }
-        foreach ((array) ($job->middleware ?? []) as $m) {
+        $property = $job->middleware ?? [];
+        foreach (is_array($property) ? $property : [] as $m) {
             $entries[] = [self::asUnserialized($m), 'property'];
         }
         foreach ($entries as [$m, $source]) {
@@ -236,7 +242,7 @@ final class Middleware
         $key = (! $by && $byJob)
             ? Peek::prop($m, 'prefix').$uuid
             : (string) Peek::call($m, 'getKey', $job);
-        $decay = Peek::hasProp($m, 'decaySeconds')
+        $decay = property_exists($m, 'decaySeconds')
             ? (int) Peek::prop($m, 'decaySeconds')
             : (int) round(Peek::prop($m, 'decayMinutes') * 60);
         $out = [

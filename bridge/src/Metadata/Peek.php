@@ -4,7 +4,6 @@ namespace Laraworker\Bridge\Metadata;
 
 use ReflectionMethod;
 use ReflectionObject;
-use ReflectionProperty;
 
 /**
  * Reads what Laravel keeps protected (middleware settings, a store's
@@ -40,11 +39,6 @@ final class Peek
         return $default;
     }
 
-    public static function hasProp($object, string $name): bool
-    {
-        return property_exists($object, $name);
-    }
-
     /**
      * Calls a method of $object whatever its visibility.
      */
@@ -54,23 +48,5 @@ final class Peek
         $m->setAccessible(true);
 
         return $m->isStatic() ? $m->invoke(null, ...$args) : $m->invoke($object, ...$args);
-    }
-
-    /**
-     * Whether the class declares (or inherits) $method.
-     */
-    public static function has($objectOrClass, string $method): bool
-    {
-        return method_exists($objectOrClass, $method);
-    }
-
-    /**
-     * Sets a property whatever its visibility.
-     */
-    public static function set($object, string $name, $value): void
-    {
-        $property = new ReflectionProperty($object, $name);
-        $property->setAccessible(true);
-        $property->setValue($object, $value);
     }
 }
