@@ -207,6 +207,23 @@ func testBridgeFailureHooks(t *testing.T, s *suite) {
 		t.Errorf("%d failed_jobs rows; want Go's three (the hook job itself did not fail)", len(f))
 	}
 
+	// A Class@method string job: its handler's failed($data, $e, $uuid).
+	mark = lastRunID(s.runs(t))
+	str := jobRow{UUID: "5b0f3f4e-1d3c-4c7e-9a53-0d6a3c2f9e11", Class: `App\Jobs\Hooks\StringHandler`}
+	str.Queue, str.ID = "go", 999999
+	str.Payload = `{"uuid":"` + str.UUID + `","displayName":"App\\Jobs\\Hooks\\StringHandler","job":"App\\Jobs\\Hooks\\StringHandler@handle",` +
+		`"maxTries":null,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"data":{"podcastId":42}}`
+	s.failInGo(t, str, "RuntimeException", "string job failed in Go")
+	s.pushFailureHooks(t, str, "RuntimeException", "string job failed in Go", nil, 0)
+	s.phpWork(t, "--once", "--queue="+hooksQueue)
+	runs = s.runsSince(t, mark)
+	if got := runClasses(runs); got != `failed:App\Jobs\Hooks\StringHandler,event:JobFailed` {
+		t.Fatalf("string job: ran %s", got)
+	}
+	if r := runs[0].Result; r["uuid"] != str.UUID || !sameJSON(r["data"], map[string]any{"podcastId": json.Number("42")}) || r["exception"] != goJobException {
+		t.Errorf("the string job's failed() got %v", r)
+	}
+
 	// A hook job whose PHP worker died (attempts already 1) fails instead
 	// of running the hooks a second time.
 	mark = lastRunID(s.runs(t))

@@ -113,9 +113,12 @@ class RunFailureHooks implements ShouldQueue
     {
         $name = (string) ($payload['job'] ?? '');
         [$class] = explode('@', $name, 2);
+        // 12.12+ passes the job to failed() (Job::failed's fourth argument).
+        $withJob = (new \ReflectionMethod(CallQueuedHandler::class, 'failed'))->getNumberOfParameters() >= 4;
         if ($class !== CallQueuedHandler::class) {
             if ($class !== '' && method_exists($instance = $app->make($class), 'failed')) {
-                $instance->failed($payload['data'] ?? null, $e, $payload['uuid'] ?? '');
+                $args = [$payload['data'] ?? null, $e, $payload['uuid'] ?? ''];
+                $instance->failed(...($withJob ? array_merge($args, [$job]) : $args));
             }
 
             return;
@@ -126,7 +129,7 @@ class RunFailureHooks implements ShouldQueue
         // here, as in Laravel's failed(), and then no batch callback, chain
         // catch or failed() runs; JobFailed still fires.
         $command = Peek::call($handler, 'getCommand', (array) ($payload['data'] ?? []));
-        if ((new \ReflectionMethod(CallQueuedHandler::class, 'failed'))->getNumberOfParameters() >= 4) {
+        if ($withJob) {
             // 12.12+: the command sees the job in failed().
             $command = Peek::call($handler, 'setJobInstanceIfNecessary', $job, $command);
         }
