@@ -6,7 +6,7 @@ use App\Support\RunRecorder;
 use Illuminate\Cache\RateLimiting\Limit;
 use Illuminate\Queue\Events\JobFailed;
 use Illuminate\Support\Facades\Event;
-use Illuminate\Support\Facades\RateLimiter;
+use Illuminate\Cache\RateLimiter;
 use Illuminate\Support\ServiceProvider;
 
 /**
@@ -19,17 +19,23 @@ class HooksServiceProvider extends ServiceProvider
 {
     public function boot()
     {
-        RateLimiter::for('podcasts', function ($job) {
-            return [
-                Limit::perMinute(3)->by($job->podcastId),
-                Limit::perHour(100),
-            ];
-        });
-        RateLimiter::for('unlimited', function ($job) {
-            return Limit::none();
-        });
-        RateLimiter::for('per-class', function ($job) {
-            return Limit::perMinute(10)->by(get_class($job));
+        // Registered when the limiter is first resolved, not at boot:
+        // resolving it at boot opens the cache store (the database), which
+        // commands that never touch the database (laraworker's config and
+        // class readers) must not need.
+        $this->callAfterResolving(RateLimiter::class, function (RateLimiter $limiter) {
+            $limiter->for('podcasts', function ($job) {
+                return [
+                    Limit::perMinute(3)->by($job->podcastId),
+                    Limit::perHour(100),
+                ];
+            });
+            $limiter->for('unlimited', function ($job) {
+                return Limit::none();
+            });
+            $limiter->for('per-class', function ($job) {
+                return Limit::perMinute(10)->by(get_class($job));
+            });
         });
         Event::listen(JobFailed::class, function (JobFailed $event) {
             $name = $event->job->resolveName();
