@@ -273,7 +273,8 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 // jobContext is the context one run gets: ctx with the job's timeout, if
 // any. Exactly one child of ctx is made, and its cancel is the one
 // returned: a child whose cancel is lost stays registered in the
-// long-lived ctx for the life of the worker (about 125 bytes a job).
+// long-lived ctx for the life of the worker (112 bytes a job measured,
+// docs/PERFORMANCE.md "Memory over a million jobs").
 func jobContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if timeout > 0 {
 		return context.WithTimeout(ctx, timeout)
