@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/didyoumean"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
@@ -91,7 +92,15 @@ func missingTablesError(missing []jobqueue.MissingTable) error {
 // names the classes that are there, with a "did you mean" for near misses
 // (doubled backslashes, a short name, a typo). With empty queues only
 // names no PHP class can have are reported.
-func routeWarnings(ctx context.Context, q classReader, queues, routes []string) ([]string, error) {
+//
+// A queued class matches the route the handler lookup gives it
+// (reg.Route): PHP class names are case-insensitive, and so is the
+// lookup. A class spelled with another case is claimed only where the
+// database's LIKE ignores case too (MySQL, SQLite); where it does not
+// (PostgreSQL, the engine named by driver) the route gets a warning that
+// says so.
+func routeWarnings(ctx context.Context, q classReader, driver string, queues []string, reg *handlers.Registry) ([]string, error) {
+	routes := reg.Names()
 	if len(routes) == 0 {
 		return nil, nil
 	}
@@ -100,9 +109,20 @@ func routeWarnings(ctx context.Context, q classReader, queues, routes []string) 
 		return nil, err
 	}
 	names := sortedClasses(present)
+	exact, otherCase := matchRoutes(reg, names)
 	var out []string
 	for _, route := range routes {
-		if _, ok := present[route]; ok {
+		if exact[route] {
+			continue
+		}
+		if spelled, ok := otherCase[route]; ok {
+			n, err := countOnQueues(ctx, q, queues, route)
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				out = append(out, caseWarning(route, spelled, queues, driver))
+			}
 			continue
 		}
 		if read >= classSample { // a sample: confirm the class is absent
@@ -119,6 +139,32 @@ func routeWarnings(ctx context.Context, q classReader, queues, routes []string) 
 		}
 	}
 	return out, nil
+}
+
+// matchRoutes maps the queued classes to the routes the handler lookup
+// gives them: exact holds the routes some class spells as registered,
+// otherCase the others, with the queued spelling (the most frequent, as
+// names are sorted).
+func matchRoutes(reg *handlers.Registry, names []string) (exact map[string]bool, otherCase map[string]string) {
+	exact, otherCase = map[string]bool{}, map[string]string{}
+	for _, class := range names {
+		route, ok := reg.Route(class)
+		switch {
+		case !ok:
+		case route == class:
+			exact[route] = true
+		case otherCase[route] == "":
+			otherCase[route] = class
+		}
+	}
+	return exact, otherCase
+}
+
+// caseWarning words the warning for a route whose jobs are queued with
+// another case on a database whose claim compares case-sensitively.
+func caseWarning(route, spelled string, queues []string, driver string) string {
+	return fmt.Sprintf(`route "%s" is queued as "%s" on queues %s: PHP class names ignore case, and so does the handler lookup, but the claim's LIKE on %s does not, so these jobs are never claimed; register the class as "%s"`,
+		route, spelled, strings.Join(queues, ","), driver, spelled)
 }
 
 func countOnQueues(ctx context.Context, q classReader, queues []string, class string) (int64, error) {
@@ -202,7 +248,7 @@ func orString(a, b string) string {
 // checkSetup runs the startup checks of `work`: missing tables are an
 // error; a route that matches no queued job and a bridge route to an
 // unwatched queue are warnings. Nothing is claimed before they ran.
-func checkSetup(ctx context.Context, conn *connection, info appconfig.AppInfo, queues, routes []string, log zerolog.Logger) error {
+func checkSetup(ctx context.Context, conn *connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, log zerolog.Logger) error {
 	if conn.schema != nil {
 		missing, err := conn.schema.MissingTables(ctx)
 		if err != nil {
@@ -215,7 +261,7 @@ func checkSetup(ctx context.Context, conn *connection, info appconfig.AppInfo, q
 	var warnings []string
 	if q := conn.classReader(); q != nil {
 		var err error
-		if warnings, err = routeWarnings(ctx, q, queues, routes); err != nil {
+		if warnings, err = routeWarnings(ctx, q, conn.cfg.Driver, queues, reg); err != nil {
 			return err
 		}
 	}

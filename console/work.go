@@ -185,7 +185,7 @@ func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info app
 			return cli.Exit(err.Error(), 1)
 		}
 	}
-	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg.Names(), f.log); err != nil {
+	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
 	return nil
@@ -282,7 +282,7 @@ func workExit(f workFlags, w *worker.Worker, reason worker.StopReason) error {
 	}
 	stopped.Str("worker", f.worker.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
 		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).
-		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int("exit", code).Msg("worker stopped")
+		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int64("interrupted", st.Interrupted).Int("exit", code).Msg("worker stopped")
 	if code != 0 {
 		return cli.Exit("", code)
 	}

@@ -21,6 +21,9 @@ const (
 	verdictFail                     // move to failed_jobs
 	verdictUnreserve                // not ours to run: restore the row as it was
 	verdictSkip                     // decided elsewhere (abandoned and released)
+	// cut short by shutdown: given back with its attempt restored, within
+	// a bound (interrupted.go)
+	verdictInterrupted
 )
 
 // outcome is a decided job: the verdict and what it needs.
@@ -33,6 +36,8 @@ type outcome struct {
 	job     *handlers.Job
 	batchID string
 	reason  string // for logs and metrics
+	// abandoned: the handler ignored the cancellation (verdictInterrupted)
+	abandoned bool
 }
 
 // running is a job in flight.
@@ -241,8 +246,9 @@ func (w *Worker) run(ctx context.Context, h handlers.Handler, job *handlers.Job,
 	case timedOut:
 		return w.onTimeout(job, where)
 	case ctx.Err() != nil && (err != nil || abandoned):
-		// Shutdown cut the run short: not the job's fault, run it again.
-		return outcome{verdict: verdictRelease, reason: "interrupted"}
+		// Shutdown cut the run short: not the job's fault, run it again
+		// with its attempt restored.
+		return outcome{verdict: verdictInterrupted, reason: "interrupted", abandoned: abandoned}
 	}
 	if d := job.Decision(); d.Action != handlers.ActionNone {
 		return w.onDecision(job, d, where, batchID)
