@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
@@ -29,13 +28,22 @@ func adminFlags(extra ...cli.Flag) []cli.Flag {
 	return append(append(connectionFlags(), jsonFlag()), extra...)
 }
 
-// session is one admin command's open queue and the config it came from
-// (kept to scrub secrets out of error messages).
+// session is one admin command's open queue connection and the config it
+// came from (kept to scrub secrets out of error messages).
 type session struct {
 	c    *cli.Context
 	cfg  appconfig.Config
 	info appconfig.AppInfo
-	q    *dbqueue.Queue
+	conn *connection
+	// q is the connection's admin side: artisan's queue:* operations and
+	// the failed job provider.
+	q queueAdmin
+}
+
+// queueAdmin is what the admin commands run on a queue connection.
+type queueAdmin struct {
+	jobqueue.Admin
+	jobqueue.FailedJobs
 }
 
 func openSession(c *cli.Context) (*session, error) {
@@ -45,13 +53,14 @@ func openSession(c *cli.Context) (*session, error) {
 		return nil, s.fail(err)
 	}
 	s.cfg, s.info = cfg, info
-	if s.q, err = dbqueue.Open(c.Context, cfg, dbqueue.Options{}); err != nil {
+	if s.conn, err = openConnection(c.Context, cfg, info, connectionOptions{}); err != nil {
 		return nil, s.fail(err)
 	}
+	s.q = queueAdmin{s.conn.admin, s.conn.failed}
 	return s, nil
 }
 
-func (s *session) Close() { s.q.Close() }
+func (s *session) Close() { s.conn.Close() }
 
 // fail turns err into the command's one-line error. Secrets are scrubbed
 // again here although package laravel already keeps them out: a driver

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -71,21 +70,16 @@ func runDemo(c *cli.Context) error {
 	}
 	// Nothing from the shell's environment (DB_*, LARAWORKER_*) may point
 	// the demo elsewhere: its tables are Laravel's default ones.
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.DevNull, BaseDir: ".", Environ: []string{}, Overrides: map[string]string{
-		"DB_CONNECTION": "sqlite", "DB_DATABASE": path,
-	}})
-	if err != nil {
-		return cli.Exit(err.Error(), 1)
-	}
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: path}.WithDefaults()
+	q, err := openConnection(ctx, cfg, appconfig.AppInfo{}, connectionOptions{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer q.Close()
-	if err := q.CreateTables(ctx); err != nil {
+	if err := q.createTables(ctx); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	n, err := pushDemoJobs(ctx, q)
+	n, err := pushDemoJobs(ctx, q.admin)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -93,7 +87,7 @@ func runDemo(c *cli.Context) error {
 
 	reg := handlers.NewRegistry()
 	registerDemoHandlers(reg)
-	w, err := worker.New(q, reg, worker.Config{
+	w, err := worker.New(q.store, reg, worker.Config{
 		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: newLogger(c),
 	})
 	if err != nil {
@@ -153,7 +147,7 @@ func checkDemoDatabase(ctx context.Context, path string) error {
 	return nil
 }
 
-func pushDemoJobs(ctx context.Context, q *dbqueue.Queue) (int, error) {
+func pushDemoJobs(ctx context.Context, q jobqueue.Admin) (int, error) {
 	var items []jobqueue.PushItem
 	add := func(class string, props ...phpserialize.Entry) error {
 		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
@@ -200,9 +194,9 @@ func registerDemoHandlers(reg *handlers.Registry) {
 	})
 }
 
-func printDemoSummary(ctx context.Context, c *cli.Context, q *dbqueue.Queue) error {
+func printDemoSummary(ctx context.Context, c *cli.Context, q *connection) error {
 	out := c.App.Writer
-	sizes, err := q.Sizes(ctx)
+	sizes, err := q.admin.Sizes(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -210,7 +204,7 @@ func printDemoSummary(ctx context.Context, c *cli.Context, q *dbqueue.Queue) err
 	for _, s := range sizes {
 		left += s.Total()
 	}
-	failed, err := q.ListFailed(ctx, "")
+	failed, err := q.failed.ListFailed(ctx, "")
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

@@ -160,7 +160,7 @@ func TestRouteWarningsFollowTheHandlerLookup(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(`App\Jobs\EnumCarbonjob`, func(context.Context, *handlers.Job) error { return nil })
 		reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })
-		warnings, err := routeWarnings(context.Background(), q, []string{"default"}, reg)
+		warnings, err := routeWarnings(context.Background(), q, q.Config().Driver, []string{"default"}, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
