@@ -410,7 +410,7 @@ func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
 
 // drain waits for running handlers: without limit when the worker stopped
 // by itself, for Grace after a stop signal; then cancels their contexts
-// and releases whatever is still running.
+// and gives back whatever is still running (interrupted.go).
 func (w *Worker) drain(reason StopReason, cancelJobs context.CancelFunc) {
 	done := w.inflight.allDecided()
 	if reason != StopInterrupted {
@@ -435,13 +435,15 @@ func (w *Worker) drain(reason StopReason, cancelJobs context.CancelFunc) {
 	}
 }
 
-// releaseAbandoned releases jobs whose handlers did not stop in time at
-// shutdown, so another worker can run them.
+// releaseAbandoned gives back the jobs whose handlers did not stop in
+// time at shutdown, as any job cut short by shutdown, so another worker
+// runs them.
 func (w *Worker) releaseAbandoned() {
 	for _, e := range w.inflight.all() {
 		if row, ok := e.take(); ok {
-			w.log.Warn().Int64("id", row.ID).Msg("releasing a job whose handler did not stop")
-			w.completer.release(row, 0)
+			p := e.parsedPayload() // parsed before its handler ran
+			w.exec.interrupted(row, p, true)
+			w.cfg.Metrics.jobDone(row.Queue, w.exec.metricsClass(p), "interrupted", w.now().Sub(e.started))
 		}
 	}
 }

@@ -113,6 +113,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := unique.checkClasses(reg); err != nil {
 		return nil, err
 	}
+	// Series that count rare events exist from the start, at 0.
+	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
 		store: store, log: w.log, metrics: cfg.Metrics, clock: w.clock, stats: &w.stats, written: cfg.Written, group: !cfg.LaravelExact,
 		setupProblem: w.problems.setupProblem,
@@ -124,6 +126,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		unique: unique, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
+		stats:       &w.stats,
 	}
 	return w, nil
 }
@@ -170,7 +173,8 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 
 // Run claims and runs jobs until a stop condition holds or ctx ends (a stop
 // signal). Then it lets running jobs finish for Grace, cancels the rest,
-// releases what still runs, and writes every decided outcome, giving
+// gives back what still runs with its attempt restored (Config.Grace),
+// and writes every decided outcome, giving
 // writes that keep failing until WriteGrace after that (after a stop
 // signal: until Grace + WriteGrace after it); what is still unwritten then
 // is dropped and counted in Stats.Dropped.

@@ -419,9 +419,11 @@ func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
 		if reason := run.wait(t); reason != StopInterrupted {
 			t.Fatalf("reason %s", reason)
 		}
+		// Back as before the claim: with tries 1, a counted attempt would
+		// make the next worker fail it.
 		rows := jobRows(t, q)
-		if len(rows) != 1 || rows[0].ReservedAt.Valid || rows[0].Attempts != 1 {
-			t.Fatalf("the interrupted job must be back on the queue, not failed: %+v", rows)
+		if len(rows) != 1 || rows[0].ReservedAt.Valid || rows[0].Attempts != 0 {
+			t.Fatalf("the interrupted job must be back on the queue with its attempt restored, not failed: %+v", rows)
 		}
 		if len(failedRows(t, q)) != 0 {
 			t.Fatal("an interrupted job must not fail")
