@@ -73,7 +73,7 @@ type jobExecutor struct {
 	settled bool
 	// lost: a refresh found the job reserved by another worker.
 	lost bool
-	// parsed is the payload once parsed, for Stats.
+	// parsed is the payload once parsed, for Stats and shutdown.
 	parsed *payload.Payload
 
 	// The executor's goroutine alone reads and writes the fields below.
@@ -84,7 +84,7 @@ type jobExecutor struct {
 	decided    bool
 }
 
-func newJobExecutor(deps *executorDeps, ctx context.Context, cancel context.CancelCauseFunc, row jobqueue.JobRow, now time.Time) *jobExecutor {
+func newJobExecutor(ctx context.Context, cancel context.CancelCauseFunc, deps *executorDeps, row jobqueue.JobRow, now time.Time) *jobExecutor {
 	return &jobExecutor{executorDeps: deps, ctx: ctx, cancel: cancel, row: row, started: now}
 }
 
@@ -145,7 +145,7 @@ func (e *jobExecutor) execute() {
 		e.settle(outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
 		return
 	}
-	e.parse(row, p)
+	e.prepare(row, p)
 	e.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
 		Int("attempt", row.Attempts).Msg("job started")
 	out := e.decide()
@@ -157,9 +157,10 @@ func (e *jobExecutor) execute() {
 	}
 }
 
-// parse makes the job its handler will see: its registration's
-// declarations and the database its model checks use.
-func (e *jobExecutor) parse(row jobqueue.JobRow, p *payload.Payload) {
+// prepare keeps the parsed payload and makes the job its handler will
+// see, with its registration's declarations and the database its model
+// checks use.
+func (e *jobExecutor) prepare(row jobqueue.JobRow, p *payload.Payload) {
 	e.payload = p
 	e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p,
 		handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App},

@@ -184,7 +184,7 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 func (w *Worker) dispatch(jobCtx context.Context, row jobqueue.JobRow) {
 	w.stats.claimed.Add(1)
 	ctx, cancel := context.WithCancelCause(jobCtx)
-	w.inflight.dispatch(newJobExecutor(w.exec, ctx, cancel, row, w.now()))
+	w.inflight.dispatch(newJobExecutor(ctx, cancel, w.exec, row, w.now()))
 }
 
 // inFlight is the one record of the jobs a worker holds, from claim until
