@@ -57,11 +57,12 @@ func ExitCode(reason StopReason, st Stats) int {
 }
 
 // Worker claims and runs jobs. Create it with New and call Run once.
-//
-// It is the producer of one job's path: it claims rows and dispatches
-// each to a jobExecutor of its own (executor.go), which runs the job and
-// hands its outcome to the completer (completer.go), which writes it.
 type Worker struct {
+	// The Worker is the producer of one job's path: it claims rows and
+	// dispatches each to a jobExecutor of its own (executor.go), which
+	// runs the job and hands its outcome to the completer (completer.go),
+	// which writes it.
+
 	store jobqueue.Store
 	reg   *handlers.Registry
 	cfg   Config
@@ -69,7 +70,8 @@ type Worker struct {
 	clock clock.Clock
 
 	completer *completer
-	// inflight is every job held, from claim until its outcome is written.
+	// inflight is every job held, from claim until its outcome is handed
+	// to the completer.
 	inflight *inFlight
 	// exec is what each job's executor is built from.
 	exec *executorDeps
