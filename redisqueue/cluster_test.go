@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/testredis"
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // TestClusterHashTaggedQueues runs the whole protocol on a three-master
@@ -106,10 +107,10 @@ func TestClusterHashTaggedQueues(t *testing.T) {
 		t.Fatalf("job queue %q, want the bare name", j.Queue)
 	}
 	// A chain link on another slot cannot go in the job's script.
-	if err := q13.Complete(ctx, j, Push{Queue: "elsewhere", Payload: payloadFor("n", "n", 0, "")}); !errors.Is(err, ErrCrossSlot) {
+	if err := q13.Complete(ctx, j, jobqueue.PushItem{Queue: "elsewhere", Payload: payloadFor("n", "n", 0, "")}); !errors.Is(err, ErrCrossSlot) {
 		t.Fatalf("complete across slots: %v", err)
 	}
-	if err := q13.Complete(ctx, j, Push{Queue: "plain", Payload: payloadFor("n", "n", 0, "")}); err != nil {
+	if err := q13.Complete(ctx, j, jobqueue.PushItem{Queue: "plain", Payload: payloadFor("n", "n", 0, "")}); err != nil {
 		t.Fatal(err)
 	}
 }

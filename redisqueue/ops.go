@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // ErrReservationLost means the job's reserved member is no longer in the
 // reserved set: its reservation expired and a pop (PHP's or Go's) moved
 // it back to the list, it was deleted or released already, or queue:clear
-// ran. Nothing was written; the job belongs to whoever popped it next.
-var ErrReservationLost = errors.New("redisqueue: the job's reservation was lost (its reserved member is gone: it expired after retry_after and was moved back, or the queue was cleared)")
+// ran. Nothing was written; the job belongs to whoever popped it next. It
+// is a jobqueue.ErrReservationLost (errors.Is), as the Store contract
+// reports it.
+var ErrReservationLost = fmt.Errorf("redisqueue: its reserved member is gone (it expired after retry_after and a pop moved it back, or the queue was cleared): %w", jobqueue.ErrReservationLost)
 
 // ErrCrossSlot means a script would touch keys in different cluster
 // slots, which Redis Cluster refuses.
@@ -136,24 +140,17 @@ func (q *Queue) Extend(ctx context.Context, jobs ...*Job) (refreshed []*Job, err
 	return refreshed, nil
 }
 
-// Push is a job to push after another finished (a chain's next link).
-type Push struct {
-	// Queue is the bare queue name ("" the connection's default).
-	Queue   string
-	Payload []byte
-	// Delay > 0 pushes it delayed (Laravel's later).
-	Delay time.Duration
-}
-
 // Complete is a finished job's removal (ZREM of its reserved member)
-// together with the jobs that follow it, all or nothing: they are pushed
+// together with the jobs that follow it (a chain's next link; an empty
+// Queue is the connection's default queue, a Delay pushes it delayed), all
+// or nothing: they are pushed
 // only if the job still held its reservation, else ErrReservationLost
 // and nothing is written. Laravel pushes a chain's next link from inside
 // the job and deletes the job afterwards, so a job that lost its
 // reservation pushes the link twice. On a cluster every key must be in
 // the job's slot; else ErrCrossSlot, and nothing is written (push first,
 // then Delete, is Laravel's order).
-func (q *Queue) Complete(ctx context.Context, job *Job, next ...Push) error {
+func (q *Queue) Complete(ctx context.Context, job *Job, next ...jobqueue.PushItem) error {
 	if err := checkReserved([]*Job{job}); err != nil {
 		return err
 	}

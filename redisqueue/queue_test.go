@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
 )
 
 // TestPushPopDelete: a pushed job is popped with Laravel's reservation
@@ -159,7 +161,7 @@ func TestLostReservationWritesNothing(t *testing.T) {
 	if lost, err := goQ.Delete(ctx, stale); err != nil || len(lost) != 1 {
 		t.Errorf("delete: lost %v err %v", lost, err)
 	}
-	if err := goQ.Release(ctx, stale, 0); !errors.Is(err, ErrReservationLost) {
+	if err := goQ.Release(ctx, stale, 0); !errors.Is(err, ErrReservationLost) || !errors.Is(err, jobqueue.ErrReservationLost) {
 		t.Errorf("release: %v", err)
 	}
 	if got, err := goQ.Extend(ctx, stale); err != nil || len(got) != 0 {
@@ -168,7 +170,7 @@ func TestLostReservationWritesNothing(t *testing.T) {
 	if lost, err := goQ.Unreserve(ctx, stale); err != nil || len(lost) != 1 {
 		t.Errorf("unreserve: %v %v", lost, err)
 	}
-	if err := goQ.Complete(ctx, stale, Push{Payload: payloadFor("n", "n", 0, "")}); !errors.Is(err, ErrReservationLost) {
+	if err := goQ.Complete(ctx, stale, jobqueue.PushItem{Payload: payloadFor("n", "n", 0, "")}); !errors.Is(err, ErrReservationLost) {
 		t.Errorf("complete: %v", err)
 	}
 	if after := dump(t, srv.Client(t), "f_"); after != before {
@@ -419,14 +421,14 @@ func TestCompletePushesFollowups(t *testing.T) {
 	j := mustPop(t, q, "")
 	next := payloadFor("n", "n", 0, "")
 	later := payloadFor("l", "l", 0, "")
-	if err := q.Complete(ctx, j, Push{Queue: "chains", Payload: next}, Push{Queue: "chains", Payload: later, Delay: 30 * time.Second}); err != nil {
+	if err := q.Complete(ctx, j, jobqueue.PushItem{Queue: "chains", Payload: next}, jobqueue.PushItem{Queue: "chains", Payload: later, Delay: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("queues:chains (list): %q\nqueues:chains:delayed (zset): %q@%d\nqueues:chains:notify (list): \"1\"\n", next, later, c.at(30*time.Second))
 	if got := dump(t, srv.Client(t), "c_"); got != want {
 		t.Fatalf("after complete:\n%s\nwant\n%s", got, want)
 	}
-	if err := q.Complete(ctx, &Job{Queue: "default", Reserved: "x"}, Push{Payload: []byte(`{"no":"attempts"}`)}); !errors.Is(err, ErrBadPayload) {
+	if err := q.Complete(ctx, &Job{Queue: "default", Reserved: "x"}, jobqueue.PushItem{Payload: []byte(`{"no":"attempts"}`)}); !errors.Is(err, ErrBadPayload) {
 		t.Fatalf("a follow-up without attempts: %v", err)
 	}
 }
