@@ -54,6 +54,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Queue, error) {
 // Laravel's are PHP's clock, Carbon::now()).
 func (q *Queue) SetClock(now func() time.Time) { q.now = now }
 
+// Now is the clock the scores are computed from.
+func (q *Queue) Now() time.Time { return q.now() }
+
 // Config is the configuration the queue runs with.
 func (q *Queue) Config() Config { return q.cfg }
 
@@ -96,8 +99,15 @@ func (q *Queue) wrap(err error) error {
 	return fmt.Errorf("redisqueue: %s (redis connection %q): %w", q.cfg.Connection, q.cfg.Redis.Name, err)
 }
 
-// newClient builds the go-redis client for the connection. RESP2 and no
-// CLIENT SETINFO: the commands a PHP client sends, on any server version.
+// NewClient is the go-redis client for a Redis connection of the app: a
+// *redis.Client for one server, a *redis.ClusterClient for a cluster.
+// RESP2 and no CLIENT SETINFO: the commands a PHP client sends, on any
+// server version. A command whose connection breaks is not sent again:
+// go-redis would re-run a script that may have run already (pushing a job
+// twice), so the error goes to the caller, which knows what is safe to
+// repeat.
+func NewClient(r RedisConfig) (redis.UniversalClient, error) { return newClient(r) }
+
 func newClient(r RedisConfig) (redis.UniversalClient, error) {
 	tlsConf, err := r.tlsConfig()
 	if err != nil {
@@ -113,6 +123,7 @@ func newClient(r RedisConfig) (redis.UniversalClient, error) {
 			ReadTimeout:     r.ReadTimeout,
 			Protocol:        2,
 			DisableIdentity: true,
+			MaxRetries:      -1,
 		}), nil
 	}
 	opts := &redis.Options{
@@ -125,6 +136,7 @@ func newClient(r RedisConfig) (redis.UniversalClient, error) {
 		ReadTimeout:     r.ReadTimeout,
 		Protocol:        2,
 		DisableIdentity: true,
+		MaxRetries:      -1,
 	}
 	if isSocketPath(r.Addrs[0]) {
 		opts.Network = "unix"

@@ -38,7 +38,9 @@
 //     raw bytes and returned with a MalformedError, to be failed.
 //   - Pop can pop several jobs in one script (each exactly as Laravel's
 //     pop), migrate in the same script, and stop at a head job of a class
-//     the caller does not run (PopOptions.Only/Except), leaving it for PHP.
+//     the caller does not run (PopOptions.Only/Except) or one it gave back
+//     (PopOptions.LeaveIDs), leaving it for PHP. A blocking pop woken for
+//     such a job hands its notify token on.
 //   - Extend (no Laravel counterpart) moves a running job's expiry to
 //     now + retry_after; PHP sees only a later expiry.
 //   - Unreserve gives a popped job back untouched: its member leaves the
@@ -47,6 +49,15 @@
 //     if it had never been popped.
 //   - Complete deletes a job and pushes its chain's next link in one
 //     script; Laravel pushes from inside the job and deletes afterwards.
+//
+//   - Move and CountClasses (laraworker's `move` and class counts) and
+//     Withdraw (taking back a job pushed by mistake) have no Laravel
+//     counterpart; Queues finds the queues with SCAN, as 13.8's
+//     allQueueNames() does with KEYS.
+//
+// The clients NewClient builds never send a command again after a broken
+// connection (go-redis would, and a script that ran already would run
+// twice: a push twice); the caller gets the error and decides.
 //
 // # Failing a job
 //

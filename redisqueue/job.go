@@ -50,10 +50,12 @@ func (e *MalformedError) Error() string {
 }
 
 // Head is the job at the head of a queue that a filtered pop left in
-// place because its class is not among those asked for.
+// place: its class is not among those asked for, or its id is one of
+// PopOptions.LeaveIDs (ByID).
 type Head struct {
 	DisplayName string
 	UUID        string
+	ByID        bool
 }
 
 // parseClaim reads claimScript's reply.
@@ -63,8 +65,8 @@ func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, error) {
 		return nil, nil, fmt.Errorf("redisqueue: unexpected pop reply %T", reply)
 	}
 	var head *Head
-	if h, ok := arr[0].([]any); ok && len(h) == 2 {
-		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1])}
+	if h, ok := arr[0].([]any); ok && len(h) == 3 {
+		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id"}
 	}
 	jobs := make([]*Job, 0, len(arr)-1)
 	for _, item := range arr[1:] {

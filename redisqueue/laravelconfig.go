@@ -90,6 +90,20 @@ func FromLaravel(connection string, queueConn, redis map[string]any, opts Larave
 	return c, c.Validate()
 }
 
+// RedisConnection resolves the Redis connection name of the app's
+// config('database.redis') as RedisManager::resolve does (for a cache
+// store's "connection", say); version is the app's Laravel version.
+func RedisConnection(name string, redis map[string]any, version string) (RedisConfig, error) {
+	if version == "" {
+		return RedisConfig{}, errors.New("redisqueue: the app's Laravel version is needed to read its redis config")
+	}
+	r, err := redisConnection(name, redis, version)
+	if err != nil {
+		return RedisConfig{}, err
+	}
+	return r, r.Validate()
+}
+
 // redisConnection is RedisManager::resolve(name): database.redis.<name>,
 // else database.redis.clusters.<name>.
 func redisConnection(name string, redis map[string]any, version string) (RedisConfig, error) {

@@ -18,6 +18,11 @@ type PopOptions struct {
 	// whatever the filter (PHP's pop would lose it).
 	Only   []string
 	Except []string
+	// LeaveIDs are payload "id"s (Job.ID) of jobs the caller gave back
+	// (Unreserve) and must not pop again: at such a head the pop stops as
+	// at a foreign class, so the job waits for another worker (PHP's)
+	// instead of going round between pop and give-back.
+	LeaveIDs []string
 	// Block waits on the queue's notify list (BLPOP, for the connection's
 	// block_for) when the queue is empty, then pops once more without
 	// migrating, as RedisQueue::retrieveNextJob does. Laravel 11.27+ blocks
@@ -59,11 +64,19 @@ func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResu
 	if err != nil || len(res.Jobs) > 0 || res.Head != nil || !opts.Block || q.cfg.BlockFor == nil {
 		return res, err
 	}
-	woken, err := q.waitNotify(ctx, q.cfg.Keys(queue).Notify)
+	notify := q.cfg.Keys(queue).Notify
+	woken, err := q.waitNotify(ctx, notify)
 	if err != nil || !woken {
 		return res, err
 	}
-	return q.claim(ctx, queue, opts, false)
+	res, err = q.claim(ctx, queue, opts, false)
+	if err == nil && len(res.Jobs) == 0 && res.Head != nil {
+		// The token woke this pop for a job it leaves in place: hand it on,
+		// so that a worker blocked on the queue (PHP's) wakes for that job
+		// instead of waiting out its block_for.
+		err = q.wrap(q.rdb.RPush(ctx, notify, 1).Err())
+	}
+	return res, err
 }
 
 // claim runs claimScript once.
@@ -79,10 +92,13 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	case len(opts.Except) > 0:
 		filter, names = "2", opts.Except
 	}
-	args := make([]any, 0, 6+len(names))
-	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter)
+	args := make([]any, 0, 7+len(names)+len(opts.LeaveIDs))
+	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, len(names))
 	for _, n := range names {
 		args = append(args, asciiLower(n))
+	}
+	for _, id := range opts.LeaveIDs {
+		args = append(args, id)
 	}
 	reply, err := claimScript.Run(ctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify, k.Delayed}, args...).Result()
 	if err != nil {

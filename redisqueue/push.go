@@ -133,6 +133,32 @@ func PreparePayload(payload []byte) ([]byte, string, error) {
 	return out, id, nil
 }
 
+// ResetAttempts is queue:retry's resetAttempts: the payload with its
+// "attempts" set to 0, for a failed job pushed again. Only that value
+// changes (PHP decodes and re-encodes the whole payload, which escapes
+// what JSON_UNESCAPED_UNICODE had left raw; the decoded payload is the
+// same). A payload without "attempts" (not a Redis one) gets none, as in
+// PHP, and Push refuses it.
+func ResetAttempts(payload []byte) ([]byte, error) {
+	keys, err := topLevelKeys(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+	}
+	var at *objectKey
+	for i := range keys.list {
+		if keys.list[i].name == "attempts" {
+			at = &keys.list[i] // the last duplicate wins, as in json_decode
+		}
+	}
+	if at == nil {
+		return payload, nil
+	}
+	out := make([]byte, 0, len(payload))
+	out = append(out, payload[:at.value[0]]...)
+	out = append(out, '0')
+	return append(out, payload[at.value[1]:]...), nil
+}
+
 // RandomID is Str::random(32): 32 characters of [A-Za-z0-9].
 func RandomID() (string, error) {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -158,6 +184,8 @@ type objectKeys struct {
 type objectKey struct {
 	name   string
 	before int // end of the previous value (or of "{"): where a key can go in front
+	// value is the value's bytes: payload[value[0]:value[1]].
+	value [2]int
 }
 
 func (k objectKeys) find(name string) (objectKey, bool) {
@@ -193,7 +221,9 @@ func topLevelKeys(payload []byte) (objectKeys, error) {
 		if err := dec.Decode(&value); err != nil {
 			return objectKeys{}, err
 		}
-		keys.list = append(keys.list, objectKey{name: name, before: before})
+		end := int(dec.InputOffset())
+		key := objectKey{name: name, before: before, value: [2]int{end - len(value), end}}
+		keys.list = append(keys.list, key)
 	}
 	keys.end = int(dec.InputOffset())
 	if _, err := dec.Token(); err != nil {

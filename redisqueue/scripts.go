@@ -98,11 +98,12 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // three separate EVALs also give (the one where nothing ran between them).
 //
 // Two things Laravel's pop does not do:
-//   - With a class filter (ARGV[6] = 1: only the names in ARGV[7..],
-//     2: all but those), the head is read and decoded before it is popped;
-//     a head of another class is left where it is, untouched, and the
-//     script stops and returns its displayName and uuid. Reading the
-//     decoded table does not change it, so the reserved copy is the same.
+//   - With a class filter (ARGV[6] = 1: only the names listed, 2: all but
+//     those) or ids to leave (jobs the caller gave back), the head is read
+//     and decoded before it is popped; a head of another class, or one
+//     whose "id" is listed, is left where it is, untouched, and the script
+//     stops and returns its displayName and uuid. Reading the decoded
+//     table does not change it, so the reserved copy is the same.
 //   - A head that cannot be decoded or counted (not JSON, not an object,
 //     no numeric "attempts") makes Laravel's script raise after its LPOP:
 //     the job is gone. Here it is reserved under its own raw bytes and
@@ -114,14 +115,16 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // delayed set, then the reserved set, as RedisQueue::migrate; 1: only the
 // delayed set, as Laravel with retryAfter null; 0: no),
 // 4 migration limit (-1 all), 5 max jobs, 6 filter (0 none, 1 only the
-// names, 2 all but the names), 7.. class names (displayName), in ASCII
-// lower case: PHP class names are case-insensitive, and Lua's
-// string.lower, like PHP's, folds ASCII only.
+// names, 2 all but the names), 7 how many names follow (n), 8..7+n class
+// names (displayName), in ASCII lower case: PHP class names are
+// case-insensitive, and Lua's string.lower, like PHP's, folds ASCII only;
+// then the payload "id"s of jobs to leave in place.
 //
-// Reply: {blocked, job...} where blocked is false or {displayName, uuid}
-// of the head left in place, and each job is {raw, reserved, attempts,
-// id, uuid, error}: reserved false and error set for an undecodable job;
-// attempts the reserved copy's count; id and uuid false unless strings.
+// Reply: {blocked, job...} where blocked is false or {displayName, uuid,
+// why} of the head left in place (why: "class" or "id"), and each job is
+// {raw, reserved, attempts, id, uuid, error}: reserved false and error
+// set for an undecodable job; attempts the reserved copy's count; id and
+// uuid false unless strings.
 var claimScript = redis.NewScript(luaMigrate + `
 local now, expiry = ARGV[1], ARGV[2]
 if ARGV[3] ~= '0' then
@@ -132,9 +135,15 @@ if ARGV[3] == '2' then
 end
 
 local filter = ARGV[6]
-local names = {}
-for i = 7, #ARGV do
+local lastName = 7 + tonumber(ARGV[7])
+local names, leave = {}, {}
+for i = 8, lastName do
   names[ARGV[i]] = true
+end
+local peek = filter ~= '0'
+for i = lastName + 1, #ARGV do
+  leave[ARGV[i]] = true
+  peek = true
 end
 
 local function str(v)
@@ -156,7 +165,7 @@ end
 local out = {false}
 for _ = 1, tonumber(ARGV[5]) do
   local job, ok, decoded
-  if filter == '0' then
+  if not peek then
     job = redis.call('lpop', KEYS[1])
     if not job then break end
     ok, decoded = pcall(cjson.decode, job)
@@ -169,9 +178,15 @@ for _ = 1, tonumber(ARGV[5]) do
     -- malformed) whatever its class.
     if ok and countable(decoded) then
       local name = str(decoded['displayName'])
-      local listed = name and names[string.lower(name)] == true or false
-      if listed ~= (filter == '1') then
-        out[1] = {name or '', str(decoded['uuid']) or ''}
+      local why = false
+      if filter ~= '0' then
+        local listed = name and names[string.lower(name)] == true or false
+        if listed ~= (filter == '1') then why = 'class' end
+      end
+      local id = str(decoded['id'])
+      if not why and id and leave[id] then why = 'id' end
+      if why then
+        out[1] = {name or '', str(decoded['uuid']) or '', why}
         break
       end
     end
