@@ -33,20 +33,25 @@
 //
 //   - Release is fenced (Laravel re-adds a job whose reservation is gone,
 //     making a second copy).
+//
 //   - A payload the pop script cannot read (not JSON, no numeric
 //     "attempts") is lost by Laravel's pop; here it is reserved under its
 //     raw bytes and returned with a MalformedError, to be failed.
+//
 //   - Pop can pop several jobs in one script (each exactly as Laravel's
 //     pop), migrate in the same script, and stop at a head job of a class
 //     the caller does not run (PopOptions.Only/Except) or one it gave back
 //     (PopOptions.LeaveIDs), leaving it for PHP. A blocking pop woken for
 //     such a job hands its notify token on.
+//
 //   - Extend (no Laravel counterpart) moves a running job's expiry to
 //     now + retry_after; PHP sees only a later expiry.
+//
 //   - Unreserve gives a popped job back untouched: its member leaves the
 //     reserved set and its original payload goes back to the head of the
 //     list (where the pop took it), with its notify token; PHP pops it as
 //     if it had never been popped.
+//
 //   - Complete deletes a job and pushes its chain's next link in one
 //     script; Laravel pushes from inside the job and deletes afterwards.
 //
