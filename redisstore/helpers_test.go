@@ -70,7 +70,7 @@ func newEnv(t *testing.T, engine string, o envOptions) *env {
 }
 
 // newEnvOn is newEnv on a database already open.
-func newEnvOn(t *testing.T, db *dbqueue.Queue, o envOptions) *env {
+func newEnvOn(t testing.TB, db *dbqueue.Queue, o envOptions) *env {
 	t.Helper()
 	srv := testredis.Start(t)
 	retry := o.retryAfter
