@@ -1,6 +1,7 @@
 package redisqueue
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -158,5 +159,30 @@ func TestMoveAndCountClasses(t *testing.T) {
 	}
 	if _, err := q.Move(ctx, "src", "src", []string{"x"}); err == nil {
 		t.Error("a move onto the same queue was accepted")
+	}
+}
+
+// TestAPopOutlivesItsContext: a pop sent before its context ends is
+// waited for: the job it reserved is returned, not left reserved unseen
+// until retry_after (a worker stopping while Redis is slow to answer).
+func TestAPopOutlivesItsContext(t *testing.T) {
+	srv := server(t)
+	cfg := testConfig(srv.Addr, "p_")
+	q := openQueue(t, cfg, nil)
+	if _, err := q.Push(ctxT(t), "", payloadFor("u", "i", 0, "")); err != nil {
+		t.Fatal(err)
+	}
+	// Redis holds scripts for 700 ms; the pop's context ends after 200.
+	if err := srv.Client(t).Do(ctxT(t), "client", "pause", 700, "write").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := q.Pop(ctx, "", PopOptions{})
+	if err != nil || len(res.Jobs) != 1 {
+		t.Fatalf("pop: %+v %v", res, err)
+	}
+	if n, _ := srv.Client(t).ZCard(ctxT(t), cfg.Keys("").Reserved).Result(); n != 1 {
+		t.Fatalf("%d reserved", n)
 	}
 }

@@ -100,7 +100,15 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	for _, id := range opts.LeaveIDs {
 		args = append(args, id)
 	}
-	reply, err := claimScript.Run(ctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify, k.Delayed}, args...).Result()
+	// Once sent, the pop is waited for even if ctx ends (a worker told to
+	// stop): the jobs it reserves must reach the caller, or they would sit
+	// reserved until retry_after and come back with an attempt counted.
+	if err := ctx.Err(); err != nil {
+		return PopResult{}, err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), popAnswerTimeout)
+	defer cancel()
+	reply, err := claimScript.Run(sctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify, k.Delayed}, args...).Result()
 	if err != nil {
 		return PopResult{}, q.wrap(err)
 	}
@@ -110,6 +118,10 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	}
 	return PopResult{Jobs: jobs, Head: head}, nil
 }
+
+// popAnswerTimeout bounds the wait for a pop's answer once the pop is
+// sent (the connection's own read timeout usually ends it first).
+const popAnswerTimeout = time.Minute
 
 // waitNotify is the BLPOP on the notify list: true when a token came.
 // It runs on the wall clock (not SetClock's): it is a real wait.

@@ -60,7 +60,7 @@ func (h *heads) note(s *Store, queue string, head *redisqueue.Head) {
 	}
 	h.logged[queue+"\x00"+head.DisplayName] = true
 	s.log.Warn().Str("queue", queue).Str("class", head.DisplayName).Str("uuid", head.UUID).
-		Msg("a job Go has no handler for heads this Redis queue: it is left in place, untouched, for PHP workers, and Go claims nothing more from this queue until one has taken it (a pop cannot skip a job; give Go's classes queues of their own). Logged once per class and queue; counted in laraworker_redis_jobs_left_total")
+		Msg("a job Go has no handler for (or does not claim now) heads this Redis queue: it is left in place, untouched, for PHP workers, and Go claims nothing more from this queue until one has taken it (a pop cannot skip a job; give Go's classes queues of their own). Logged once per class and queue; counted in laraworker_redis_jobs_left_total")
 }
 
 // LeftJobs is how many jobs claims left at the head of a queue, counted

@@ -282,7 +282,7 @@ func TestWorkerDoesNotSpinOnAForeignHead(t *testing.T) {
 	if l := e.s.Left(); len(l) != 1 || l[0].Jobs != 1 {
 		t.Fatalf("left %+v", l)
 	}
-	if n := strings.Count(e.logs.String(), "no handler for heads"); n != 1 {
+	if n := strings.Count(e.logs.String(), "heads this Redis queue"); n != 1 {
 		t.Fatalf("logged %d times", n)
 	}
 }
