@@ -23,13 +23,23 @@ import (
 //go:embed php/read-config.php
 var readConfigPHP []byte
 
-// AppOptions says where a Laravel app's configuration comes from.
-type AppOptions struct {
+// Options says where Load reads a Laravel app's configuration. The zero
+// value reads ./.env, and the app in the current folder when it holds
+// artisan, through the php on the PATH.
+type Options struct {
 	// AppDir is the app's root (the folder holding artisan). Empty: the
 	// EnvFile's folder when it holds artisan, else no app (the .env alone).
 	AppDir string
 	// EnvFile is the .env path. Empty: AppDir/.env (or ./.env).
 	EnvFile string
+	// EnvOnly reads the .env and the environment alone, as without an app
+	// folder, even when artisan is beside the .env: no PHP, no config
+	// files (a program or test that writes the .env itself). A missing
+	// EnvFile is then no error: Laravel runs on the environment alone.
+	EnvOnly bool
+	// BaseDir resolves a relative SQLite path when there is no app folder.
+	// Empty: the .env's folder, else ".".
+	BaseDir string
 	// PHP is the php binary used to read the app's configuration as Laravel
 	// resolves it. Empty: "php" from PATH when there is one. "off": never
 	// run PHP, read the .env and the config files instead.
@@ -37,15 +47,23 @@ type AppOptions struct {
 	// Connection is the queue connection laraworker serves; empty: the
 	// bridge's (config/laraworker.php), else queue.default.
 	Connection string
-	// Environ, Overrides: as in LoadOptions. Overrides (flags) and
-	// LARAWORKER_* variables win over what the app's configuration says.
-	Environ   []string
+	// Environ lists the process environment ("K=V"); nil means
+	// os.Environ(). Tests pass an explicit slice.
+	Environ []string
+	// Overrides are explicit values (the CLI's flags) keyed by their .env
+	// names (DB_HOST, DB_QUEUE_TABLE, DB_QUEUE_RETRY_AFTER...). They win
+	// over every other source.
 	Overrides map[string]string
 	// Timeout bounds the PHP run (default 30s).
 	Timeout time.Duration
 }
 
-// PHPOff is the AppOptions.PHP value that never runs PHP.
+// AppOptions is the former name of Options.
+//
+// Deprecated: use Options (and Load).
+type AppOptions = Options
+
+// PHPOff is the Options.PHP value that never runs PHP.
 const PHPOff = "off"
 
 // AppInfo says where a Config came from and what else the app's
@@ -94,22 +112,45 @@ type BridgeRoute struct {
 // ErrAppNotFound is returned when --app or --env names something missing.
 var ErrAppNotFound = errors.New("appconfig: not found")
 
-// LoadAppConfig reads the app's configuration: through PHP when there is
-// an app folder and a php binary, else from the .env, the config files Go
-// can read and the defaults of the detected Laravel version.
-func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error) {
+// Load reads the app's configuration, every setting from one place, in
+// this order (the first that says wins):
+//
+//  1. a flag (Options.Overrides: --retry-after, --db-host, --table...);
+//  2. a LARAWORKER_<NAME> environment variable
+//     (LARAWORKER_DB_QUEUE_RETRY_AFTER...);
+//  3. the app's configuration as its own PHP resolves it (read-config.php
+//     boots the app as `php artisan` does: config('queue.connections.
+//     database.retry_after')), when there is an app folder and a php;
+//  4. else the config files Go can evaluate (config/queue.php...,
+//     bootstrap/cache/config.php when the config is cached);
+//  5. the .env's and the process environment's own variables
+//     (DB_QUEUE_RETRY_AFTER), the environment over the .env as Laravel's
+//     immutable dotenv repository has it: directly when there is no app,
+//     otherwise as the config's env() calls read them in 3 and 4;
+//  6. the default of the app's Laravel version's skeleton (without PHP:
+//     for what the files leave open, e.g. retry_after 60 for a database
+//     connection that has no such key, the queue and cache defaults);
+//  7. Laravel's default (Config.WithDefaults: retry_after 90...).
+//
+// AppInfo says which source was read (Source, Describe). Errors name the
+// setting or file at fault and never hold a secret.
+func Load(ctx context.Context, opts Options) (Config, AppInfo, error) {
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	if opts.EnvOnly {
+		cfg, err := loadEnvOnly(opts.EnvFile, opts.BaseDir, environ, opts.Overrides)
+		return cfg, AppInfo{Source: "env", Why: "the .env alone was asked for", EnvFile: opts.EnvFile}, err
+	}
 	appDir, envFile, err := resolveAppPaths(opts.AppDir, opts.EnvFile)
 	if err != nil {
 		return Config{}, AppInfo{}, err
 	}
 	info := AppInfo{AppDir: appDir, EnvFile: envFile}
-	environ := opts.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
 	if appDir == "" {
 		info.Source, info.Why = "env", "no artisan beside the .env, and no --app"
-		cfg, err := LoadConfig(LoadOptions{EnvFile: envFile, Environ: environ, Overrides: opts.Overrides})
+		cfg, err := loadEnvOnly(envFile, opts.BaseDir, environ, opts.Overrides)
 		return cfg, info, err
 	}
 	php, why := phpBinary(opts.PHP)
@@ -120,14 +161,27 @@ func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error
 		info.Source, info.Why = "files", why
 		return loadFromFiles(appDir, envFile, environ, opts, info)
 	}
-	ans, sec, err := runReadConfig(ctx, php, appDir, envFile, opts, environ)
+	return loadThroughPHP(ctx, php, opts, environ, info)
+}
+
+// LoadAppConfig reads the app's configuration.
+//
+// Deprecated: use Load, which it calls.
+func LoadAppConfig(ctx context.Context, opts AppOptions) (Config, AppInfo, error) {
+	return Load(ctx, opts)
+}
+
+// loadThroughPHP reads the configuration as the app's PHP resolves it, then
+// applies the LARAWORKER_* variables and the overrides.
+func loadThroughPHP(ctx context.Context, php string, opts Options, environ []string, info AppInfo) (Config, AppInfo, error) {
+	ans, sec, err := runReadConfig(ctx, php, info.AppDir, info.EnvFile, opts, environ)
 	if err != nil {
 		return Config{}, info, err
 	}
 	info.Source = "php"
 	info.Version, info.VersionFrom = ans.Version, "Application::VERSION"
 	values := ans.values(sec, &info)
-	cfg, err := configFromLayers(values, environ, opts.Overrides, appDir)
+	cfg, err := configFromLayers(values, environ, opts.Overrides, info.AppDir)
 	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, info.Version)
 	return cfg, info, err
 }
@@ -262,7 +316,7 @@ type appSecrets struct {
 
 // runReadConfig runs read-config.php with the app's PHP. The secrets come
 // back on a pipe (fd 3), never in argv, stdout or errors.
-func runReadConfig(ctx context.Context, php, appDir, envFile string, opts AppOptions, environ []string) (appAnswer, appSecrets, error) {
+func runReadConfig(ctx context.Context, php, appDir, envFile string, opts Options, environ []string) (appAnswer, appSecrets, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second

@@ -104,7 +104,7 @@ func laravel8App(t *testing.T) string {
 func TestAppConfigThroughPHP(t *testing.T) {
 	needPHP(t)
 	app := laravel8App(t)
-	cfg, info, err := LoadAppConfig(context.Background(), AppOptions{EnvFile: filepath.Join(app, ".env"), Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	cfg, info, err := Load(context.Background(), Options{EnvFile: filepath.Join(app, ".env"), Environ: []string{"PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestAppConfigThroughPHP(t *testing.T) {
 	}
 
 	// Flags and LARAWORKER_* still win over the app.
-	cfg, _, err = LoadAppConfig(context.Background(), AppOptions{EnvFile: filepath.Join(app, ".env"),
+	cfg, _, err = Load(context.Background(), Options{EnvFile: filepath.Join(app, ".env"),
 		Environ:   []string{"PATH=" + os.Getenv("PATH"), "LARAWORKER_DB_HOST=lw-host"},
 		Overrides: map[string]string{"DB_QUEUE_RETRY_AFTER": "77"}})
 	if err != nil {
@@ -137,7 +137,7 @@ func TestAppConfigThroughPHP(t *testing.T) {
 	// The redis store's locks: the connection, its prefix and database as
 	// config/database.php resolves them, the password through the pipe,
 	// and Laravel 8's "prefix:" store prefix.
-	cfg, _, err = LoadAppConfig(context.Background(), AppOptions{EnvFile: filepath.Join(app, ".env"),
+	cfg, _, err = Load(context.Background(), Options{EnvFile: filepath.Join(app, ".env"),
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "CACHE_DRIVER=redis", "REDIS_HOST=redis.internal", "REDIS_PORT=6390",
 			"REDIS_DB=3", "REDIS_PASSWORD=redis-secret", "REDIS_PREFIX=shop_"}})
 	if err != nil {
@@ -155,7 +155,7 @@ func TestAppConfigThroughPHP(t *testing.T) {
 // source says so.
 func TestAppConfigWithoutPHP(t *testing.T) {
 	app := laravel8App(t)
-	cfg, info, err := LoadAppConfig(context.Background(), AppOptions{AppDir: app, PHP: PHPOff, Environ: []string{}})
+	cfg, info, err := Load(context.Background(), Options{AppDir: app, PHP: PHPOff, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestAppConfigWithoutPHP(t *testing.T) {
 		{"v8.83.27", "shop_admin_panel_cache"}, {"v10.48.0", "shop_admin_panel_cache_"}, {"v12.0.1", "shop_admin_panel_cache_"}, {"v12.67.0", "shop-admin-panel-cache-"},
 	} {
 		writeFile(t, filepath.Join(app, "composer.lock"), `{"packages":[{"name":"laravel/serializable-closure","version":"v1.3.0"},{"name":"laravel/framework","version":"`+c.version+`"}]}`)
-		cfg, info, err := LoadAppConfig(context.Background(), AppOptions{AppDir: app, PHP: PHPOff, Environ: []string{}})
+		cfg, info, err := Load(context.Background(), Options{AppDir: app, PHP: PHPOff, Environ: []string{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestAppConfigWithoutPHP(t *testing.T) {
 	}
 	// A cached config (php artisan config:cache) is what Laravel uses.
 	writeFile(t, filepath.Join(app, "bootstrap", "cache", "config.php"), cachedConfig)
-	cfg, info, err = LoadAppConfig(context.Background(), AppOptions{AppDir: app, PHP: PHPOff, Environ: []string{}})
+	cfg, info, err = Load(context.Background(), Options{AppDir: app, PHP: PHPOff, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,12 +263,12 @@ const cachedConfig = `<?php return array (
 // naming it, never a silent fallback to defaults.
 func TestAppConfigBadPaths(t *testing.T) {
 	dir := t.TempDir()
-	for _, opts := range []AppOptions{
+	for _, opts := range []Options{
 		{EnvFile: filepath.Join(dir, "missing", ".env")},
 		{AppDir: filepath.Join(dir, "missing")},
 		{AppDir: dir}, // a folder without artisan
 	} {
-		_, _, err := LoadAppConfig(context.Background(), opts)
+		_, _, err := Load(context.Background(), opts)
 		if !errors.Is(err, ErrAppNotFound) || !strings.Contains(err.Error(), "missing") && !strings.Contains(err.Error(), "artisan") {
 			t.Errorf("%+v: err %v", opts, err)
 		}
@@ -281,7 +281,7 @@ func TestAppConfigPHPFailure(t *testing.T) {
 	needPHP(t)
 	app := laravel8App(t)
 	writeFile(t, filepath.Join(app, "config", "broken.php"), "<?php\nthrow new RuntimeException('config broken on purpose');\n")
-	_, _, err := LoadAppConfig(context.Background(), AppOptions{AppDir: app, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	_, _, err := Load(context.Background(), Options{AppDir: app, Environ: []string{"PATH=" + os.Getenv("PATH")}})
 	if err == nil || !strings.Contains(err.Error(), "config broken on purpose") || !strings.Contains(err.Error(), "--php off") ||
 		strings.Contains(err.Error(), "pw-in-dotenv") || strings.Contains(err.Error(), "c2VjcmV0") {
 		t.Fatalf("err %v", err)
@@ -291,7 +291,7 @@ func TestAppConfigPHPFailure(t *testing.T) {
 	writeFile(t, hang, "#!/bin/sh\nsleep 30\n")
 	os.Chmod(hang, 0o755)
 	start := time.Now()
-	_, _, err = LoadAppConfig(context.Background(), AppOptions{AppDir: app, PHP: hang, Timeout: 300 * time.Millisecond, Environ: []string{}})
+	_, _, err = Load(context.Background(), Options{AppDir: app, PHP: hang, Timeout: 300 * time.Millisecond, Environ: []string{}})
 	if err == nil || !strings.Contains(err.Error(), "did not finish") || time.Since(start) > 10*time.Second {
 		t.Fatalf("hanging php: %v after %s", err, time.Since(start))
 	}

@@ -73,7 +73,7 @@ func (f *appFiles) file(name string) *phpNode {
 }
 
 // loadFromFiles builds the Config without PHP.
-func loadFromFiles(appDir, envFile string, environ []string, opts AppOptions, info AppInfo) (Config, AppInfo, error) {
+func loadFromFiles(appDir, envFile string, environ []string, opts Options, info AppInfo) (Config, AppInfo, error) {
 	envVals, err := envValues(envFile, environ)
 	if err != nil {
 		return Config{}, info, err

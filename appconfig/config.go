@@ -22,6 +22,10 @@ const (
 
 // Config is everything the worker needs to talk to Laravel's database
 // queue. Secrets are of type Secret so printing a Config never leaks them.
+//
+// The zero value is usable: an unset field means Laravel's default, which
+// WithDefaults fills in (the loaders and dbqueue.Open call it), as an
+// unset field of worker.Config means the worker's default.
 type Config struct {
 	// Driver is mysql, mariadb, pgsql or sqlite (DB_CONNECTION or the
 	// DB_QUEUE_CONNECTION override).
@@ -54,7 +58,11 @@ type Config struct {
 	// bridge's PHP writes them through Laravel's query builder.
 	TablePrefix  string
 	DefaultQueue string
-	// RetryAfter is retry_after in whole seconds.
+	// RetryAfter is retry_after in whole seconds: how long a reservation
+	// holds before any worker may take the job again. 0 means Laravel's
+	// default, 90. An app whose configuration says 0 (every reservation
+	// expires at once) is read as RetryAfterZero, so that it never turns
+	// into the default; RetryAfterSeconds is the value in effect.
 	RetryAfter int
 
 	// CacheStore is the app's default cache store (CACHE_STORE, 11+, or
@@ -74,10 +82,10 @@ type Config struct {
 	Redis RedisConfig
 }
 
-// LoadOptions controls where configuration comes from. Precedence, lowest
-// first: .env file, the plain process environment (Laravel's immutable
-// dotenv repository lets real environment variables win), LARAWORKER_*
-// environment variables, Overrides.
+// LoadOptions controls where LoadConfig reads the configuration.
+//
+// Deprecated: use Load with Options{EnvOnly: true}, which reads the same
+// (see Load for the order in which sources win).
 type LoadOptions struct {
 	// EnvFile is the .env path; empty means BaseDir/.env. A missing file is
 	// not an error (Laravel tolerates it too).
@@ -106,15 +114,23 @@ var configKeys = []string{
 }
 
 // LoadConfig builds a Config from a Laravel .env plus overrides.
+//
+// Deprecated: use Load with Options{EnvOnly: true, EnvFile: ..., BaseDir:
+// ..., Environ: ..., Overrides: ...}: the same sources in the same order.
 func LoadConfig(opts LoadOptions) (Config, error) {
-	envFile, baseDir := opts.EnvFile, opts.BaseDir
+	return loadEnvOnly(opts.EnvFile, opts.BaseDir, opts.Environ, opts.Overrides)
+}
+
+// loadEnvOnly reads the .env and the environment alone: the .env, the
+// process environment over it (Laravel's immutable dotenv repository lets
+// real variables win), LARAWORKER_* variables over both, overrides last.
+func loadEnvOnly(envFile, baseDir string, environ []string, overrides map[string]string) (Config, error) {
 	if envFile == "" {
 		envFile = filepath.Join(orDefault(baseDir, "."), ".env")
 	}
 	if baseDir == "" {
 		baseDir = filepath.Dir(envFile)
 	}
-	environ := opts.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
@@ -140,15 +156,7 @@ func LoadConfig(opts LoadOptions) (Config, error) {
 			values[k] = v
 		}
 	}
-	for _, k := range configKeys {
-		if v, ok := envMap["LARAWORKER_"+k]; ok {
-			values[k] = v
-		}
-	}
-	for k, v := range opts.Overrides {
-		values[strings.ToUpper(k)] = v
-	}
-	return configFromValues(values, baseDir)
+	return configFromLayers(values, environ, overrides, baseDir)
 }
 
 func environMap(environ []string) map[string]string {
@@ -168,9 +176,13 @@ func orDefault(v, def string) string {
 	return v
 }
 
+// configFromValues builds the Config from the resolved values (by .env
+// name): what no value sets takes Laravel's default (WithDefaults), a
+// relative SQLite path is the app's (baseDir), and the result is
+// validated.
 func configFromValues(v map[string]string, baseDir string) (Config, error) {
 	cfg := Config{
-		Driver:         orDefault(v["DB_CONNECTION"], EngineSQLite),
+		Driver:         v["DB_CONNECTION"],
 		Host:           v["DB_HOST"],
 		Database:       v["DB_DATABASE"],
 		Username:       v["DB_USERNAME"],
@@ -178,63 +190,84 @@ func configFromValues(v map[string]string, baseDir string) (Config, error) {
 		Socket:         v["DB_SOCKET"],
 		ServerVersion:  v["DB_VERSION"],
 		AppKey:         Secret(v["APP_KEY"]),
-		AppCipher:      orDefault(v["APP_CIPHER"], "AES-256-CBC"),
-		AppTimezone:    orDefault(v["APP_TIMEZONE"], "UTC"),
-		ConnectionName: orDefault(v["QUEUE_CONNECTION_NAME"], "database"),
-		JobsTable:      orDefault(v["DB_QUEUE_TABLE"], "jobs"),
-		FailedTable:    orDefault(v["QUEUE_FAILED_TABLE"], "failed_jobs"),
-		BatchesTable:   orDefault(v["QUEUE_BATCHES_TABLE"], "job_batches"),
+		AppCipher:      v["APP_CIPHER"],
+		AppTimezone:    v["APP_TIMEZONE"],
+		ConnectionName: v["QUEUE_CONNECTION_NAME"],
+		JobsTable:      v["DB_QUEUE_TABLE"],
+		FailedTable:    v["QUEUE_FAILED_TABLE"],
+		BatchesTable:   v["QUEUE_BATCHES_TABLE"],
 		TablePrefix:    v["DB_TABLE_PREFIX"],
-		DefaultQueue:   orDefault(v["DB_QUEUE"], "default"),
-		RetryAfter:     90,
+		DefaultQueue:   v["DB_QUEUE"],
+		CacheLockTable: v["DB_CACHE_LOCK_TABLE"],
 	}
 	cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = cacheSettings(v)
-	cfg.CacheLockTable = orDefault(v["DB_CACHE_LOCK_TABLE"], "cache_locks")
-	var err error
-	if cfg.Redis, err = redisSettings(v); err != nil {
-		return Config{}, err
-	}
-	guessed := "10"
-	if v["CACHE_STORE"] != "" {
-		guessed = "11"
-	}
-	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, guessed)
-	for _, k := range strings.Split(v["APP_PREVIOUS_KEYS"], ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			cfg.AppPreviousKeys = append(cfg.AppPreviousKeys, Secret(k))
-		}
-	}
+	cfg.AppPreviousKeys = previousKeys(v["APP_PREVIOUS_KEYS"])
 	// DB_QUEUE_CONNECTION names a connection of config/database.php; the
 	// skeleton's connections are named after their drivers.
 	if qc := v["DB_QUEUE_CONNECTION"]; qc != "" {
 		cfg.Driver = qc
 	}
-	if ra := v["DB_QUEUE_RETRY_AFTER"]; ra != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(ra))
-		if err != nil || n < 0 {
-			return Config{}, fmt.Errorf("appconfig: DB_QUEUE_RETRY_AFTER must be a non-negative integer")
-		}
-		cfg.RetryAfter = n
+	if err := cfg.applyNumbers(v); err != nil {
+		return Config{}, err
 	}
-	if port := v["DB_PORT"]; port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n <= 0 || n > 65535 {
-			return Config{}, fmt.Errorf("appconfig: DB_PORT is not a valid port number")
-		}
-		cfg.Port = n
-	}
-	rawURL := orDefault(v["DB_URL"], v["DATABASE_URL"])
-	if rawURL != "" {
+	if rawURL := orDefault(v["DB_URL"], v["DATABASE_URL"]); rawURL != "" {
 		if err := cfg.applyURL(rawURL); err != nil {
 			return Config{}, err
 		}
 	}
-	cfg.Driver = NormalizeDriver(cfg.Driver)
-	cfg.applyDriverDefaults(baseDir)
+	var err error
+	if cfg.Redis, err = redisSettings(v); err != nil {
+		return Config{}, err
+	}
+	cfg.Redis.StorePrefix = RedisStorePrefix(cfg.CachePrefix, guessedVersion(v))
+	cfg = cfg.WithDefaults()
+	cfg.resolveSQLitePath(baseDir)
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// guessedVersion is the Laravel version the variables point to when it is
+// not known: CACHE_STORE is 11+, CACHE_DRIVER before.
+func guessedVersion(v map[string]string) string {
+	if v["CACHE_STORE"] != "" {
+		return "11"
+	}
+	return "10"
+}
+
+func previousKeys(list string) []Secret {
+	var keys []Secret
+	for _, k := range strings.Split(list, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, Secret(k))
+		}
+	}
+	return keys
+}
+
+// applyNumbers reads retry_after and the port. An explicit retry_after of
+// 0 becomes RetryAfterZero (0 is the default's spelling).
+func (c *Config) applyNumbers(v map[string]string) error {
+	if ra := v["DB_QUEUE_RETRY_AFTER"]; ra != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(ra))
+		if err != nil || n < 0 {
+			return fmt.Errorf("appconfig: DB_QUEUE_RETRY_AFTER must be a non-negative integer")
+		}
+		c.RetryAfter = n
+		if n == 0 {
+			c.RetryAfter = RetryAfterZero
+		}
+	}
+	if port := v["DB_PORT"]; port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("appconfig: DB_PORT is not a valid port number")
+		}
+		c.Port = n
+	}
+	return nil
 }
 
 // cacheSettings reads the cache store the way the skeleton's
@@ -332,17 +365,68 @@ func (c *Config) applyURL(raw string) error {
 	return nil
 }
 
+// RetryAfterZero is Config.RetryAfter for an app whose retry_after is 0:
+// a reservation expires as soon as it is made, so any worker may take a
+// running job again (a Go worker refuses to run on it).
+const RetryAfterZero = -1
+
+// WithDefaults returns c with every unset field at Laravel's default, so
+// that a Config that names only what differs is complete:
+//
+//   - Driver: sqlite (Laravel 11's DB_CONNECTION default); postgres,
+//     sqlite3... are normalised to pgsql, sqlite...
+//   - Database: database/database.sqlite for SQLite (relative to the
+//     working directory: the loaders resolve it against the app's folder),
+//     laravel otherwise; Host 127.0.0.1, Port 3306 (MySQL, MariaDB) or 5432
+//     (PostgreSQL), Username root, as config/database.php
+//   - ConnectionName database; JobsTable jobs, FailedTable failed_jobs,
+//     BatchesTable job_batches; DefaultQueue default; RetryAfter 90 (the
+//     skeleton's config/queue.php)
+//   - AppCipher AES-256-CBC, AppTimezone UTC (config/app.php)
+//   - CacheTable cache, CacheLockTable cache_locks (config/cache.php)
+//
+// Fields whose empty value means something stay as they are: Password,
+// Socket, TablePrefix, ServerVersion, the APP_KEY, CacheStore (no shared
+// cache store), CachePrefix (no prefix) and Redis (read by the loaders
+// only). Every loader returns a Config with defaults applied, and
+// dbqueue.Open applies them to the Config it is given, so
+// dbqueue.Open(ctx, Config{Driver: "sqlite", Database: path}, ...) works.
+func (c Config) WithDefaults() Config {
+	c.Driver = NormalizeDriver(orDefault(c.Driver, EngineSQLite))
+	c.applyDriverDefaults()
+	c.AppCipher = orDefault(c.AppCipher, "AES-256-CBC")
+	c.AppTimezone = orDefault(c.AppTimezone, "UTC")
+	c.ConnectionName = orDefault(c.ConnectionName, "database")
+	c.JobsTable = orDefault(c.JobsTable, "jobs")
+	c.FailedTable = orDefault(c.FailedTable, "failed_jobs")
+	c.BatchesTable = orDefault(c.BatchesTable, "job_batches")
+	c.DefaultQueue = orDefault(c.DefaultQueue, "default")
+	if c.RetryAfter == 0 {
+		c.RetryAfter = 90
+	}
+	c.CacheTable = orDefault(c.CacheTable, "cache")
+	c.CacheLockTable = orDefault(c.CacheLockTable, "cache_locks")
+	return c
+}
+
+// RetryAfterSeconds is the retry_after in effect, in seconds: 90 when
+// unset, 0 for RetryAfterZero.
+func (c Config) RetryAfterSeconds() int {
+	switch {
+	case c.RetryAfter == 0:
+		return 90
+	case c.RetryAfter < 0:
+		return 0
+	}
+	return c.RetryAfter
+}
+
 // applyDriverDefaults mirrors the defaults of Laravel 11's
 // config/database.php.
-func (c *Config) applyDriverDefaults(baseDir string) {
+func (c *Config) applyDriverDefaults() {
 	switch c.Driver {
 	case EngineSQLite:
-		if c.Database == "" {
-			c.Database = filepath.Join("database", "database.sqlite")
-		}
-		if c.Database != ":memory:" && !filepath.IsAbs(c.Database) {
-			c.Database = filepath.Join(baseDir, c.Database)
-		}
+		c.Database = orDefault(c.Database, filepath.Join("database", "database.sqlite"))
 	case EngineMySQL, EngineMariaDB:
 		c.Host = orDefault(c.Host, "127.0.0.1")
 		if c.Port == 0 {
@@ -357,6 +441,14 @@ func (c *Config) applyDriverDefaults(baseDir string) {
 		}
 		c.Database = orDefault(c.Database, "laravel")
 		c.Username = orDefault(c.Username, "root")
+	}
+}
+
+// resolveSQLitePath makes a relative SQLite path the app's, as Laravel's
+// database_path() does.
+func (c *Config) resolveSQLitePath(baseDir string) {
+	if c.Driver == EngineSQLite && c.Database != ":memory:" && !filepath.IsAbs(c.Database) {
+		c.Database = filepath.Join(baseDir, c.Database)
 	}
 }
 
@@ -401,8 +493,8 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.RetryAfter < 0 {
-		return errors.New("appconfig: retry_after must not be negative")
+	if c.RetryAfter < RetryAfterZero {
+		return errors.New("appconfig: retry_after must not be negative (RetryAfterZero is a retry_after of 0)")
 	}
 	if _, err := time.LoadLocation(c.AppTimezone); err != nil {
 		return fmt.Errorf("appconfig: unknown APP_TIMEZONE %q", c.AppTimezone)
@@ -436,7 +528,7 @@ func (c Config) String() string {
 	return fmt.Sprintf("appconfig.Config{Driver:%s Host:%s Port:%d Database:%s Username:%s Password:%s Socket:%s ServerVersion:%s AppKey:%s AppPreviousKeys:[%s] AppCipher:%s AppTimezone:%s ConnectionName:%s JobsTable:%s FailedTable:%s BatchesTable:%s DefaultQueue:%s RetryAfter:%d}",
 		c.Driver, c.Host, c.Port, c.Database, c.Username, pw, c.Socket, c.ServerVersion, key,
 		strings.Join(prev, " "), c.AppCipher, c.AppTimezone, c.ConnectionName, c.JobsTable,
-		c.FailedTable, c.BatchesTable, c.DefaultQueue, c.RetryAfter)
+		c.FailedTable, c.BatchesTable, c.DefaultQueue, c.RetryAfterSeconds())
 }
 
 // GoString makes %#v redacting too.

@@ -60,10 +60,10 @@ func writeEnv(t *testing.T, content string) string {
 	return dir
 }
 
-func TestLoadConfigDefaultsAndPrecedence(t *testing.T) {
+func TestLoadEnvDefaultsAndPrecedence(t *testing.T) {
 	// Nothing configured: sqlite at database/database.sqlite.
 	dir := t.TempDir()
-	cfg, err := LoadConfig(LoadOptions{BaseDir: dir, Environ: []string{}})
+	cfg, err := loadEnv(Options{BaseDir: dir, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestLoadConfigDefaultsAndPrecedence(t *testing.T) {
 
 	dir = writeEnv(t, "DB_CONNECTION=mysql\nDB_HOST=envfile\nDB_PORT=3307\nDB_DATABASE=app\nDB_USERNAME=u\nDB_PASSWORD=\"s3cr3t-pw\"\n"+
 		"APP_KEY=base64:c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTI=\nAPP_PREVIOUS_KEYS=\"k1, k2\"\nDB_QUEUE_TABLE=my_jobs\nDB_QUEUE=emails\nDB_QUEUE_RETRY_AFTER=120\nAPP_TIMEZONE=Europe/Paris\n")
-	cfg, err = LoadConfig(LoadOptions{BaseDir: dir, Environ: []string{"DB_DATABASE=proc", "LARAWORKER_DB_HOST=lw-host", "DB_HOST=proc-host"}, Overrides: map[string]string{"DB_QUEUE": "cli"}})
+	cfg, err = loadEnv(Options{BaseDir: dir, Environ: []string{"DB_DATABASE=proc", "LARAWORKER_DB_HOST=lw-host", "DB_HOST=proc-host"}, Overrides: map[string]string{"DB_QUEUE": "cli"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestLoadConfigDefaultsAndPrecedence(t *testing.T) {
 	assertRedacted(t, cfg, "s3cr3t-pw", "c2VjcmV0a2V5", "k2")
 }
 
-func TestLoadConfigURLs(t *testing.T) {
+func TestLoadEnvURLs(t *testing.T) {
 	cases := []struct {
 		url, driver, host, db, user, pw string
 		port                            int
@@ -100,7 +100,7 @@ func TestLoadConfigURLs(t *testing.T) {
 		{"sqlite:///var/db/app.sqlite", EngineSQLite, "", "/var/db/app.sqlite", "", "", 0},
 	}
 	for _, c := range cases {
-		cfg, err := LoadConfig(LoadOptions{BaseDir: t.TempDir(), Environ: []string{"LARAWORKER_DB_URL=" + c.url}})
+		cfg, err := loadEnv(Options{BaseDir: t.TempDir(), Environ: []string{"LARAWORKER_DB_URL=" + c.url}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.url, err)
 		}
@@ -109,7 +109,7 @@ func TestLoadConfigURLs(t *testing.T) {
 		}
 	}
 	// DATABASE_URL works too; a bad URL error does not echo it.
-	_, err := LoadConfig(LoadOptions{BaseDir: t.TempDir(), Environ: []string{"DATABASE_URL=::not a url:pw-in-url"}})
+	_, err := loadEnv(Options{BaseDir: t.TempDir(), Environ: []string{"DATABASE_URL=::not a url:pw-in-url"}})
 	if err == nil || strings.Contains(err.Error(), "pw-in-url") {
 		t.Fatalf("bad url: %v", err)
 	}
@@ -126,11 +126,11 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("table name %q rejected: %v", name, err)
 		}
 	}
-	_, err := LoadConfig(LoadOptions{BaseDir: t.TempDir(), Environ: []string{"DB_CONNECTION=sqlsrv"}})
+	_, err := loadEnv(Options{BaseDir: t.TempDir(), Environ: []string{"DB_CONNECTION=sqlsrv"}})
 	if err == nil {
 		t.Error("sqlsrv accepted")
 	}
-	_, err = LoadConfig(LoadOptions{BaseDir: t.TempDir(), Environ: []string{}, Overrides: map[string]string{"DB_QUEUE_TABLE": "jobs where 1=1"}})
+	_, err = loadEnv(Options{BaseDir: t.TempDir(), Environ: []string{}, Overrides: map[string]string{"DB_QUEUE_TABLE": "jobs where 1=1"}})
 	if err == nil {
 		t.Error("bad table override accepted")
 	}

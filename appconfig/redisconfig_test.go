@@ -69,7 +69,7 @@ func TestRedisStorePrefix(t *testing.T) {
 		}
 	}
 	for env, want := range map[string]string{"CACHE_DRIVER=redis": "laravel_cache:", "CACHE_STORE=redis": "laravel_cache_"} {
-		cfg, err := LoadConfig(LoadOptions{EnvFile: "/nonexistent/.env", Environ: []string{env}})
+		cfg, err := loadEnv(Options{EnvFile: "/nonexistent/.env", Environ: []string{env}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,12 +108,7 @@ func jsonAfterTables(t *testing.T, out string) []byte {
 // sqliteTables lists the tables left in a SQLite file.
 func sqliteTables(t *testing.T, path string) []string {
 	t.Helper()
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.DevNull, Environ: []string{},
-		Overrides: map[string]string{"DB_CONNECTION": "sqlite", "DB_DATABASE": path}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
+	q, err := dbqueue.Open(context.Background(), appconfig.Config{Driver: appconfig.EngineSQLite, Database: path}, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

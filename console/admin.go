@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
@@ -29,28 +28,39 @@ func adminFlags(extra ...cli.Flag) []cli.Flag {
 	return append(append(connectionFlags(), jsonFlag()), extra...)
 }
 
-// session is one admin command's open queue and the config it came from
-// (kept to scrub secrets out of error messages).
+// session is one admin command's open queue connection and the config it
+// came from (kept to scrub secrets out of error messages).
 type session struct {
-	c   *cli.Context
-	cfg appconfig.Config
-	q   *dbqueue.Queue
+	c    *cli.Context
+	cfg  appconfig.Config
+	info appconfig.AppInfo
+	conn *connection
+	// q is the connection's admin side: artisan's queue:* operations and
+	// the failed job provider.
+	q queueAdmin
+}
+
+// queueAdmin is what the admin commands run on a queue connection.
+type queueAdmin struct {
+	jobqueue.Admin
+	jobqueue.FailedJobs
 }
 
 func openSession(c *cli.Context) (*session, error) {
 	s := &session{c: c}
-	cfg, err := loadConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	s.cfg = cfg
-	if s.q, err = dbqueue.Open(c.Context, cfg, dbqueue.Options{}); err != nil {
+	s.cfg, s.info = cfg, info
+	if s.conn, err = openConnection(c.Context, cfg, info, connectionOptions{}); err != nil {
 		return nil, s.fail(err)
 	}
+	s.q = queueAdmin{s.conn.admin, s.conn.failed}
 	return s, nil
 }
 
-func (s *session) Close() { s.q.Close() }
+func (s *session) Close() { s.conn.Close() }
 
 // fail turns err into the command's one-line error. Secrets are scrubbed
 // again here although package laravel already keeps them out: a driver
@@ -370,7 +380,10 @@ func flushCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "flush",
 		Usage: "delete all failed jobs, like `php artisan queue:flush`",
-		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}),
+		Description: `Asks for confirmation first in production (APP_ENV=production, or APP_ENV
+unset as Laravel reads it) and whenever stdin is a terminal; --force skips
+the question. Without a terminal, production refuses without --force.`,
+		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}, forceFlag()),
 		Action: noArgs(func(c *cli.Context) error {
 			hours := c.Int("hours")
 			if hours < 0 {
@@ -381,6 +394,13 @@ func flushCommand() *cli.Command {
 				return err
 			}
 			defer s.Close()
+			deletes := "every failed job"
+			if hours > 0 {
+				deletes = fmt.Sprintf("the failed jobs that failed more than %d hours ago", hours)
+			}
+			if err := s.confirmToProceed(deletes); err != nil {
+				return err
+			}
 			n, err := s.q.Flush(c.Context, time.Duration(hours)*time.Hour)
 			if err != nil {
 				return s.fail(err)
@@ -430,9 +450,13 @@ func clearCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "clear",
 		Usage: "delete every job of a queue, reserved ones included, like `php artisan queue:clear`",
+		Description: `Asks for confirmation first in production (APP_ENV=production, or APP_ENV
+unset as Laravel reads it), as artisan does, and also whenever stdin is a
+terminal, because clear deletes reserved (running) jobs too; --force skips
+the question. Without a terminal, production refuses without --force.`,
 		Flags: adminFlags(
 			&cli.StringFlag{Name: "queue", Usage: "the queue to clear (default: the connection's default queue)"},
-			&cli.BoolFlag{Name: "force", Usage: "accepted for artisan compatibility; this command never asks"},
+			forceFlag(),
 		),
 		Action: noArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
@@ -443,6 +467,9 @@ func clearCommand() *cli.Command {
 			queue := c.String("queue")
 			if queue == "" {
 				queue = s.cfg.DefaultQueue
+			}
+			if err := s.confirmToProceed(fmt.Sprintf("every job of the [%s] queue, reserved (running) ones included", printable(queue))); err != nil {
+				return err
 			}
 			n, err := s.q.Clear(c.Context, queue)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,8 +53,9 @@ func newTarget(t *testing.T, engine string) *target {
 	t.Cleanup(cancel)
 	sfx := randomSuffix(t)
 	dir := t.TempDir()
-	// An empty .env: nothing from a developer's ./.env, no app to boot.
-	if err := os.WriteFile(filepath.Join(dir, "no.env"), nil, 0o600); err != nil {
+	// A .env of its own: nothing from a developer's ./.env, no app to boot;
+	// not production, so clear and flush run without asking.
+	if err := os.WriteFile(filepath.Join(dir, "no.env"), []byte("APP_ENV=testing\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	flags := []string{
@@ -146,9 +148,17 @@ func randomSuffix(t *testing.T) string {
 // and exit status.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCLIWith(t, strings.NewReader(""), args...)
+}
+
+// runCLIWith runs the CLI with stdin read from in (never the test's own
+// stdin). stderr takes concurrent writes: a worker's log (demo).
+func runCLIWith(t *testing.T, in io.Reader, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	app := testApp()
-	var out, errb bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errb
+	var out bytes.Buffer
+	var errb lockedBuffer
+	app.Writer, app.ErrWriter, app.Reader = &out, &errb, in
 	code = Run(app, append([]string{"laraworker"}, args...))
 	return out.String(), errb.String(), code
 }

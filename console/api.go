@@ -26,10 +26,12 @@ func ConnectionFlags() []cli.Flag { return connectionFlags() }
 // command adds its own defaults for keys that are absent.
 func ConnectionOverrides(c *cli.Context) map[string]string { return connectionOverrides(c) }
 
-// LoadConfig reads the configuration as every command does: the .env named
-// by --env (default ./.env when present), the environment, LARAWORKER_*
-// variables, then overrides (usually ConnectionOverrides) and --key-file and
-// --cipher. Errors name the setting at fault and never hold a secret.
+// LoadConfig reads the configuration as every command does, in
+// appconfig.Load's order: overrides (usually ConnectionOverrides), --key-file
+// and --cipher first, then LARAWORKER_* variables, the app's config (--app,
+// --php), the .env named by --env (default ./.env when present) and the
+// environment, the defaults. Errors name the setting at fault and never
+// hold a secret.
 func LoadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, error) {
 	return loadConfig(c, overrides)
 }

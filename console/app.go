@@ -49,6 +49,8 @@ func New(reg *handlers.Registry, opts Options) *cli.App {
 			inspectCommand(),
 			pushCommand(),
 			moveCommand(),
+			auditCommand(),
+			genCommand(),
 			dashboardCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,

@@ -21,9 +21,11 @@ func phpFlag() cli.Flag {
 		Usage: "the `php` binary that boots the app to read its config (default: php on PATH); off: read the .env and config files without php"}
 }
 
-// loadAppConfig reads the app's configuration: through its PHP when there
-// is an app and a php, else from its files; flags (overrides, by .env
-// name), --key-file and --cipher win.
+// loadAppConfig reads the app's configuration in appconfig.Load's order:
+// flags (overrides, by .env name, with --key-file and --cipher) first, then
+// LARAWORKER_* variables, the app's config through its PHP (else its
+// files), the .env and the environment, the version's and Laravel's
+// defaults.
 func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
 	if overrides == nil {
 		overrides = map[string]string{}
@@ -38,7 +40,7 @@ func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Confi
 	if ci := c.String("cipher"); ci != "" {
 		overrides["APP_CIPHER"] = ci
 	}
-	return appconfig.LoadAppConfig(c.Context, appconfig.AppOptions{
+	return appconfig.Load(c.Context, appconfig.Options{
 		AppDir:     c.String("app"),
 		EnvFile:    c.String("env"),
 		PHP:        c.String("php"),

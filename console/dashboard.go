@@ -9,7 +9,6 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -52,26 +51,26 @@ func dashboardCommand() *cli.Command {
 
 func runDashboard(c *cli.Context) error {
 	log := newLogger(c)
-	cfg, err := loadConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	defer q.Close()
+	defer conn.Close()
 	setup := dashboardSetup{addr: c.String("addr"), flag: "addr", readOnly: c.Bool("read-only"), hidePayloads: c.Bool("hide-payloads")}
 	if addr := c.String("metrics-addr"); addr != "" {
-		reg, err := serveRegistry(ctx, "metrics-addr", addr, q, log)
+		reg, err := serveRegistry(ctx, "metrics-addr", addr, conn, log)
 		if err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 		setup.metrics = worker.NewQueueMetrics(reg, nil)
 	}
-	if _, err := startDashboard(ctx, q, cfg, setup, log); err != nil {
+	if _, err := startDashboard(ctx, conn, setup, log); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	<-ctx.Done()
@@ -90,7 +89,11 @@ type dashboardSetup struct {
 
 // startDashboard checks the bind address against the credentials,
 // listens, and serves the dashboard and its snapshot until ctx ends.
-func startDashboard(ctx context.Context, q *dbqueue.Queue, cfg appconfig.Config, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
+func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
+	own, err := conn.database("the dashboard")
+	if err != nil {
+		return nil, err
+	}
 	auth, err := dashboard.LoadAuth(os.Environ())
 	if err != nil {
 		return nil, err
@@ -102,17 +105,13 @@ func startDashboard(ctx context.Context, q *dbqueue.Queue, cfg appconfig.Config,
 	if err := dashboard.CheckBind(addr, auth); err != nil {
 		return nil, err
 	}
-	enc, err := encrypterFor(cfg)
+	enc, err := encrypterFor(conn.cfg)
 	if err != nil {
 		return nil, err
 	}
-	secrets := []string{cfg.Password.Reveal(), cfg.AppKey.Reveal()}
-	for _, k := range cfg.AppPreviousKeys {
-		secrets = append(secrets, k.Reveal())
-	}
 	srv, err := dashboard.New(dashboard.Options{
-		Tables: dashboardTables(q), Failed: q, Fleet: fleetStore(q), Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
-		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secrets, Logger: log, Version: Version,
+		Tables: own.tables, Failed: conn.failed, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secretsOf(conn.cfg), Logger: log, Version: Version,
 	})
 	if err != nil {
 		return nil, err
@@ -133,11 +132,21 @@ func startDashboard(ctx context.Context, q *dbqueue.Queue, cfg appconfig.Config,
 	return srv, nil
 }
 
+// secretsOf are the values of cfg's secrets, which the dashboard never
+// shows.
+func secretsOf(cfg appconfig.Config) []string {
+	secrets := []string{cfg.Password.Reveal(), cfg.AppKey.Reveal()}
+	for _, k := range cfg.AppPreviousKeys {
+		secrets = append(secrets, k.Reveal())
+	}
+	return secrets
+}
+
 // serveRegistry serves a fresh Prometheus registry on /metrics (with
 // /healthz) at addr.
-func serveRegistry(ctx context.Context, flag, addr string, q *dbqueue.Queue, log zerolog.Logger) (*prometheus.Registry, error) {
+func serveRegistry(ctx context.Context, flag, addr string, conn *connection, log zerolog.Logger) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
-	if err := serveRegistryOn(ctx, flag, addr, reg, q, log); err != nil {
+	if err := serveOn(ctx, flag, addr, reg, conn.ping, nil, log); err != nil {
 		return nil, err
 	}
 	return reg, nil

@@ -2,15 +2,17 @@ package console
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -33,8 +35,13 @@ func DemoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "create the tables in an embedded SQLite database, push a few jobs as Laravel would, and run them",
+		Description: `The demo runs on a temporary SQLite file, removed at the end; it never
+writes into a database of the current folder (a Laravel 11+ app keeps its own
+in database/database.sqlite). --database FILE keeps the demo's database in
+FILE: a new file, or one an earlier demo made; a file holding any other
+table is refused.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "database", Value: filepath.Join("database", "database.sqlite"), Usage: "SQLite file to use"},
+			&cli.StringFlag{Name: "database", Usage: "keep the demo's SQLite database in this `FILE` (default: a temporary file, removed at the end)"},
 		},
 		Action: runDemo,
 	}
@@ -42,26 +49,37 @@ func DemoCommand() *cli.Command {
 
 func runDemo(c *cli.Context) error {
 	ctx := context.Background()
+	out := c.App.Writer
 	path := c.String("database")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return cli.Exit(err.Error(), 1)
+	if path == "" {
+		dir, err := os.MkdirTemp("", "laraworker-demo-")
+		if err != nil {
+			return cli.Exit("demo: "+err.Error(), 1)
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "demo.sqlite")
+		fmt.Fprintf(out, "Demo database: %s (temporary, removed at the end; --database FILE keeps one)\n", path)
+	} else {
+		if err := checkDemoDatabase(ctx, path); err != nil {
+			return cli.Exit("demo: "+err.Error(), 1)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+		fmt.Fprintf(out, "Demo database: %s (kept)\n", path)
 	}
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.DevNull, BaseDir: ".", Overrides: map[string]string{
-		"DB_CONNECTION": "sqlite", "DB_DATABASE": path,
-	}})
-	if err != nil {
-		return cli.Exit(err.Error(), 1)
-	}
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+	// Nothing from the shell's environment (DB_*, LARAWORKER_*) may point
+	// the demo elsewhere: its tables are Laravel's default ones.
+	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: path}.WithDefaults()
+	q, err := openConnection(ctx, cfg, appconfig.AppInfo{}, connectionOptions{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer q.Close()
-	if err := q.CreateTables(ctx); err != nil {
+	if err := q.createTables(ctx); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	out := c.App.Writer
-	n, err := pushDemoJobs(ctx, q)
+	n, err := pushDemoJobs(ctx, q.admin)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -69,7 +87,7 @@ func runDemo(c *cli.Context) error {
 
 	reg := handlers.NewRegistry()
 	registerDemoHandlers(reg)
-	w, err := worker.New(q, reg, worker.Config{
+	w, err := worker.New(q.store, reg, worker.Config{
 		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: newLogger(c),
 	})
 	if err != nil {
@@ -80,7 +98,56 @@ func runDemo(c *cli.Context) error {
 	return printDemoSummary(ctx, c, q)
 }
 
-func pushDemoJobs(ctx context.Context, q *dbqueue.Queue) (int, error) {
+// demoTables are the tables the demo creates (Laravel's default names).
+var demoTables = []string{"jobs", "failed_jobs", "job_batches"}
+
+// checkDemoDatabase refuses a --database file that holds any table the
+// demo did not create: it is some app's database (a Laravel 11+ app keeps
+// one in database/database.sqlite), and the demo would push jobs into its
+// queue and leave failures in its failed_jobs. The file is only read.
+func checkDemoDatabase(ctx context.Context, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("--database %s is a folder; give a file", path)
+	case st.Size() == 0:
+		return nil
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `select name from sqlite_master where type = 'table' and name not like 'sqlite\_%' escape '\' order by name`)
+	if err != nil {
+		return fmt.Errorf("--database %s is not an SQLite database the demo can use: %w", path, err)
+	}
+	defer rows.Close()
+	var others []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		if !slices.Contains(demoTables, name) {
+			others = append(others, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("--database %s: %w", path, err)
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("--database %s holds tables the demo did not create (%s): it looks like an app's database, and the demo would push jobs into it; give a new file, or leave --database out for a temporary one",
+			path, strings.Join(others, ", "))
+	}
+	return nil
+}
+
+func pushDemoJobs(ctx context.Context, q jobqueue.Admin) (int, error) {
 	var items []jobqueue.PushItem
 	add := func(class string, props ...phpserialize.Entry) error {
 		raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
@@ -127,9 +194,9 @@ func registerDemoHandlers(reg *handlers.Registry) {
 	})
 }
 
-func printDemoSummary(ctx context.Context, c *cli.Context, q *dbqueue.Queue) error {
+func printDemoSummary(ctx context.Context, c *cli.Context, q *connection) error {
 	out := c.App.Writer
-	sizes, err := q.Sizes(ctx)
+	sizes, err := q.admin.Sizes(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -137,7 +204,7 @@ func printDemoSummary(ctx context.Context, c *cli.Context, q *dbqueue.Queue) err
 	for _, s := range sizes {
 		left += s.Total()
 	}
-	failed, err := q.ListFailed(ctx, "")
+	failed, err := q.failed.ListFailed(ctx, "")
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

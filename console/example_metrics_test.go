@@ -2,9 +2,9 @@ package console
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,17 +38,8 @@ func TestEmbeddingProgramMetricsAreServed(t *testing.T) {
 	want := []string{`laraworker_handler_duration_seconds_count{class="App\\Jobs\\PingWebhook",result="ok"} 1`,
 		`laraworker_jobs_total{class="App\\Jobs\\PingWebhook",outcome="done",queue="default"} 1`}
 	var body string
-	for i := 0; i < 100; i++ {
-		time.Sleep(100 * time.Millisecond)
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if body = string(b); strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
-			return
-		}
-	}
-	t.Fatalf("/metrics lacks %q:\n%s", want, body)
+	waitFor(t, 10*time.Second, fmt.Sprintf("/metrics to show %q", want), func() bool {
+		_, body = httpGet("http://" + addr + "/metrics")
+		return strings.Contains(body, want[0]) && strings.Contains(body, want[1])
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -53,16 +52,10 @@ func TestWorkServesPprofOnLoopback(t *testing.T) {
 	go io.Copy(io.Discard, bufio.NewReader(stderr))
 	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?debug=1", port)
 	var body string
-	for i := 0; i < 50 && !strings.Contains(body, "heap profile"); i++ {
-		time.Sleep(100 * time.Millisecond)
-		resp, err := http.Get(url)
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body = string(b)
-	}
+	waitFor(t, 10*time.Second, "a heap profile at "+url, func() bool {
+		_, body = httpGet(url)
+		return strings.Contains(body, "heap profile")
+	})
 	if !strings.Contains(body, "heap profile") {
 		t.Fatalf("no heap profile at %s: %q", url, body)
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/didyoumean"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/urfave/cli/v2"
 )
 
@@ -55,18 +55,14 @@ func runMove(c *cli.Context, classes []string) error {
 		return err
 	}
 	defer s.Close()
-	missing, err := s.q.MissingTables(c.Context)
-	if err != nil {
+	if err := checkJobsTable(c, s.conn); err != nil {
 		return s.fail(err)
-	}
-	if len(missing) > 0 && missing[0].Role == "jobs" {
-		return s.fail(missingTablesError(missing[:1]))
 	}
 	rows, err := countMove(c, s.q, classes, from, to, nil)
 	if err != nil {
 		return s.fail(err)
 	}
-	if err := warnAbsentClasses(c, s.q, rows, from); err != nil {
+	if err := warnAbsentClasses(c, s.conn.classes, rows, from); err != nil {
 		return s.fail(err)
 	}
 	if !c.Bool("dry-run") {
@@ -84,8 +80,24 @@ func runMove(c *cli.Context, classes []string) error {
 	return printMove(c, rows, from, to)
 }
 
+// checkJobsTable: without the jobs table there is nothing to move; the
+// other tables do not matter here.
+func checkJobsTable(c *cli.Context, conn *connection) error {
+	if conn.schema == nil {
+		return nil
+	}
+	missing, err := conn.schema.MissingTables(c.Context)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 && missing[0].Role == "jobs" {
+		return missingTablesError(missing[:1])
+	}
+	return nil
+}
+
 // countMove fills the before counts (before == nil) or the after counts.
-func countMove(c *cli.Context, q *dbqueue.Queue, classes []string, from, to string, before []moveRow) ([]moveRow, error) {
+func countMove(c *cli.Context, q jobqueue.Admin, classes []string, from, to string, before []moveRow) ([]moveRow, error) {
 	fromCounts, err := q.CountClasses(c.Context, from, classes)
 	if err != nil {
 		return nil, err
@@ -113,21 +125,22 @@ func countMove(c *cli.Context, q *dbqueue.Queue, classes []string, from, to stri
 }
 
 // warnAbsentClasses says so on stderr when a class has no job on --from,
-// with a "did you mean" from the classes that are there.
-func warnAbsentClasses(c *cli.Context, q *dbqueue.Queue, rows []moveRow, from string) error {
+// with a "did you mean" from the classes that are there (when q, the
+// store's class sample, is not nil).
+func warnAbsentClasses(c *cli.Context, q jobqueue.ClassSampler, rows []moveRow, from string) error {
 	var present map[string]int64
 	for _, r := range rows {
 		if r.FromBefore+r.FromReservedBefore > 0 {
 			continue
 		}
-		if present == nil {
+		if present == nil && q != nil {
 			var err error
-			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, dbqueue.ClassSample); err != nil {
+			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, classSample); err != nil {
 				return err
 			}
 		}
 		msg := fmt.Sprintf(`move: no %s job on queue "%s"`, r.Class, from)
-		if s, ok := didyoumean.Suggest(r.Class, dbqueue.SortedClasses(present), didyoumean.ClassName); ok {
+		if s, ok := didyoumean.Suggest(r.Class, sortedClasses(present), didyoumean.ClassName); ok {
 			msg += fmt.Sprintf(`; did you mean "%s"?`, s)
 		}
 		fmt.Fprintln(c.App.ErrWriter, msg)

@@ -8,6 +8,6 @@ import (
 	"github.com/laraworker/laraworker/worker"
 )
 
-// pauseOnSignals does nothing on Windows: it has no SIGUSR2/SIGCONT (the
-// dashboard's pauses work everywhere).
-func pauseOnSignals(context.Context, *worker.Worker) {}
+// watchPauseSignals does nothing on Windows: it has no SIGUSR2/SIGCONT
+// (the dashboard's pauses work everywhere).
+func watchPauseSignals(context.Context, *worker.Worker) {}

@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/didyoumean"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
 
@@ -17,7 +18,7 @@ import (
 func logAppConfig(log zerolog.Logger, cfg appconfig.Config, info appconfig.AppInfo) {
 	ev := log.Info().Str("source", info.Source).Str("from", info.Describe()).
 		Str("connection", cfg.ConnectionName).Str("driver", cfg.Driver).Str("database", cfg.Database).
-		Str("table", cfg.JobsTable).Str("default_queue", cfg.DefaultQueue).Int("retry_after", cfg.RetryAfter).
+		Str("table", cfg.JobsTable).Str("default_queue", cfg.DefaultQueue).Int("retry_after", cfg.RetryAfterSeconds()).
 		Str("cache_store", cfg.CacheStore)
 	if cfg.CacheStore == "database" {
 		ev = ev.Str("cache_table", cfg.CacheTable).Str("cache_prefix", cfg.CachePrefix)
@@ -41,17 +42,7 @@ func queueDriverWarning(info appconfig.AppInfo) string {
 		return ""
 	}
 	driver, ok := info.QueueConnections[info.Connection]
-	var dbConns []string
-	for name, d := range info.QueueConnections {
-		if d == "database" {
-			dbConns = append(dbConns, name)
-		}
-	}
-	sort.Strings(dbConns)
-	hint := "no queue connection of the app has the database driver"
-	if len(dbConns) > 0 {
-		hint = "serve one with --connection " + strings.Join(dbConns, " or --connection ")
-	}
+	hint := databaseConnectionHint(info)
 	switch {
 	case !ok:
 		names := make([]string, 0, len(info.QueueConnections))
@@ -71,8 +62,24 @@ func queueDriverWarning(info appconfig.AppInfo) string {
 	return ""
 }
 
+// databaseConnectionHint names the app's queue connections with the
+// database driver, which laraworker serves.
+func databaseConnectionHint(info appconfig.AppInfo) string {
+	var dbConns []string
+	for name, d := range info.QueueConnections {
+		if d == "database" {
+			dbConns = append(dbConns, name)
+		}
+	}
+	sort.Strings(dbConns)
+	if len(dbConns) == 0 {
+		return "no queue connection of the app has the database driver"
+	}
+	return "serve one with --connection " + strings.Join(dbConns, " or --connection ")
+}
+
 // missingTablesError is the error for queue tables that do not exist.
-func missingTablesError(missing []dbqueue.MissingTable) error {
+func missingTablesError(missing []jobqueue.MissingTable) error {
 	parts := make([]string, len(missing))
 	for i, m := range missing {
 		parts[i] = m.String()
@@ -85,21 +92,40 @@ func missingTablesError(missing []dbqueue.MissingTable) error {
 // names the classes that are there, with a "did you mean" for near misses
 // (doubled backslashes, a short name, a typo). With empty queues only
 // names no PHP class can have are reported.
-func routeWarnings(ctx context.Context, q *dbqueue.Queue, queues, routes []string) ([]string, error) {
+//
+// A queued class matches the route the handler lookup gives it
+// (reg.Route): PHP class names are case-insensitive, and so is the
+// lookup. A class spelled with another case is claimed only where the
+// database's LIKE ignores case too (MySQL, SQLite); where it does not
+// (PostgreSQL, the engine named by driver) the route gets a warning that
+// says so.
+func routeWarnings(ctx context.Context, q classReader, driver string, queues []string, reg *handlers.Registry) ([]string, error) {
+	routes := reg.Names()
 	if len(routes) == 0 {
 		return nil, nil
 	}
-	present, read, err := q.ClassesOnQueues(ctx, queues, dbqueue.ClassSample)
+	present, read, err := q.ClassesOnQueues(ctx, queues, classSample)
 	if err != nil {
 		return nil, err
 	}
-	names := dbqueue.SortedClasses(present)
+	names := sortedClasses(present)
+	exact, otherCase := matchRoutes(reg, names)
 	var out []string
 	for _, route := range routes {
-		if _, ok := present[route]; ok {
+		if exact[route] {
 			continue
 		}
-		if read >= dbqueue.ClassSample { // a sample: confirm the class is absent
+		if spelled, ok := otherCase[route]; ok {
+			n, err := countOnQueues(ctx, q, queues, route)
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				out = append(out, caseWarning(route, spelled, queues, driver))
+			}
+			continue
+		}
+		if read >= classSample { // a sample: confirm the class is absent
 			n, err := countOnQueues(ctx, q, queues, route)
 			if err != nil {
 				return nil, err
@@ -115,7 +141,33 @@ func routeWarnings(ctx context.Context, q *dbqueue.Queue, queues, routes []strin
 	return out, nil
 }
 
-func countOnQueues(ctx context.Context, q *dbqueue.Queue, queues []string, class string) (int64, error) {
+// matchRoutes maps the queued classes to the routes the handler lookup
+// gives them: exact holds the routes some class spells as registered,
+// otherCase the others, with the queued spelling (the most frequent, as
+// names are sorted).
+func matchRoutes(reg *handlers.Registry, names []string) (exact map[string]bool, otherCase map[string]string) {
+	exact, otherCase = map[string]bool{}, map[string]string{}
+	for _, class := range names {
+		route, ok := reg.Route(class)
+		switch {
+		case !ok:
+		case route == class:
+			exact[route] = true
+		case otherCase[route] == "":
+			otherCase[route] = class
+		}
+	}
+	return exact, otherCase
+}
+
+// caseWarning words the warning for a route whose jobs are queued with
+// another case on a database whose claim compares case-sensitively.
+func caseWarning(route, spelled string, queues []string, driver string) string {
+	return fmt.Sprintf(`route "%s" is queued as "%s" on queues %s: PHP class names ignore case, and so does the handler lookup, but the claim's LIKE on %s does not, so these jobs are never claimed; register the class as "%s"`,
+		route, spelled, strings.Join(queues, ","), driver, spelled)
+}
+
+func countOnQueues(ctx context.Context, q classReader, queues []string, class string) (int64, error) {
 	var total int64
 	for _, name := range queues {
 		c, err := q.CountClasses(ctx, name, []string{class})
@@ -196,19 +248,24 @@ func orString(a, b string) string {
 // checkSetup runs the startup checks of `work`: missing tables are an
 // error; a route that matches no queued job and a bridge route to an
 // unwatched queue are warnings. Nothing is claimed before they ran.
-func checkSetup(ctx context.Context, q *dbqueue.Queue, info appconfig.AppInfo, queues, routes []string, log zerolog.Logger) error {
-	missing, err := q.MissingTables(ctx)
-	if err != nil {
-		return err
+func checkSetup(ctx context.Context, conn *connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, log zerolog.Logger) error {
+	if conn.schema != nil {
+		missing, err := conn.schema.MissingTables(ctx)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			return missingTablesError(missing)
+		}
 	}
-	if len(missing) > 0 {
-		return missingTablesError(missing)
+	var warnings []string
+	if q := conn.classReader(); q != nil {
+		var err error
+		if warnings, err = routeWarnings(ctx, q, conn.cfg.Driver, queues, reg); err != nil {
+			return err
+		}
 	}
-	warnings, err := routeWarnings(ctx, q, queues, routes)
-	if err != nil {
-		return err
-	}
-	warnings = append(warnings, bridgeWarnings(info.Bridge, q.Config().ConnectionName, queues)...)
+	warnings = append(warnings, bridgeWarnings(info.Bridge, conn.store.Connection(), queues)...)
 	for _, w := range warnings {
 		log.Warn().Msg(w)
 	}

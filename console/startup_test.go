@@ -1,13 +1,17 @@
 package console
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdb"
 )
 
 // runWorkCLI runs `laraworker work` with args and returns its combined
@@ -126,6 +130,51 @@ func TestWorkRouteWarnings(t *testing.T) {
 	if !strings.Contains(out, `can never match`) || strings.Contains(out, `App\\Jobs\\B\" matches`) {
 		t.Errorf("empty queues:\n%s", out)
 	}
+}
+
+// TestWorkRouteMatchesClassNamesAsPHPDoes: a route spelled with another
+// case than the queued class (PHP class names ignore case, as does the
+// handler lookup) gets no "matches no job" warning, and its jobs run.
+func TestWorkRouteMatchesClassNamesAsPHPDoes(t *testing.T) {
+	dir, q := sqliteApp(t)
+	pushJob(t, q, `App\Jobs\EnumCarbonJob`)
+	pushJob(t, q, `App\Jobs\EnumCarbonJob`)
+	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\EnumCarbonjob=noop`)
+	if code != 0 || strings.Contains(out, "matches no job") || strings.Contains(out, "is queued as") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if n := countRows(t, q, "jobs"); n != 0 {
+		t.Errorf("%d jobs left: the route's handler runs them\n%s", n, out)
+	}
+}
+
+// TestRouteWarningsFollowTheHandlerLookup: on each engine, a route whose
+// queued class differs only in case matches when the claim reaches the
+// jobs (MySQL's and SQLite's LIKE ignore case); on PostgreSQL, whose LIKE
+// does not, the warning says why the jobs are not claimed and how to
+// register the class.
+func TestRouteWarningsFollowTheHandlerLookup(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+		pushJob(t, q, `App\Jobs\EnumCarbonJob`)
+		pushJob(t, q, `App\Jobs\NoopJob`)
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(`App\Jobs\EnumCarbonjob`, func(context.Context, *handlers.Job) error { return nil })
+		reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })
+		warnings, err := routeWarnings(context.Background(), q, q.Config().Driver, []string{"default"}, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Dialect().Name() != appconfig.EnginePgSQL {
+			if len(warnings) != 0 {
+				t.Errorf("warnings %q, want none: the claim and the handler lookup both match the class", warnings)
+			}
+			return
+		}
+		want := `route "App\Jobs\EnumCarbonjob" is queued as "App\Jobs\EnumCarbonJob" on queues default: PHP class names ignore case, and so does the handler lookup, but the claim's LIKE on pgsql does not, so these jobs are never claimed; register the class as "App\Jobs\EnumCarbonJob"`
+		if len(warnings) != 1 || warnings[0] != want {
+			t.Errorf("warnings %q, want [%q]", warnings, want)
+		}
+	})
 }
 
 func lineWith(out, s string) string {

@@ -1,6 +1,9 @@
 package console
 
 import (
+	"context"
+
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,47 +28,74 @@ statistics. Jobs are then picked by (available_at, id) rather than by id
 			&cli.BoolFlag{Name: "index", Usage: "also add the claim index (opt-in, reversible): claims then read only the ready rows of the classes laraworker takes"},
 			&cli.BoolFlag{Name: "drop-index", Usage: "only remove the claim index (and its generated column on MySQL/MariaDB); nothing else is touched"},
 		),
-		Action: noArgs(func(c *cli.Context) error {
-			s, err := openSession(c)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if c.Bool("drop-index") {
-				if err := s.q.DropClaimIndex(c.Context); err != nil {
-					return s.fail(err)
-				}
-				say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
-				return nil
-			}
-			if err := s.q.CreateTables(c.Context); err != nil {
-				return s.fail(err)
-			}
-			// laraworker's own tables (the dashboard's fleet, pauses and
-			// history) beside Laravel's; Laravel's are never altered.
-			own := fleetStore(s.q)
-			if err := own.CreateTables(c.Context); err != nil {
-				return s.fail(err)
-			}
-			if c.Bool("index") {
-				if err := s.q.CreateClaimIndex(c.Context); err != nil {
-					return s.fail(err)
-				}
-			}
-			ot := own.Tables()
-			cfg := s.cfg
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]string{
-					"jobs": cfg.JobsTable, "failed": cfg.FailedTable, "batches": cfg.BatchesTable,
-					"workers": ot.Workers, "pauses": ot.Pauses, "history": ot.History,
-				})
-			}
-			say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
-			say(c, "laraworker's tables [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History)
-			if c.Bool("index") {
-				say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, s.q.ClassIndexName(), s.q.ClaimIndexName())
-			}
-			return nil
-		}),
+		Action: noArgs(runTables),
 	}
+}
+
+// claimIndexer is a store with laraworker's claim index (the database
+// queue): `tables --index` creates it, `--drop-index` removes it.
+type claimIndexer interface {
+	CreateClaimIndex(ctx context.Context) error
+	DropClaimIndex(ctx context.Context) error
+	ClassIndexName() string
+	ClaimIndexName() string
+}
+
+func runTables(c *cli.Context) error {
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	own, err := s.conn.database("laraworker's tables")
+	if err != nil {
+		return s.fail(err)
+	}
+	index, _ := s.conn.store.(claimIndexer)
+	if index == nil && (c.Bool("index") || c.Bool("drop-index")) {
+		return s.fail(s.conn.lacks("claim index"))
+	}
+	if c.Bool("drop-index") {
+		if err := index.DropClaimIndex(c.Context); err != nil {
+			return s.fail(err)
+		}
+		say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
+		return nil
+	}
+	if err := createAllTables(c, s.conn, own, index); err != nil {
+		return s.fail(err)
+	}
+	return printTables(c, s.cfg, own, index)
+}
+
+// createAllTables creates Laravel's queue tables and, beside them,
+// laraworker's own (the dashboard's fleet, pauses and history); Laravel's
+// are never altered, except by the claim index when --index asks for it.
+func createAllTables(c *cli.Context, conn *connection, own *queueDatabase, index claimIndexer) error {
+	if err := conn.createTables(c.Context); err != nil {
+		return err
+	}
+	if err := own.fleet.CreateTables(c.Context); err != nil {
+		return err
+	}
+	if c.Bool("index") {
+		return index.CreateClaimIndex(c.Context)
+	}
+	return nil
+}
+
+func printTables(c *cli.Context, cfg appconfig.Config, own *queueDatabase, index claimIndexer) error {
+	ot := own.fleet.Tables()
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]string{
+			"jobs": cfg.JobsTable, "failed": cfg.FailedTable, "batches": cfg.BatchesTable,
+			"workers": ot.Workers, "pauses": ot.Pauses, "history": ot.History,
+		})
+	}
+	say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
+	say(c, "laraworker's tables [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History)
+	if c.Bool("index") {
+		say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, index.ClassIndexName(), index.ClaimIndexName())
+	}
+	return nil
 }

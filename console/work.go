@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -61,119 +62,227 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 	}
 }
 
+// runWork is `work`: the flags read once, the app's configuration read and
+// logged once, one connection, one worker config.
 func runWork(c *cli.Context, reg *handlers.Registry) error {
-	log, err := workLogger(c)
+	f, err := readWorkFlags(c, reg)
 	if err != nil {
-		return cli.Exit(err.Error(), 1)
-	}
-	if err := addRoutes(reg, c.StringSlice("route"), c.StringSlice("pass-env"), log); err != nil {
-		return cli.Exit(err.Error(), 1)
-	}
-	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
-	if err != nil {
-		return usageError("work: %v", err)
-	}
-	if v := c.String("laravel-version"); v != "" && !appconfig.ValidVersion(v) {
-		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
-	}
-	if c.Int("concurrency") < 1 {
-		return usageError("work: --concurrency must be at least 1")
-	}
-	if len(reg.Names()) == 0 && unrouted != worker.UnroutedFail {
-		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
+		return err
 	}
 	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	logAppConfig(log, cfg, info)
+	logAppConfig(f.log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: c.Bool("laravel-exact")})
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	defer q.Close()
-	if c.Bool("create-tables") {
-		if err := q.CreateTables(ctx); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
+	defer conn.Close()
+	f.completeFromApp(cfg, info)
+	return runWorker(ctx, f, conn, info, reg)
+}
+
+// workFlags are the work command's flags, each read once.
+type workFlags struct {
+	log zerolog.Logger
+	// worker is what the flags say of the worker's config (workConfig),
+	// completed from the app's configuration (completeFromApp).
+	worker worker.Config
+	// exact is --laravel-exact: it goes to the connection, and from there
+	// to the store, the worker and the claim path.
+	exact bool
+	// versionSet: --laravel-version was given, and wins over the app's.
+	versionSet              bool
+	createTables, heartbeat bool
+	metricsAddr, pprofAddr  string
+	// dashboard is --dashboard-addr and its options; no addr: none.
+	dashboard dashboardSetup
+}
+
+// readWorkFlags reads and checks the flags and registers --route's
+// handlers. Nothing is opened yet.
+func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
+	log, err := workLogger(c)
+	if err != nil {
+		return workFlags{}, cli.Exit(err.Error(), 1)
 	}
-	wcfg := workConfig(c, unrouted)
-	wcfg.Queues = effectiveQueues(wcfg.Queues, cfg.DefaultQueue)
-	if err := checkSetup(ctx, q, info, wcfg.Queues, reg.Names(), log); err != nil {
-		return cli.Exit("work: "+err.Error(), 1)
+	if err := addRoutes(reg, c.StringSlice("route"), c.StringSlice("pass-env"), log); err != nil {
+		return workFlags{}, cli.Exit(err.Error(), 1)
 	}
-	if !c.IsSet("laravel-version") && info.Version != "" {
-		wcfg.LaravelVersion = info.Version // failed_jobs texts of the app's version
+	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
+	if err != nil {
+		return workFlags{}, usageError("work: %v", err)
 	}
-	enc, err := encrypterFor(cfg)
+	f := workFlags{
+		log: log, worker: workConfig(c, unrouted), exact: c.Bool("laravel-exact"), versionSet: c.IsSet("laravel-version"),
+		createTables: c.Bool("create-tables"), heartbeat: c.Bool("heartbeat"),
+		metricsAddr: c.String("metrics-addr"), pprofAddr: c.String("pprof-addr"),
+		dashboard: dashboardSetup{addr: c.String("dashboard-addr"), flag: "dashboard-addr",
+			readOnly: c.Bool("dashboard-read-only"), hidePayloads: c.Bool("dashboard-hide-payloads")},
+	}
+	return f, f.check(reg)
+}
+
+// check refuses what cannot run: a bad --laravel-version or
+// --concurrency, and no handler at all (unless --unrouted=fail).
+func (f workFlags) check(reg *handlers.Registry) error {
+	if v := f.worker.LaravelVersion; v != "" && !appconfig.ValidVersion(v) {
+		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
+	}
+	if f.worker.Concurrency < 1 {
+		return usageError("work: --concurrency must be at least 1")
+	}
+	if len(reg.Names()) == 0 && f.worker.Unrouted != worker.UnroutedFail {
+		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
+	}
+	return nil
+}
+
+// completeFromApp resolves the settings the app has a say in: the queues
+// default to the connection's default queue (Laravel's getQueue), the
+// Laravel version (failed_jobs texts) to the app's.
+func (f *workFlags) completeFromApp(cfg appconfig.Config, info appconfig.AppInfo) {
+	f.worker.Queues = effectiveQueues(f.worker.Queues, cfg.DefaultQueue)
+	if !f.versionSet && info.Version != "" {
+		f.worker.LaravelVersion = info.Version
+	}
+}
+
+// runWorker checks the setup, builds the worker and runs it until it
+// stops.
+func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+	if err := checkWorkSetup(ctx, f, conn, info, reg); err != nil {
+		return err
+	}
+	deps, err := newWorkerDeps(ctx, f, conn)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	if addr := c.String("pprof-addr"); addr != "" {
-		if err := servePprof(ctx, addr, log); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-	}
-	wcfg.Logger, wcfg.Encrypter = log, enc
-	wcfg.App = &handlers.App{Config: cfg, DB: q.DB()}
-	closeLocks := lockStores(&wcfg, q, cfg, log)
-	defer closeLocks()
-	metricsAddr := c.String("metrics-addr")
-	if metricsAddr != "" {
-		if wcfg.Metrics, err = workerMetrics(); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-	}
-	var counts *fleet.Counts
-	if c.Bool("heartbeat") {
-		counts = fleet.NewCounts(nil)
-		wcfg.Written = counts.Written
-	}
-	w, err := worker.New(q, reg, wcfg)
+	defer deps.closeLocks()
+	w, err := worker.New(conn.store, reg, workerConfig(f, conn, deps))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	dashboardAddr := c.String("dashboard-addr")
-	if metricsAddr != "" {
-		// A dashboard feeds the depth gauges from its snapshot, without the
-		// full-table count pollDepth runs.
-		if err := serveMetrics(ctx, metricsAddr, q, w, wcfg.Metrics, dashboardAddr == "", log); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
+	if err := serveBesideWorker(ctx, f, conn, w, deps.metrics); err != nil {
+		return cli.Exit(err.Error(), 1)
 	}
-	if dashboardAddr != "" {
-		setup := dashboardSetup{addr: dashboardAddr, flag: "dashboard-addr", readOnly: c.Bool("dashboard-read-only"), hidePayloads: c.Bool("dashboard-hide-payloads")}
-		if wcfg.Metrics != nil {
-			setup.metrics = worker.NewQueueMetrics(prometheus.DefaultRegisterer, wcfg.Metrics.Depth)
-		}
-		if _, err := startDashboard(ctx, q, cfg, setup, log); err != nil {
-			return cli.Exit(err.Error(), 1)
-		}
-	}
-	go pauseOnSignals(ctx, w)
-	claimPath := detectClaimPath(ctx, q, c.Bool("laravel-exact"), log)
-	log.Info().Str("worker", wcfg.Name).Strs("queues", wcfg.Queues).Strs("routes", reg.Names()).Int("concurrency", c.Int("concurrency")).
-		Str("config", info.Source).Str("driver", cfg.Driver).Str("lock", q.LockClause()).Str("claim", claimPath).Msg("worker started")
-	stopHeartbeat := func() {}
-	if c.Bool("heartbeat") {
-		stopHeartbeat = startHeartbeat(q, w, counts, c.Int("concurrency"), log)
-	}
+	watchPauseSignals(ctx, w)
+	logWorkerStarted(ctx, f, conn, reg, info)
+	stopHeartbeat := startHeartbeat(conn, w, deps.counts, f.worker.Concurrency, f.log)
 	reason := w.Run(ctx)
 	stopHeartbeat()
+	return workExit(f, w, reason)
+}
+
+// checkWorkSetup creates the tables when asked, then runs the startup
+// checks: nothing is claimed before they pass.
+func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+	if f.createTables {
+		if err := conn.createTables(ctx); err != nil {
+			return cli.Exit(err.Error(), 1)
+		}
+	}
+	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
+		return cli.Exit("work: "+err.Error(), 1)
+	}
+	return nil
+}
+
+// workerDeps are what the worker's config takes beside the settings.
+type workerDeps struct {
+	enc     *payload.Encrypter
+	metrics *worker.Metrics // --metrics-addr
+	counts  *fleet.Counts   // --heartbeat
+	locks   map[string]jobqueue.LockStore
+	// closeLocks closes the lock stores' clients.
+	closeLocks func()
+}
+
+// newWorkerDeps makes them, and serves pprof when asked.
+func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDeps, error) {
+	enc, err := encrypterFor(conn.cfg)
+	if err != nil {
+		return workerDeps{}, err
+	}
+	if f.pprofAddr != "" {
+		if err := servePprof(ctx, f.pprofAddr, f.log); err != nil {
+			return workerDeps{}, err
+		}
+	}
+	d := workerDeps{enc: enc}
+	d.locks, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
+	if f.metricsAddr != "" {
+		if d.metrics, err = workerMetrics(); err != nil {
+			d.closeLocks()
+			return workerDeps{}, err
+		}
+	}
+	if f.heartbeat {
+		d.counts = fleet.NewCounts(nil)
+	}
+	return d, nil
+}
+
+// workerConfig is the worker's config, built once: the settings the
+// flags and the app resolved, the connection's exact mode, and what was
+// made for the worker.
+func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
+	wcfg := f.worker
+	wcfg.LaravelExact = conn.exact
+	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = f.log, d.enc, d.metrics
+	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
+	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
+	if d.counts != nil {
+		wcfg.Written = d.counts.Written
+	}
+	return wcfg
+}
+
+// serveBesideWorker serves --metrics-addr and --dashboard-addr.
+func serveBesideWorker(ctx context.Context, f workFlags, conn *connection, w *worker.Worker, m *worker.Metrics) error {
+	if f.metricsAddr != "" {
+		// A dashboard feeds the depth gauges from its snapshot, without the
+		// full-table count pollDepth runs.
+		if err := serveMetrics(ctx, f.metricsAddr, conn, w, m, f.dashboard.addr == "", f.log); err != nil {
+			return err
+		}
+	}
+	if f.dashboard.addr == "" {
+		return nil
+	}
+	setup := f.dashboard
+	if m != nil {
+		setup.metrics = worker.NewQueueMetrics(prometheus.DefaultRegisterer, m.Depth)
+	}
+	_, err := startDashboard(ctx, conn, setup, f.log)
+	return err
+}
+
+// logWorkerStarted is the line that says what the worker runs.
+func logWorkerStarted(ctx context.Context, f workFlags, conn *connection, reg *handlers.Registry, info appconfig.AppInfo) {
+	lock, claim := conn.claim(ctx, f.log)
+	f.log.Info().Str("worker", f.worker.Name).Strs("queues", f.worker.Queues).Strs("routes", reg.Names()).
+		Int("concurrency", f.worker.Concurrency).Str("config", info.Source).Str("driver", conn.cfg.Driver).
+		Str("lock", lock).Str("claim", claim).Msg("worker started")
+}
+
+// workExit logs the worker's end and gives artisan's exit status.
+func workExit(f workFlags, w *worker.Worker, reason worker.StopReason) error {
 	st := w.Stats()
 	code := worker.ExitCode(reason, st)
-	stopped := log.Info()
+	stopped := f.log.Info()
 	switch {
 	case st.Dropped > 0:
-		stopped = log.Error()
+		stopped = f.log.Error()
 	case reason == worker.StopMemory:
-		stopped = log.Warn().Str("memory", fmt.Sprintf("RSS reached --memory %d MB", c.Int("memory")))
+		stopped = f.log.Warn().Str("memory", fmt.Sprintf("RSS reached --memory %d MB", f.worker.MemoryMB))
 	}
-	stopped.Str("worker", wcfg.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
+	stopped.Str("worker", f.worker.Name).Str("reason", string(reason)).Int64("claimed", st.Claimed).Int64("done", st.Done).
 		Int64("failed", st.Failed).Int64("released", st.Released).Int64("returned", st.Returned).
-		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int("exit", code).Msg("worker stopped")
+		Int64("lost", st.Lost).Int64("dropped", st.Dropped).Int64("interrupted", st.Interrupted).Int("exit", code).Msg("worker stopped")
 	if code != 0 {
 		return cli.Exit("", code)
 	}
@@ -182,7 +291,8 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 
 // workConfig maps artisan's flags onto worker.Config: where a flag's 0
 // means "none" (--sleep, --timeout, --tries, --memory), the Config takes a
-// negative value, because its 0 means "the default".
+// negative value, because its 0 means "the default". --laravel-exact is
+// not here: the worker takes it from the connection (workerConfig).
 func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 	return worker.Config{
 		Queues:         worker.ParseQueues(c.String("queue")),
@@ -200,7 +310,6 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 		Concurrency:    c.Int("concurrency"),
 		Grace:          orNone(durationOf(c, "grace")),
 		WriteGrace:     orNone(durationOf(c, "write-grace")),
-		LaravelExact:   c.Bool("laravel-exact"),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
 	}
@@ -274,31 +383,25 @@ func workerMetrics() (m *worker.Metrics, err error) {
 
 // serveMetrics serves /metrics (Prometheus's default registry) and
 // /healthz for a worker, and polls queue depth when poll is set. /healthz
-// is 503 while the database is unreachable or the worker has a
+// is 503 while the store is unreachable or the worker has a
 // configuration problem, with the reason.
-func serveMetrics(ctx context.Context, addr string, q *dbqueue.Queue, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
-	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, q, w.Health, log); err != nil {
+func serveMetrics(ctx context.Context, addr string, conn *connection, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
+	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, conn.ping, w.Health, log); err != nil {
 		return err
 	}
 	if poll {
-		go pollDepth(ctx, q, m, log)
+		go pollDepth(ctx, conn.admin, m, log)
 	}
 	return nil
 }
 
-// serveRegistryOn serves reg on /metrics and a database check on /healthz
-// (the dashboard command's metrics).
-func serveRegistryOn(ctx context.Context, flag, addr string, reg *prometheus.Registry, q *dbqueue.Queue, log zerolog.Logger) error {
-	return serveOn(ctx, flag, addr, reg, q, nil, log)
-}
-
-// serveOn serves g's metrics and /healthz: the database is pinged, then
+// serveOn serves g's metrics and /healthz: the store is pinged, then
 // health (when given) says whether the process can do its work.
-func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *dbqueue.Queue, health func() error, log zerolog.Logger) error {
+func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, ping func(context.Context) error, health func() error, log zerolog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, r *http.Request) {
-		if err := q.DB().PingContext(r.Context()); err != nil {
+		if err := ping(r.Context()); err != nil {
 			http.Error(rw, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
@@ -319,7 +422,7 @@ func serveOn(ctx context.Context, flag, addr string, g prometheus.Gatherer, q *d
 	return nil
 }
 
-func pollDepth(ctx context.Context, q *dbqueue.Queue, m *worker.Metrics, log zerolog.Logger) {
+func pollDepth(ctx context.Context, q jobqueue.Admin, m *worker.Metrics, log zerolog.Logger) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
@@ -387,9 +490,18 @@ func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 
 // startHeartbeat records w in the workers table and applies pauses from
 // the dashboard until the returned stop is called (after Run), which
-// marks the row stopped.
-func startHeartbeat(q *dbqueue.Queue, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
-	hb := &fleet.Heartbeat{Store: fleetStore(q), Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+// marks the row stopped. Without counts (--heartbeat=false) it does
+// nothing.
+func startHeartbeat(conn *connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+	if counts == nil {
+		return func() {}
+	}
+	own, err := conn.database("the fleet's heartbeat")
+	if err != nil {
+		log.Warn().Err(err).Msg("the worker is not recorded in the fleet, and pauses from the dashboard do not reach it")
+		return func() {}
+	}
+	hb := &fleet.Heartbeat{Store: own.fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	hb.Start(ctx)
 	done := make(chan struct{})

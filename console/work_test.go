@@ -62,7 +62,7 @@ func sqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +90,8 @@ func pushJob(t *testing.T, q *dbqueue.Queue, class string, props ...phpserialize
 	return p.UUID
 }
 
+// countRows counts a table's rows ("jobs where queue = 'go'" counts
+// some).
 func countRows(t *testing.T, q *dbqueue.Queue, table string) int {
 	t.Helper()
 	var n int
@@ -144,23 +146,26 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 	}
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05", "--concurrency", "1",
 		"--grace", "5s", "--route", `App\Jobs\Slow=exec:`+script)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	defer cmd.Process.Kill()
+	reserved := func() int { return countRows(t, q, "jobs where reserved_at is not null") }
+	jobsLeft := func(n int) func() bool { return func() bool { return countRows(t, q, "jobs") == n } }
+	// The signals are caught before the first claim, so a reserved job
+	// means SIGUSR2 pauses rather than kills.
+	waitFor(t, 10*time.Second, "the first job to be reserved", func() bool { return reserved() == 1 })
 	cmd.Process.Signal(syscall.SIGUSR2) // pause: the running job finishes, no new claim
-	time.Sleep(2500 * time.Millisecond)
-	if n := countRows(t, q, "jobs"); n != 2 {
-		t.Fatalf("paused worker: %d jobs left, want 2 (one finished, none claimed)", n)
-	}
+	waitFor(t, 10*time.Second, "the pause to be logged", func() bool { return strings.Contains(logs.String(), "paused: no new jobs are claimed") })
+	waitFor(t, 10*time.Second, "the running job to finish", jobsLeft(2))
+	holdsFor(t, 500*time.Millisecond, "no claim while paused (10 --sleep rounds)", func() bool { return reserved() == 0 && countRows(t, q, "jobs") == 2 })
 	cmd.Process.Signal(syscall.SIGCONT)
-	time.Sleep(300 * time.Millisecond) // the next job starts
+	waitFor(t, 10*time.Second, "the next job to start after SIGCONT", func() bool { return reserved() == 1 })
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	if err != nil {
+	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, logs.String())
 	}
 	if time.Since(start) > 4*time.Second {
@@ -169,9 +174,7 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 	if n := countRows(t, q, "jobs"); n != 1 {
 		t.Fatalf("after SIGTERM: %d jobs left, want 1 (the running job finished, the last never claimed)", n)
 	}
-	var reserved int
-	q.DB().QueryRow("select count(*) from jobs where reserved_at is not null").Scan(&reserved)
-	if reserved != 0 {
+	if reserved() != 0 {
 		t.Fatal("no job may stay reserved after a graceful stop")
 	}
 }
@@ -211,28 +214,19 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	go io.Copy(io.Discard, bufio.NewReader(stderr))
+	done := `laraworker_jobs_total{class="App\\Jobs\\A",outcome="done",queue="default"} 3`
 	var body string
-	for i := 0; i < 50; i++ {
-		time.Sleep(100 * time.Millisecond)
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body = string(b)
-		if strings.Contains(body, `laraworker_jobs_total{class="App\\Jobs\\A",outcome="done",queue="default"} 3`) {
-			break
-		}
-	}
-	for _, want := range []string{`laraworker_jobs_total{class="App\\Jobs\\A",outcome="done",queue="default"} 3`, "laraworker_job_duration_seconds_bucket", "laraworker_claim_seconds_count", "laraworker_queue_depth"} {
+	waitFor(t, 10*time.Second, "/metrics to count the 3 jobs", func() bool {
+		_, body = httpGet("http://" + addr + "/metrics")
+		return strings.Contains(body, done)
+	})
+	for _, want := range []string{"laraworker_job_duration_seconds_bucket", "laraworker_claim_seconds_count", "laraworker_queue_depth"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("/healthz: %v %v", err, resp)
+	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
+		t.Fatalf("/healthz: %d %q", status, body)
 	}
 }
 
@@ -264,16 +258,10 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	var status int
 	var body string
-	for i := 0; i < 100 && status != http.StatusServiceUnavailable; i++ {
-		time.Sleep(100 * time.Millisecond)
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		status, body = resp.StatusCode, string(b)
-	}
+	waitFor(t, 10*time.Second, "/healthz to turn unhealthy", func() bool {
+		status, body = httpGet("http://" + addr + "/healthz")
+		return status == http.StatusServiceUnavailable
+	})
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "app_key") || !strings.Contains(body, `App\Jobs\Secret`) {
 		t.Fatalf("/healthz: %d %q, want 503 naming the key problem", status, body)
 	}
@@ -283,10 +271,16 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	if n := countRows(t, q, "failed_jobs"); n != 0 {
 		t.Fatalf("%d failed jobs: a key problem must not fail jobs", n)
 	}
+	// The health turns as the claim is found undecryptable; the job's
+	// give-back is written right after.
 	var attempts int
 	var reserved sql.NullInt64
-	if err := q.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved); err != nil || attempts != 0 || reserved.Valid {
-		t.Fatalf("the job was not given back untouched: attempts %d reserved %v (%v)", attempts, reserved, err)
+	waitFor(t, 10*time.Second, "the job to be given back untouched", func() bool {
+		err := q.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved)
+		return err == nil && attempts == 0 && !reserved.Valid
+	})
+	if n := countRows(t, q, "failed_jobs"); n != 0 {
+		t.Fatalf("%d failed jobs after the give-back", n)
 	}
 }
 

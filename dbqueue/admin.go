@@ -11,7 +11,7 @@ import (
 // Sizes returns the counts of every queue that has rows, by name.
 func (q *Queue) Sizes(ctx context.Context) ([]jobqueue.QueueSize, error) {
 	now := q.unixNow()
-	expiry := now - int64(q.cfg.RetryAfter)
+	expiry := now - q.retryAfterSeconds()
 	rows, err := q.db.QueryContext(ctx, q.st.queueSizes(), now, now, expiry, expiry)
 	if err != nil {
 		return nil, err

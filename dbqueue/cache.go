@@ -34,10 +34,12 @@ func (q *Queue) LockStores() map[string]jobqueue.LockStore {
 func (q *Queue) DefaultCacheStore() string { return q.cfg.CacheStore }
 
 var (
-	_ jobqueue.Store       = (*Queue)(nil)
-	_ jobqueue.CacheAccess = (*Queue)(nil)
-	_ jobqueue.Batches     = (*Queue)(nil)
-	_ jobqueue.ModelLookup = (*Queue)(nil)
-	_ jobqueue.Admin       = (*Queue)(nil)
-	_ jobqueue.FailedJobs  = (*Queue)(nil)
+	_ jobqueue.Store        = (*Queue)(nil)
+	_ jobqueue.CacheAccess  = (*Queue)(nil)
+	_ jobqueue.Batches      = (*Queue)(nil)
+	_ jobqueue.ModelLookup  = (*Queue)(nil)
+	_ jobqueue.Admin        = (*Queue)(nil)
+	_ jobqueue.FailedJobs   = (*Queue)(nil)
+	_ jobqueue.Schema       = (*Queue)(nil)
+	_ jobqueue.ClassSampler = (*Queue)(nil)
 )

@@ -79,7 +79,7 @@ func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts jobque
 	var total int64
 	for _, name := range q.queueNames(queues) {
 		now := q.unixNow()
-		args := append([]any{name, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+		args := append([]any{name, now, now - q.retryAfterSeconds()}, filterArgs...)
 		var n int64
 		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 			return 0, sqldb.ExplainSetup(q.d, err)
@@ -150,7 +150,7 @@ func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqu
 	}
 	query := q.st.claimSelectFiltered(limit, f)
 	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
-		return query, append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, filterArgs...)
+		return query, append([]any{queue, now, now - q.retryAfterSeconds()}, filterArgs...)
 	})
 }
 

@@ -32,7 +32,7 @@ func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) indexedFilter {
 // classes (indexedRangePerClass): the classes as one array first, and
 // the limit twice.
 func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOptions) []any {
-	times := []any{now, now - int64(q.cfg.RetryAfter)}
+	times := []any{now, now - q.retryAfterSeconds()}
 	if len(o.DisplayNames) > 1 && q.st.pgArrays() {
 		args := append(append([]any{o.DisplayNames, queue}, times...), q.branchFilterArgs(o)...)
 		return append(args, limit, limit)
@@ -110,7 +110,7 @@ func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, 
 	f.ids, f.idArray = len(o.ExcludeIDs), pg
 	query := q.st.claimUpdateLaravel(limit, f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
-		args := append([]any{queue, now, now - int64(q.cfg.RetryAfter)}, names...)
+		args := append([]any{queue, now, now - q.retryAfterSeconds()}, names...)
 		args = append(args, notNames...)
 		args = appendList(args, o.ExcludeIDs, pg)
 		if pg {

@@ -11,7 +11,9 @@
 // outcome's own transaction (batch.go). The admin side (admin.go,
 // failed.go, move.go) is the `php artisan queue:*` commands: Sizes,
 // Clear, Move, ListFailed, Retry, Forget, Flush, PruneFailed
-// (jobqueue.Admin and jobqueue.FailedJobs). The app's database cache store
+// (jobqueue.Admin and jobqueue.FailedJobs), the tables' check and creation
+// (jobqueue.Schema) and the classes on a queue (jobqueue.ClassSampler).
+// The app's database cache store
 // and its locks come from package dbcache; connections, dialects and
 // retried transactions from package sqldb. Every statement, per engine,
 // is listed in SQL.md, which is generated from this package's code.

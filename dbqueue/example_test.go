@@ -21,12 +21,10 @@ func ExampleQueue_Push() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	// Normally: appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: "/var/www/app/.env"}).
-	cfg := appconfig.Config{
-		Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
-		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
-		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
-	}
+	// Normally the app's own: appconfig.Load(ctx, appconfig.Options{AppDir: "/var/www/app"}).
+	// Fields left out take Laravel's defaults (tables jobs, failed_jobs,
+	// job_batches, queue default, retry_after 90...).
+	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "database.sqlite")}
 	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
 	if err != nil {
 		fmt.Println(err)

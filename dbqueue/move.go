@@ -178,22 +178,11 @@ func SortedClasses(m map[string]int64) []string {
 	return out
 }
 
-// MissingTable names a queue table that does not exist and how to make it.
-type MissingTable struct {
-	Table   string
-	Role    string // jobs, failed_jobs, job_batches
-	Artisan string // the artisan command that writes its migration
-}
-
-func (m MissingTable) String() string {
-	return fmt.Sprintf("the %s table %q does not exist (php artisan %s && php artisan migrate, or laraworker tables)", m.Role, m.Table, m.Artisan)
-}
-
 // MissingTables checks that the jobs, failed_jobs and job_batches tables
-// exist. Other errors (no permission, connection lost) are returned.
-func (q *Queue) MissingTables(ctx context.Context) ([]MissingTable, error) {
-	var missing []MissingTable
-	for _, t := range []MissingTable{
+// exist (jobqueue.Schema). Other errors (no permission, connection lost) are returned.
+func (q *Queue) MissingTables(ctx context.Context) ([]jobqueue.MissingTable, error) {
+	var missing []jobqueue.MissingTable
+	for _, t := range []jobqueue.MissingTable{
 		{Table: q.st.t.Jobs, Role: "jobs", Artisan: "queue:table"},
 		{Table: q.st.t.Failed, Role: "failed_jobs", Artisan: "queue:failed-table"},
 		{Table: q.st.t.Batches, Role: "job_batches", Artisan: "queue:batches-table"},

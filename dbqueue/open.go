@@ -34,8 +34,12 @@ type Options struct {
 }
 
 // Open connects to the database described by cfg, detects the server
-// version and returns a Queue. Errors never contain the password or DSN.
+// version and returns a Queue. The fields cfg leaves unset take Laravel's
+// defaults (appconfig.Config.WithDefaults): Config{Driver: "sqlite",
+// Database: path} is Laravel's tables in that file. Errors never contain
+// the password or DSN.
 func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, error) {
+	cfg = cfg.WithDefaults()
 	conn, err := sqldb.Open(ctx, cfg, sqldb.Options{DB: opts.DB, Clock: opts.Clock, Retry: opts.Retry, SQLiteBusyTimeout: opts.SQLiteBusyTimeout})
 	if err != nil {
 		return nil, err

@@ -52,7 +52,10 @@ type Queue struct {
 
 // RetryAfter is the connection's retry_after: how long a reservation
 // holds before any worker may take the job again.
-func (q *Queue) RetryAfter() time.Duration { return time.Duration(q.cfg.RetryAfter) * time.Second }
+func (q *Queue) RetryAfter() time.Duration { return time.Duration(q.retryAfterSeconds()) * time.Second }
+
+// retryAfterSeconds is retry_after in effect (an app's 0 included).
+func (q *Queue) retryAfterSeconds() int64 { return int64(q.cfg.RetryAfterSeconds()) }
 
 // Connection is the queue connection's name (failed_jobs.connection).
 func (q *Queue) Connection() string { return q.cfg.ConnectionName }

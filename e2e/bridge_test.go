@@ -23,7 +23,8 @@ func (s *suite) installBridgeConfig(t *testing.T, jobs string) {
 
 // TestBridgeRouteMatching: routes name a class's parent, an interface or a
 // trait, as Laravel 13's Queue::route does; an explicit onQueue() wins; a
-// ShouldBeUnique job stays on PHP with a log line; other classes are not
+// ShouldBeUnique job is routed like any other (its payload names its lock
+// for Go: TestBridgeRecordsUniqueAndModels); other classes are not
 // touched.
 func TestBridgeRouteMatching(t *testing.T) { onEachDB(t, testBridgeRouteMatching) }
 
@@ -41,7 +42,7 @@ func testBridgeRouteMatching(t *testing.T, s *suite) {
 	}
 	want := map[string]string{
 		`App\Jobs\Routed\MonthlyReport`: "reports",      // parent class
-		`App\Jobs\Routed\UniqueReport`:  "default",      // unique: stays on PHP
+		`App\Jobs\Routed\UniqueReport`:  "reports",      // unique: routed too
 		`App\Jobs\EncryptedJob`:         "encrypted-go", // interface
 		`App\Jobs\MovableJob`:           "explicit,go",  // trait; onQueue() wins
 		`App\Jobs\NoopJob`:              "default",
@@ -52,21 +53,18 @@ func testBridgeRouteMatching(t *testing.T, s *suite) {
 			t.Errorf("%s went to %v, want %s", class, got[class], queues)
 		}
 	}
-	log, _ := os.ReadFile(filepath.Join(s.app, "storage", "logs", "laravel.log"))
-	if !strings.Contains(string(log), `App\Jobs\Routed\UniqueReport matches a route of config/laraworker.php but implements ShouldBeUnique`) {
-		t.Errorf("no log line for the unique job:\n%s", tail(string(log)))
-	}
 }
 
-// TestBridgeConfigErrors: a route to a class that does not exist, or to a
-// ShouldBeUnique class, stops the app with a message naming it.
+// TestBridgeConfigErrors: a route to a class that does not exist, or a
+// hooks queue that is a queue Go serves, stops the app with a message
+// naming it.
 func TestBridgeConfigErrors(t *testing.T) { onEachDB(t, testBridgeConfigErrors) }
 
 func testBridgeConfigErrors(t *testing.T, s *suite) {
 	for _, c := range []struct{ jobs, want string }{
 		{"        'App\\\\\\\\Jobs\\\\\\\\MovableJob',\n", `config/laraworker.php routes [App\\Jobs\\MovableJob]: doubled backslashes; write it as App\Jobs\MovableJob::class`},
 		{"        App\\Jobs\\MoveableJob::class,\n", `config/laraworker.php routes [App\Jobs\MoveableJob]: no such class, interface or trait`},
-		{"        App\\Jobs\\Routed\\UniqueReport::class,\n", `config/laraworker.php routes [App\Jobs\Routed\UniqueReport]: it implements ShouldBeUnique`},
+		{"        App\\Jobs\\MovableJob::class => 'default',\n", `config/laraworker.php hooks_queue: [database] [default] is where laraworker runs App\Jobs\MovableJob; the hook jobs need a queue a PHP worker serves`},
 	} {
 		s.installBridgeConfig(t, c.jobs)
 		cmd := s.phpCmd("app:dispatch", "noop")

@@ -136,7 +136,7 @@ func (s *suite) setUp(root string) error {
 	if err := s.runSetup(); err != nil {
 		return err
 	}
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: s.envFile, Environ: []string{}})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: s.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}

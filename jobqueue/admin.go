@@ -25,6 +25,14 @@ type ClassCount struct {
 	Reserved   int64 // reserved (running, or a crashed worker's): never moved
 }
 
+// ClassSampler tells which classes wait on queues without reading a whole
+// backlog: the CLI names them when a route or a move matches none.
+type ClassSampler interface {
+	// ClassesOnQueues counts the payload displayNames of the first limit
+	// jobs of the queues (oldest first) and says how many jobs it read.
+	ClassesOnQueues(ctx context.Context, queues []string, limit int) (classes map[string]int64, read int64, err error)
+}
+
 // Admin is the `php artisan queue:*` side of a queue connection.
 type Admin interface {
 	// Sizes counts the jobs of every queue that has any.

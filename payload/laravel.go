@@ -46,6 +46,8 @@ func IsDate(v *phpserialize.Value) bool {
 // ModelIdentifier is what SerializesModels leaves of an Eloquent model or
 // collection: the class and key(s) to load it again.
 type ModelIdentifier struct {
+	// Class is the model class; "" for an empty collection, which
+	// Laravel serializes without one.
 	Class string
 	// ID is the model's key: int64 or string, or for a collection a []any
 	// of those.
@@ -74,11 +76,16 @@ func (m *ModelIdentifier) DecodePHP(v *phpserialize.Value) error {
 	if !IsModelIdentifier(v) {
 		return fmt.Errorf("payload: want %s, got %s", ModelIdentifierClass, describe(v))
 	}
+	id := optionalProp(v, "id")
 	var err error
 	if m.Class, err = stringProp(v, "class"); err != nil {
-		return err
+		// An empty Eloquent collection has no class: its
+		// getQueueableClass() is null, and its ids an empty list.
+		if c := optionalProp(v, "class"); c == nil || c.Kind != phpserialize.KindNull || id == nil || id.Kind != phpserialize.KindArray || len(id.Entries) != 0 {
+			return err
+		}
+		m.Class = ""
 	}
-	id := optionalProp(v, "id")
 	if m.ID, err = scalarOrList(id); err != nil {
 		return fmt.Errorf("payload: ModelIdentifier id: %w", err)
 	}

@@ -91,7 +91,7 @@ func setUpApp() error {
 	} else if err := goOnlyApp(); err != nil {
 		return err
 	}
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: app.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func goOnlyApp() error {
 	if _, err := root.Exec("create database if not exists " + appDB); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	cfg, err := appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: app.envFile, Environ: []string{}})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: app.envFile, Environ: []string{}})
 	if err != nil {
 		return err
 	}

@@ -100,9 +100,11 @@ type DB struct {
 	sessionReadCommitted bool
 }
 
-// Open connects to the database described by cfg and detects the server
-// version. Errors never contain the password or DSN.
+// Open connects to the database described by cfg (its unset fields at
+// Laravel's defaults, appconfig.Config.WithDefaults) and detects the
+// server version. Errors never contain the password or DSN.
 func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*DB, error) {
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

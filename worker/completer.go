@@ -123,6 +123,14 @@ func (c *completer) unreserve(row jobqueue.JobRow) {
 	c.record(res, verdictUnreserve, "unreserve", row)
 }
 
+// restore gives back a job that shutdown cut short as it was before the
+// claim (attempt not counted). It counts as released: put back to run
+// again, which it is.
+func (c *completer) restore(row jobqueue.JobRow) {
+	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	c.record(res, verdictRelease, "unreserve", row)
+}
+
 // record counts a single job's write.
 func (c *completer) record(res writeResult, v verdict, op string, row jobqueue.JobRow) {
 	switch {

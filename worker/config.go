@@ -56,7 +56,11 @@ type Config struct {
 	// Concurrency is how many jobs run at once. Default 10.
 	Concurrency int
 	// Grace is how long running jobs may finish after a stop signal; then
-	// their contexts are cancelled and what still runs is released.
+	// their contexts are cancelled and what still runs is given back with
+	// its attempt restored, so a deploy fails nothing. A job cut short more
+	// than 3 times in a row (counted per uuid in Cache, for a day) has its
+	// attempt counted instead, as Laravel's would; without a Cache the
+	// attempt is always restored. Keep Grace above the jobs' timeouts.
 	// Default 30s; negative: none.
 	Grace time.Duration
 	// WriteGrace bounds how long outcome writes that keep failing (the

@@ -1,6 +1,6 @@
 // Package worker runs Laravel queue jobs with Go handlers, as `php artisan
 // queue:work` runs them with PHP: it claims jobs from a Store (Laravel's
-// database queue: *laravel.Queue), routes each on its payload's
+// database queue: *dbqueue.Queue), routes each on its payload's
 // displayName to a handler of a handlers.Registry, applies Laravel's
 // attempt, backoff, timeout and failure rules, and writes each outcome
 // back as Laravel would, so PHP workers and `php artisan queue:*`

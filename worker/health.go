@@ -19,8 +19,9 @@ import (
 // be wrong (PHP workers, correctly configured, run it): the job is given
 // back untouched, what cannot be handled is no longer claimed, the
 // problem is logged loudly once a minute, Health reports it and a metric
-// counts it. It ends when the worker is restarted with a fixed setup (or,
-// for claims, when a claim succeeds again).
+// counts it. It ends when a claim succeeds again, or, for a key problem,
+// when the key decrypts a command: the class is claimed again a minute
+// later (keyProbeEvery) to find out.
 
 // ConfigError is a configuration problem, as Health reports it.
 type ConfigError struct {
@@ -162,7 +163,7 @@ func (w *Worker) configProblem(e *ConfigError) {
 func configAdvice(e *ConfigError) string {
 	switch e.Kind {
 	case kindAppKey:
-		return "the job's command cannot be decrypted with this APP_KEY (check APP_KEY, APP_PREVIOUS_KEYS, APP_CIPHER); its jobs are left to PHP workers and not claimed until restart"
+		return "the job's command cannot be decrypted with this APP_KEY (check APP_KEY, APP_PREVIOUS_KEYS, APP_CIPHER); its jobs are left to PHP workers; the class is claimed again in a minute to check the key"
 	case kindSchema:
 		return "a table is missing (php artisan queue:table / queue:failed-table / queue:batches-table, or laraworker tables); retrying"
 	case kindPermission:

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ type Metrics struct {
 	config      *prometheus.CounterVec
 	lost        *prometheus.CounterVec
 	dropped     *prometheus.CounterVec
+	interrupted *prometheus.CounterVec
 	// Depth is set by whoever polls queue sizes (the CLI does).
 	Depth *prometheus.GaugeVec
 }
@@ -56,11 +58,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "laraworker_outcomes_dropped_total",
 			Help: "Outcomes not written by the write deadline at shutdown (the jobs come back after retry_after), by write.",
 		}, []string{"op"}),
+		interrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laraworker_jobs_interrupted_total",
+			Help: "Jobs a stop signal cut short (still running when --grace ended), by queue and class; attempt: restored (given back as before the claim) or counted (cut short too many times in a row).",
+		}, []string{"queue", "class", "attempt"}),
 		Depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "laraworker_queue_depth", Help: "Jobs in the table by queue and state.",
 		}, []string{"queue", "state"}),
 	}
-	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.config, m.lost, m.dropped, m.Depth)
+	reg.MustRegister(m.jobs, m.duration, m.claim, m.claimErrors, m.writeErrors, m.leases, m.config, m.lost, m.dropped, m.interrupted, m.Depth)
 	return m
 }
 
@@ -111,5 +117,27 @@ func (m *Metrics) reservationLost(op string) {
 func (m *Metrics) outcomesDropped(op string, n int) {
 	if m != nil {
 		m.dropped.WithLabelValues(op).Add(float64(n))
+	}
+}
+
+func (m *Metrics) jobInterrupted(queue, class, attempt string) {
+	if m != nil {
+		m.interrupted.WithLabelValues(queue, class, attempt).Inc()
+	}
+}
+
+// watch creates the series a worker can touch at 0, so an alert on them
+// has a series to read before the first event.
+func (m *Metrics) watch(queues, classes []string) {
+	if m == nil {
+		return
+	}
+	classes = append(slices.Clone(classes), "other")
+	for _, q := range queues {
+		for _, c := range classes {
+			for _, attempt := range []string{"restored", "counted"} {
+				m.interrupted.WithLabelValues(q, c, attempt)
+			}
+		}
 	}
 }

@@ -32,6 +32,8 @@ func (w *Worker) settle(r *running, p *payload.Payload, out outcome) bool {
 	case verdictUnreserve:
 		w.skip.add(row.ID, w.now())
 		w.completer.unreserve(row)
+	case verdictInterrupted:
+		w.interrupted(row, p, out.abandoned)
 	}
 	w.cfg.Metrics.jobDone(row.Queue, w.metricsClass(p), out.reason, time.Since(r.started))
 	return true
@@ -115,13 +117,18 @@ func withoutFrames(err error) error {
 	return err
 }
 
-// releaseAbandoned releases jobs whose handlers did not stop in time at
-// shutdown, so another worker can run them.
+// releaseAbandoned gives back the jobs whose handlers did not stop in
+// time at shutdown, as any job cut short by shutdown, so another worker
+// runs them.
 func (w *Worker) releaseAbandoned() {
 	for _, r := range w.running.all() {
 		if row, ok := r.take(); ok {
-			w.log.Warn().Int64("id", row.ID).Msg("releasing a job whose handler did not stop")
-			w.completer.release(row, 0)
+			p, err := payload.Parse(row.Payload) // parsed before its handler ran
+			if err != nil {
+				p = nil
+			}
+			w.interrupted(row, p, true)
+			w.cfg.Metrics.jobDone(row.Queue, w.metricsClass(p), "interrupted", time.Since(r.started))
 		}
 	}
 }

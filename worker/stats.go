@@ -18,6 +18,9 @@ type counters struct {
 	unreserved atomic.Int64
 	lost       atomic.Int64 // outcomes dropped: another worker held the job
 	dropped    atomic.Int64 // outcomes dropped: not written by the write deadline
+
+	// interrupted: jobs cut short by shutdown (also counted as released)
+	interrupted atomic.Int64
 }
 
 // count adds one written outcome to its total.
@@ -65,7 +68,7 @@ type Stats struct {
 	Queues  []string
 	Started time.Time // zero before Run
 	// Claimed counts reservations; each ended as one of Done (deleted),
-	// Failed, Released (put back to run again, including jobs released at
+	// Failed, Released (put back to run again, including jobs cut short at
 	// shutdown), Returned (given back untouched, not Go's to run), Lost
 	// (its reservation was taken by another worker, which runs the job
 	// now: this outcome was not written) or Dropped (its outcome could not
@@ -75,6 +78,12 @@ type Stats struct {
 	Running                                                  []RunningJob
 	Paused                                                   bool
 	PausedQueues                                             []string
+
+	// Interrupted counts the jobs a stop signal cut short (still running
+	// when Grace ended), which are also in Released: put back with their
+	// attempt restored, or counted when cut short too many times in a row
+	// (see Config.Grace).
+	Interrupted int64
 }
 
 // RunningJob is a job a worker holds now.
@@ -93,7 +102,7 @@ func (w *Worker) Stats() Stats {
 		Name: w.cfg.Name, Queues: slices.Clone(w.cfg.Queues),
 		Claimed: w.stats.claimed.Load(), Done: w.stats.done.Load(), Failed: w.stats.failed.Load(),
 		Released: w.stats.released.Load(), Returned: w.stats.unreserved.Load(),
-		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(),
+		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(), Interrupted: w.stats.interrupted.Load(),
 		Paused: w.paused.Load(),
 	}
 	if ns := w.stats.started.Load(); ns != 0 {

@@ -109,6 +109,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := w.checkUniqueClasses(); err != nil {
 		return nil, err
 	}
+	// Series that count rare events exist from the start, at 0.
+	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.exceptions = cfg.Exceptions
 	if w.exceptions == nil {
 		if cfg.Cache != nil {
@@ -160,7 +162,8 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 
 // Run claims and runs jobs until a stop condition holds or ctx ends (a stop
 // signal). Then it lets running jobs finish for Grace, cancels the rest,
-// releases what still runs, and writes every decided outcome, giving
+// gives back what still runs with its attempt restored (Config.Grace),
+// and writes every decided outcome, giving
 // writes that keep failing until WriteGrace after that (after a stop
 // signal: until Grace + WriteGrace after it); what is still unwritten then
 // is dropped and counted in Stats.Dropped.
@@ -374,7 +377,7 @@ func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
 
 // drain waits for running handlers: without limit when the worker stopped
 // by itself, for Grace after a stop signal; then cancels their contexts
-// and releases whatever is still running.
+// and gives back whatever is still running (interrupted.go).
 func (w *Worker) drain(reason StopReason, handlers *sync.WaitGroup, cancelJobs context.CancelFunc) {
 	done := make(chan struct{})
 	go func() { handlers.Wait(); close(done) }()

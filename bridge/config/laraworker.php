@@ -8,8 +8,11 @@
 // a queue itself: the job's onQueue(), or the onQueue() of the chain or
 // batch it belongs to. Run them with `laraworker work --queue=<queue>`.
 //
-// ShouldBeUnique jobs stay on PHP (Go cannot release their unique lock), and
-// so do members of batches with then/catch/finally callbacks (PHP closures).
+// Every job of a routed class carries a "laraworker" payload key with what
+// Go needs to run it as PHP would (its middleware, unique lock, models,
+// whether it has failed(); bridge/PROTOCOL.md). What only PHP can run
+// (failed(), JobFailed listeners, chain catch and batch callbacks) Go hands
+// back to PHP as small jobs on 'hooks_queue', which a PHP worker must serve.
 
 return [
 
@@ -28,6 +31,29 @@ return [
     //     App\Jobs\Export::class => ['queue' => 'exports', 'connection' => 'database'],
     'jobs' => [
     ],
+
+    // Where laraworker pushes the jobs that run, in PHP, the hooks of the
+    // jobs it ran (Laraworker\Bridge\Jobs\RunFailureHooks: the class's
+    // failed(), chain catch callbacks, the JobFailed event;
+    // Laraworker\Bridge\Jobs\RunBatchCallbacks: a batch's then, catch,
+    // finally...). A `php artisan queue:work` must serve this queue. It is a
+    // connection of the database driver on the database laraworker's queue
+    // is in (laraworker pushes these jobs in the same transaction as its own
+    // write), and not a queue laraworker serves.
+    //   connection: null: the 'connection' above (else QUEUE_CONNECTION)
+    //   queue:      null: that connection's default queue (config/queue.php)
+    'hooks_queue' => [
+        'connection' => env('LARAWORKER_HOOKS_CONNECTION'),
+        'queue' => env('LARAWORKER_HOOKS_QUEUE'),
+    ],
+
+    // Members of a Bus::batch() with then/catch/finally/progress callbacks
+    // stay on PHP unless this is true: Go must push RunBatchCallbacks for
+    // them, which laraworker versions before the hook jobs do not (they
+    // leave such jobs unrun, so with this on and an older laraworker, those
+    // jobs would wait on Go's queue for ever). Turn it on with a laraworker
+    // that runs batch callbacks through the bridge.
+    'route_batches_with_callbacks' => env('LARAWORKER_ROUTE_BATCHES_WITH_CALLBACKS', false),
 
     // Record every `php artisan queue:work` process of this app in
     // laraworker's tables, so the laraworker dashboard lists PHP workers

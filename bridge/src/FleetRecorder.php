@@ -175,6 +175,11 @@ class FleetRecorder
 
     public function jobFailed(JobFailed $event): void
     {
+        // A Go worker's failure whose hooks this worker runs
+        // (Jobs\RunFailureHooks) is not a failure of this worker.
+        if ($event->job instanceof GoQueueJob) {
+            return;
+        }
         if ($this->records($event->connectionName)) {
             $this->count($event->job, 'failed');
         }

@@ -19,7 +19,10 @@ use Illuminate\Support\ServiceProvider;
  * serves: on Laravel 13+ through Queue::route(), plus the bridge's own hooks
  * for what Queue::route() leaves alone (chain links, batch members,
  * Queue::push() of objects); on Laravel 8 to 12 through those hooks and a
- * routing bus dispatcher. With no routes configured it changes nothing.
+ * routing bus dispatcher. It stamps their payloads with the "laraworker"
+ * key (PayloadHook, PROTOCOL.md), and checks where the hook jobs Go pushes
+ * back (Jobs\RunFailureHooks, Jobs\RunBatchCallbacks) go. With no routes
+ * configured it changes nothing.
  * With 'fleet' on, it also records queue:work processes in laraworker's
  * tables for the dashboard (FleetRecorder).
  */
@@ -42,6 +45,12 @@ class LaraworkerServiceProvider extends ServiceProvider
             return;
         }
         $this->app->instance(Routes::class, $routes);
+        $this->app->instance(HooksQueue::class, HooksQueue::resolve(
+            (array) $this->app['config']->get('laraworker', []),
+            (array) $this->app['config']->get('queue', []),
+            $routes
+        ));
+        PayloadHook::register($this->app, $routes);
         $laravelRoutes = method_exists(QueueManager::class, 'route');
 
         $this->app->extend(Dispatcher::class, function ($dispatcher) use ($routes, $laravelRoutes) {
@@ -106,8 +115,9 @@ class LaraworkerServiceProvider extends ServiceProvider
     }
 
     /**
-     * Whether a batch has PHP callbacks (then, catch, finally...): laraworker
-     * leaves the jobs of such batches to PHP workers.
+     * Whether a batch has PHP callbacks (then, catch, finally...): unless
+     * 'route_batches_with_callbacks' is on, the jobs of such batches stay on
+     * PHP workers.
      */
     private static function batchHasCallbacks($batch): bool
     {

@@ -3,7 +3,6 @@
 namespace Laraworker\Bridge;
 
 use Closure;
-use Illuminate\Contracts\Queue\ShouldBeUnique;
 use InvalidArgumentException;
 
 /**
@@ -28,17 +27,21 @@ class Routes
     /** @var array<string, bool> batch id => has callbacks */
     private $batches = [];
 
+    /** @var bool route members of batches with callbacks too (Go pushes RunBatchCallbacks) */
+    private $routeBatchesWithCallbacks = false;
+
     /**
      * @param  array  $config  config('laraworker')
      *
-     * @throws InvalidArgumentException for a class that does not exist, a
-     *                                  ShouldBeUnique class, or a queue that is not a name
+     * @throws InvalidArgumentException for a class that does not exist or a
+     *                                  queue that is not a name
      */
     public static function fromConfig(array $config, ?Closure $batchHasCallbacks = null, ?Closure $warn = null): self
     {
         $routes = new self;
         $routes->batchHasCallbacks = $batchHasCallbacks;
         $routes->warn = $warn;
+        $routes->routeBatchesWithCallbacks = (bool) ($config['route_batches_with_callbacks'] ?? false);
         $defaultQueue = $config['queue'] ?? 'laraworker';
         $defaultConnection = $config['connection'] ?? null;
 
@@ -64,9 +67,6 @@ class Routes
         $class = ltrim($class, '\\');
         if (! class_exists($class) && ! interface_exists($class) && ! trait_exists($class)) {
             throw new InvalidArgumentException("{$where}: no such class, interface or trait");
-        }
-        if (is_subclass_of($class, ShouldBeUnique::class)) {
-            throw new InvalidArgumentException("{$where}: it implements ShouldBeUnique; laraworker cannot release unique locks, keep it on PHP");
         }
         if (! is_string($queue) || $queue === '') {
             throw new InvalidArgumentException("{$where}: the queue must be a non-empty name");
@@ -117,8 +117,9 @@ class Routes
     }
 
     /**
-     * The route of a job that may go to Go: matched, and neither unique nor
-     * a member of a batch with PHP callbacks.
+     * The route of a job that may go to Go: matched, and not a member of a
+     * batch with PHP callbacks unless 'route_batches_with_callbacks' says
+     * Go hands those callbacks back to PHP (RunBatchCallbacks).
      *
      * @return array{0: string|null, 1: string}|null [connection, queue]
      */
@@ -128,13 +129,10 @@ class Routes
         if ($route === null) {
             return null;
         }
-        if ($job instanceof ShouldBeUnique) {
-            $this->warnOnce(get_class($job), 'laraworker: '.get_class($job).' matches a route of config/laraworker.php but implements ShouldBeUnique: it stays on PHP (Go cannot release its unique lock).');
-
-            return null;
-        }
         $batchId = $job->batchId ?? null;
-        if ($batchId !== null && $this->batchHasCallbacks($batchId)) {
+        if ($batchId !== null && ! $this->routeBatchesWithCallbacks && $this->batchHasCallbacks($batchId)) {
+            $this->warnOnce('batch '.get_class($job), 'laraworker: '.get_class($job).' matches a route of config/laraworker.php but its batch has callbacks: it stays on PHP (set route_batches_with_callbacks once laraworker runs them through the bridge).');
+
             return null;
         }
 

@@ -46,9 +46,9 @@ class RoutingDispatcher extends Dispatcher
     }
 
     /**
-     * Laravel 13's Queue::route would move a job the bridge keeps on PHP
-     * (unique, or in a batch with callbacks): pin it where it would go
-     * without routes.
+     * Laravel 13's Queue::route would move a job the bridge keeps on PHP (a
+     * member of a batch with callbacks, see Routes::target): pin it where
+     * it would go without routes.
      */
     private function keepOnPhp($command): void
     {

@@ -91,7 +91,8 @@ func readJob() (handlers.ExecInput, *payload.Command, error) {
 }
 
 func loadConfig() (appconfig.Config, error) {
-	return appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: envFile})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: envFile})
+	return cfg, err
 }
 
 func encrypter() (*payload.Encrypter, error) {

@@ -53,7 +53,8 @@ var recorder struct {
 }
 
 func config() (appconfig.Config, error) {
-	return appconfig.LoadConfig(appconfig.LoadOptions{EnvFile: os.Getenv("LARAWORKER_ENV")})
+	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: os.Getenv("LARAWORKER_ENV")})
+	return cfg, err
 }
 
 func recordDB(ctx context.Context) (*dbqueue.Queue, error) {

@@ -28,6 +28,9 @@ return [
         Illuminate\Redis\RedisServiceProvider::class,
         Illuminate\Translation\TranslationServiceProvider::class,
         Illuminate\Validation\ValidationServiceProvider::class,
+        // Rate limiters and a JobFailed listener for the bridge's hook tests
+        // (they touch only App\Jobs\Hooks\* jobs).
+        App\Providers\HooksServiceProvider::class,
         // The laraworker bridge, when this app sits in the repository (no
         // package discovery without Composer). It routes nothing until a
         // config/laraworker.php lists job classes.

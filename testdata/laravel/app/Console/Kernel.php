@@ -14,6 +14,7 @@ class Kernel extends ConsoleKernel
      */
     protected $commands = [
         Commands\DispatchCommand::class,
+        Commands\HooksCommand::class,
     ];
 
     protected function schedule(Schedule $schedule)

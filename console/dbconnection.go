@@ -3,9 +3,39 @@ package console
 import (
 	"context"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard"
 	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/fleet"
 	"github.com/rs/zerolog"
 )
+
+// This file is the database driver's constructor: the one place of the
+// CLI that names package dbqueue. Everything else reaches the store through
+// the connection's jobqueue interfaces.
+
+// openDatabaseConnection opens Laravel's database queue on cfg's database,
+// with laraworker's own tables there.
+func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts connectionOptions) (*connection, error) {
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact})
+	if err != nil {
+		return nil, err
+	}
+	conn := newConnection(cfg, q, opts)
+	qcfg := q.Config()
+	conn.sql = &queueDatabase{
+		db:    q.DB(),
+		fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
+		tables: dashboard.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
+			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
+	}
+	conn.ping = q.DB().PingContext
+	conn.close = q.Close
+	conn.claimPlan = func(ctx context.Context, log zerolog.Logger) (string, string) {
+		return q.LockClause(), detectClaimPath(ctx, q, opts.exact, log)
+	}
+	return conn, nil
+}
 
 // detectClaimPath finds out whether the claim index is there (the worker
 // then claims through it) and says which claim the worker runs. On

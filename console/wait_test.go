@@ -1,0 +1,44 @@
+package console
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds, failing the test with what after
+// timeout: tests wait on what they can observe, never on a fixed sleep.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: still waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// holdsFor checks that cond stays true for d: an absence (no claim while
+// paused) can only be observed over a while.
+func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
+	}
+}
+
+// httpGet is url's status and body, or status 0 while nothing answers.
+func httpGet(url string) (int, string) {
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,102 @@
+<?php
+
+namespace App\Support;
+
+use App\Jobs\Hooks\HookedEncryptedJob;
+use App\Jobs\Hooks\HookedJob;
+use App\Jobs\Hooks\LimitedJob;
+use App\Jobs\Hooks\MixedMiddlewareJob;
+use App\Jobs\Hooks\OverlapJob;
+use App\Jobs\Hooks\RedisLimitedJob;
+use App\Jobs\Hooks\ThrottledJob;
+use App\Jobs\Hooks\UntilProcessingJob;
+use App\Models\Podcast;
+use Illuminate\Bus\Batch;
+use Illuminate\Queue\Middleware\WithoutOverlapping;
+use Illuminate\Support\Facades\Bus;
+use Illuminate\Support\Facades\Queue;
+use Laraworker\Bridge\Jobs\RunBatchCallbacks;
+use Laraworker\Bridge\Jobs\RunFailureHooks;
+use Throwable;
+
+/**
+ * The kinds `php artisan app:hooks <kind>` dispatches. Each returns a short
+ * description (batches: "batch <id>").
+ */
+class HookKinds
+{
+    /**
+     * @return array<string, callable(): string>
+     */
+    public static function all(): array
+    {
+        return [
+            'overlap' => fn () => self::job((new OverlapJob(7))->through([(new WithoutOverlapping('prop'))->dontRelease()])),
+            'limited' => fn () => self::job(new LimitedJob(7)),
+            'throttled-by' => fn () => self::job(new ThrottledJob('by')),
+            'throttled-job' => fn () => self::job(new ThrottledJob('job')),
+            'throttled-class' => fn () => self::job(new ThrottledJob('class')),
+            'throttled-when' => fn () => self::job(new ThrottledJob('when')),
+            'redis-limited' => fn () => self::job(new RedisLimitedJob(7)),
+            'mixed' => fn () => self::job(new MixedMiddlewareJob),
+            'until-processing' => fn () => self::job(new UntilProcessingJob('feed-9')),
+            'hooked' => fn () => self::job(new HookedJob('plain')),
+            'hooked-model' => fn () => self::job(new HookedJob('with model', Podcast::query()->firstOrCreate(['id' => 55], ['title' => 'Hooked']))),
+            'hooked-encrypted' => fn () => self::job(new HookedEncryptedJob('encrypted')),
+            'hooked-chain' => fn () => self::chain(),
+            'hooked-batch' => fn () => self::batch(),
+            // The bridge's hook jobs as PHP itself queues them, for a
+            // byte-for-byte comparison with the ones Go builds.
+            'php-failure-hooks' => fn () => self::pushed(new RunFailureHooks('{"uuid":"u-1"}', 'database', 'go', 12, 3,
+                'Illuminate\\Queue\\MaxAttemptsExceededException', 'Ünïcode "quoted" / slash', ['catch', 'finally'])),
+            'php-batch-callbacks' => fn () => self::pushed(new RunBatchCallbacks('9a1c', ['then', 'finally'])),
+        ];
+    }
+
+    private static function pushed(object $job): string
+    {
+        Queue::pushOn('php-built', $job);
+
+        return get_class($job);
+    }
+
+    private static function job(object $job): string
+    {
+        dispatch($job);
+
+        return get_class($job);
+    }
+
+    // Two links with a catch callback: the first link is the one the test fails.
+    private static function chain(): string
+    {
+        Bus::chain([new HookedJob('link 1'), new HookedJob('link 2')])
+            ->catch(function (Throwable $e) {
+                RunRecorder::record(null, 'chain:catch', ['exception' => get_class($e), 'message' => $e->getMessage()]);
+            })
+            ->dispatch();
+
+        return 'chain of 2 '.HookedJob::class;
+    }
+
+    // Three members with then/catch/finally; allowFailures so a failure
+    // does not cancel it.
+    private static function batch(): string
+    {
+        $batch = Bus::batch([new HookedJob('member 1'), new HookedJob('member 2'), new HookedJob('member 3')])
+            ->name('hooked-batch')
+            ->allowFailures()
+            ->then(function (Batch $batch) {
+                RunRecorder::record(null, 'batch:then', ['batchId' => $batch->id, 'pending' => $batch->pendingJobs, 'failed' => $batch->failedJobs]);
+            })
+            ->catch(function (Batch $batch, Throwable $e) {
+                RunRecorder::record(null, 'batch:catch', ['batchId' => $batch->id, 'exception' => get_class($e), 'message' => $e->getMessage()]);
+            })
+            ->finally(function (Batch $batch, ?Throwable $e = null) {
+                RunRecorder::record(null, 'batch:finally', ['batchId' => $batch->id, 'exception' => $e ? get_class($e) : null]);
+            })
+            ->dispatch();
+
+        return 'batch '.$batch->id;
+    }
+}
