@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,41 +11,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisworker is e2e/cmd/redisworker: worker.New on a redisstore.Store
-// opened on the app's redis connection, the Go worker of these tests
-// until `laraworker work` serves redis connections.
-var (
-	redisworkerOnce sync.Once
-	redisworkerBin  string
-	redisworkerErr  error
-)
-
-// goCmd is the Go worker on the app's redis connection, running the
-// recorder for classes.
-func (a *redisApp) goCmd(t *testing.T, classes string, extraEnv []string, args ...string) *exec.Cmd {
+// goCmd is the Go worker on the app's redis connection: `work` of
+// e2e/cmd/classworker (laraworker's CLI with the app's unique and model
+// classes declared), running the recorder for classes (comma-separated;
+// UniqueJob is classworker's own registration). recorderArgs make the
+// recorder misbehave (-fail MSG, -release).
+func (a *redisApp) goCmd(t *testing.T, classes string, recorderArgs []string, args ...string) *exec.Cmd {
 	t.Helper()
-	redisworkerOnce.Do(func() {
-		root, err := repoRoot()
-		if err != nil {
-			redisworkerErr = err
-			return
+	flags := []string{"--connection", "redis", "--log-format", "json"}
+	for _, class := range strings.Split(classes, ",") {
+		if class != "" && class != `App\Jobs\UniqueJob` {
+			flags = append(flags, a.s.route(class, recorderArgs...))
 		}
-		redisworkerBin = filepath.Join(filepath.Dir(a.s.recorder), "redisworker")
-		redisworkerErr = goBuild(root, redisworkerBin, "./e2e/cmd/redisworker")
-	})
-	if redisworkerErr != nil {
-		t.Fatal(redisworkerErr)
 	}
-	cmd := exec.Command(redisworkerBin, append([]string{"--class", classes}, args...)...)
-	cmd.Dir = a.s.app
-	cmd.Env = a.s.env(append(append([]string{"LARAWORKER_E2E_RECORDER=" + a.s.recorder}, a.env...), extraEnv...)...)
-	return cmd
+	return a.s.classworkerCmd(t, a.env, append(flags, args...)...)
 }
 
-// goWork runs the Go worker in the foreground and returns its summary.
-func (a *redisApp) goWork(t *testing.T, classes string, extraEnv []string, args ...string) string {
+// goWork runs the Go worker in the foreground and returns its output.
+func (a *redisApp) goWork(t *testing.T, classes string, recorderArgs []string, args ...string) string {
 	t.Helper()
-	return a.s.run(t, a.goCmd(t, classes, extraEnv, args...))
+	return a.s.run(t, a.goCmd(t, classes, recorderArgs, args...))
 }
 
 const noopJob = `App\Jobs\NoopJob`
@@ -64,7 +47,7 @@ func testRedisPHPAndGoDrainOneQueue(t *testing.T, s *suite) {
 	if l := len(a.list(t, "default")); l != n {
 		t.Fatalf("%d jobs dispatched", l)
 	}
-	goCmd := a.goCmd(t, noopJob, nil, "--stop-when-empty", "--sleep", "100ms") // built before PHP starts
+	goCmd := a.goCmd(t, noopJob, nil, "--stop-when-empty", "--sleep", "100ms") // classworker is built before PHP starts
 	php := exec.Command("php", "artisan", "queue:work", "redis", "--sleep=0", "--stop-when-empty")
 	php.Dir, php.Env = s.app, s.env(a.env...)
 	phpRun := s.start(t, php)
@@ -103,7 +86,7 @@ func testRedisGoFailsPHPRetries(t *testing.T, s *suite) {
 	a := s.redisQueue(t)
 	a.artisan(t, "app:dispatch", "noop")
 	p, _ := payload.Parse([]byte(a.list(t, "default")[0]))
-	a.goWork(t, noopJob, []string{"RECORDER_FAIL=1"}, "--stop-when-empty")
+	a.goWork(t, noopJob, []string{"-fail", "failing as asked"}, "--stop-when-empty")
 	failed := s.failed(t)
 	if len(failed) != 1 || failed[0].UUID != p.UUID || failed[0].Connection != "redis" || failed[0].Queue != "default" ||
 		!strings.Contains(failed[0].Exception, "failing as asked") {
@@ -156,7 +139,7 @@ func testRedisDelayedAndReleased(t *testing.T, s *suite) {
 	s.reset(t)
 	a.artisan(t, "app:dispatch", "noop")
 	p, _ := payload.Parse([]byte(a.list(t, "default")[0]))
-	a.goWork(t, noopJob, []string{"RECORDER_RELEASE=1"}, "--max-jobs", "1", "--tries", "3", "--backoff", "2")
+	a.goWork(t, noopJob, []string{"-release"}, "--max-jobs", "1", "--tries", "3", "--backoff", "2")
 	released, _ := a.rc.ZRangeWithScores(ctx, a.cfg.Keys("").Delayed, 0, -1).Result()
 	if len(released) != 1 || !strings.Contains(released[0].Member.(string), `"attempts":1`) {
 		t.Fatalf("delayed set after Go's release %v", released)
@@ -182,15 +165,12 @@ func testRedisQueueRestartStopsGo(t *testing.T, s *suite) {
 			s.reset(t)
 			a := s.redisQueue(t, "CACHE_DRIVER="+store)
 			a.artisan(t, "app:dispatch", "noop")
-			cmd := a.goCmd(t, noopJob, nil, "--sleep", "100ms")
-			var out strings.Builder
-			cmd.Stdout = &out
-			goRun := s.start(t, cmd)
+			goRun := s.start(t, a.goCmd(t, noopJob, nil, "--sleep", "100ms"))
 			waitFor(t, 30*time.Second, "the Go worker's first job", func() bool { return len(s.runs(t)) == 1 })
 			a.artisan(t, "queue:restart")
 			goRun.wait(t, 30*time.Second)
-			if !strings.Contains(out.String(), "stopped: restart_signal") {
-				t.Fatalf("the Go worker stopped with %q", out.String())
+			if !strings.Contains(goRun.stderr.String(), `"reason":"restart_signal"`) {
+				t.Fatalf("the Go worker stopped otherwise:\n%s", tail(goRun.stderr.String()))
 			}
 			if store == "redis" {
 				cacheDB := redis.NewClient(&redis.Options{Addr: a.srv.Addr, DB: 1, Protocol: 2, DisableIdentity: true})
@@ -296,5 +276,61 @@ func testRedisChainAndBatchCrossPHPAndGo(t *testing.T, s *suite) {
 	b, err := s.batch(t, id)
 	if err != nil || b.Pending != 0 || b.Failed != 0 || !b.FinishedAt.Valid {
 		t.Fatalf("batch %+v %v", b, err)
+	}
+}
+
+// lw runs the laraworker binary on the app's redis connection.
+func (a *redisApp) lw(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := a.s.lwCmd(args...)
+	cmd.Env = a.s.env(a.env...)
+	return a.s.run(t, cmd)
+}
+
+// TestRedisThroughTheCLI: `laraworker` serves the app's redis queue
+// connection as read from the app (QUEUE_CONNECTION=redis, or --connection
+// redis): push puts a job there as dispatch() would and PHP runs it; work
+// runs what PHP dispatched; size counts the queue; a job Go fails is
+// listed by failed, retried onto Redis by retry, and clear empties the
+// queue.
+func TestRedisThroughTheCLI(t *testing.T) { onEachDB(t, testRedisThroughTheCLI) }
+
+func testRedisThroughTheCLI(t *testing.T, s *suite) {
+	a := s.redisQueue(t)
+	a.lw(t, "push", noopJob, "--connection", "redis")
+	if l := a.list(t, "default"); len(l) != 1 || !strings.Contains(l[0], `"attempts":0`) {
+		t.Fatalf("laraworker push left %q", l)
+	}
+	a.work(t, "--stop-when-empty")
+	if runs := s.runs(t); len(runs) != 1 || runs[0].Worker != "php" || runs[0].Class != noopJob {
+		t.Fatalf("PHP's run of Go's push: %+v; failed %+v; left %q", runs, s.failed(t), a.list(t, "default"))
+	}
+
+	a.artisan(t, "app:dispatch", "noop", "--count=3")
+	if out := a.lw(t, "size"); !strings.Contains(out, "default") || !strings.Contains(out, "3") {
+		t.Fatalf("size:\n%s", out)
+	}
+	a.lw(t, "work", "--sleep", "0.2", "--stop-when-empty", s.route(noopJob))
+	if runs := s.runs(t); len(runs) != 4 || runs[3].Worker != "go" {
+		t.Fatalf("runs after laraworker work: %+v", runs)
+	}
+	if got := s.redisLeft(t, a); got != "" {
+		t.Fatalf("left in Redis: %s", got)
+	}
+
+	s.reset(t)
+	a.artisan(t, "app:dispatch", "noop")
+	p, _ := payload.Parse([]byte(a.list(t, "default")[0]))
+	a.lw(t, "work", "--sleep", "0.2", "--stop-when-empty", s.route(noopJob, "-fail", "no luck"))
+	if out := a.lw(t, "failed"); !strings.Contains(out, p.UUID) {
+		t.Fatalf("laraworker failed does not list the job:\n%s", out)
+	}
+	a.lw(t, "retry", p.UUID)
+	if l := a.list(t, "default"); len(l) != 1 || !strings.Contains(l[0], `"attempts":0`) || len(s.failed(t)) != 0 {
+		t.Fatalf("after laraworker retry: list %q, failed %d", l, len(s.failed(t)))
+	}
+	a.lw(t, "clear", "--force")
+	if got := s.redisLeft(t, a); got != "" {
+		t.Fatalf("left in Redis after clear: %s", got)
 	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
@@ -40,6 +41,65 @@ func (s *Store) Sizes(ctx context.Context) ([]jobqueue.QueueSize, error) {
 // reservations included.
 func (s *Store) Clear(ctx context.Context, queue string) (int64, error) {
 	return s.q.Clear(ctx, queue)
+}
+
+// MissingTables names the database tables the store writes (failed_jobs,
+// job_batches) that do not exist; a Redis queue has no jobs table.
+func (s *Store) MissingTables(ctx context.Context) ([]jobqueue.MissingTable, error) {
+	all, err := s.db.MissingTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []jobqueue.MissingTable
+	for _, t := range all {
+		if t.Role != "jobs" {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// CreateTables creates failed_jobs and job_batches in the app's database
+// if they are missing.
+func (s *Store) CreateTables(ctx context.Context) error { return s.db.CreateOutcomeTables(ctx) }
+
+// ClassesOnQueues counts the displayNames of the first limit waiting jobs
+// of the queues, in the order a pop finds them (each queue's list, then
+// its delayed set), and says how many it read.
+func (s *Store) ClassesOnQueues(ctx context.Context, queues []string, limit int) (map[string]int64, int64, error) {
+	classes := map[string]int64{}
+	var read int64
+	for _, queue := range queues {
+		k := s.q.Config().Keys(queue)
+		for _, get := range []func(n int64) ([]string, error){
+			func(n int64) ([]string, error) { return s.q.Client().LRange(ctx, k.Ready, 0, n-1).Result() },
+			func(n int64) ([]string, error) { return s.q.Client().ZRange(ctx, k.Delayed, 0, n-1).Result() },
+		} {
+			left := int64(limit) - read
+			if left <= 0 {
+				return classes, read, nil
+			}
+			jobs, err := get(left)
+			if err != nil {
+				return nil, read, err
+			}
+			for _, raw := range jobs {
+				classes[displayName(raw)]++
+			}
+			read += int64(len(jobs))
+		}
+	}
+	return classes, read, nil
+}
+
+// displayName is a payload's displayName ("" when it has none).
+func displayName(raw string) string {
+	var p struct {
+		DisplayName any `json:"displayName"`
+	}
+	_ = json.Unmarshal([]byte(raw), &p)
+	name, _ := p.DisplayName.(string)
+	return name
 }
 
 // CountClasses counts the jobs of each class on queue.

@@ -92,6 +92,11 @@ func (s *Store) Connection() string { return s.q.Connection() }
 // RetryAfter is the connection's retry_after.
 func (s *Store) RetryAfter() time.Duration { return s.q.RetryAfter() }
 
+// Ping checks that Redis and the database answer.
+func (s *Store) Ping(ctx context.Context) error {
+	return errors.Join(s.q.Ping(ctx), s.db.DB().PingContext(ctx))
+}
+
 // SharedCache is jobqueue.CacheAccess's: Options.Cache, else the
 // database cache store when it is the app's default store.
 func (s *Store) SharedCache() jobqueue.Cache { return s.cache }
@@ -120,12 +125,14 @@ func (s *Store) ModelExists(ctx context.Context, table, key string, id any) (boo
 }
 
 var (
-	_ jobqueue.Store       = (*Store)(nil)
-	_ jobqueue.CacheAccess = (*Store)(nil)
-	_ jobqueue.Batches     = (*Store)(nil)
-	_ jobqueue.ModelLookup = (*Store)(nil)
-	_ jobqueue.Admin       = (*Store)(nil)
-	_ jobqueue.FailedJobs  = (*Store)(nil)
+	_ jobqueue.Store        = (*Store)(nil)
+	_ jobqueue.CacheAccess  = (*Store)(nil)
+	_ jobqueue.Batches      = (*Store)(nil)
+	_ jobqueue.ModelLookup  = (*Store)(nil)
+	_ jobqueue.Admin        = (*Store)(nil)
+	_ jobqueue.FailedJobs   = (*Store)(nil)
+	_ jobqueue.ClassSampler = (*Store)(nil)
+	_ jobqueue.Schema       = (*Store)(nil)
 )
 
 // retrySeconds is how long a pop or an Extend reserves a job.

@@ -1,12 +1,15 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -495,4 +498,36 @@ func TestNewRefusesADatabaseOfAnotherConnection(t *testing.T) {
 	if _, err := New(e.q, db, Options{}); err == nil || !strings.Contains(err.Error(), `"database"`) {
 		t.Fatalf("New: %v", err)
 	}
+}
+
+// TestSchemaIsFailedJobsAndBatches: the Redis store needs failed_jobs and
+// job_batches in the database, and creates those two only (no jobs table).
+func TestSchemaIsFailedJobsAndBatches(t *testing.T) {
+	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
+		cfg := testdb.Config(t, engine)
+		cfg.ConnectionName = "redis"
+		ctx := context.Background()
+		db, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+		if err != nil {
+			if engine != appconfig.EngineSQLite && os.Getenv("LARAWORKER_TEST_REQUIRE_DB") == "" {
+				t.Skip(err)
+			}
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.DropTables(context.Background()); db.Close() })
+		e := newEnvOn(t, db, envOptions{})
+		missing, err := e.s.MissingTables(ctx)
+		if err != nil || len(missing) != 2 || missing[0].Role != "failed_jobs" || missing[1].Role != "job_batches" {
+			t.Fatalf("missing %+v %v", missing, err)
+		}
+		if err := e.s.CreateTables(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if missing, err := e.s.MissingTables(ctx); err != nil || len(missing) != 0 {
+			t.Fatalf("missing after CreateTables %+v %v", missing, err)
+		}
+		if all, _ := db.MissingTables(ctx); len(all) != 1 || all[0].Role != "jobs" {
+			t.Fatalf("the database's tables: missing %+v, want the jobs table only", all)
+		}
+	})
 }
