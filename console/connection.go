@@ -67,6 +67,9 @@ type connectionOptions struct {
 	// log receives what the store itself reports (the Redis store: jobs
 	// it leaves at the head of a queue).
 	log zerolog.Logger
+	// hooks is where the store pushes the bridge's hook jobs (work with
+	// the bridge); nil: nowhere.
+	hooks *hooksQueue
 }
 
 // Drivers of Laravel queue connections (config/queue.php).

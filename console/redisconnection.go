@@ -26,7 +26,7 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	st, err := redisstore.Open(ctx, redisstore.App{
 		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
 		Version: info.Version, Horizon: r.Horizon, DB: cfg,
-	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact}, Logger: opts.log})
+	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()}, Logger: opts.log})
 	if err != nil {
 		return nil, err
 	}

@@ -42,4 +42,5 @@ var (
 	_ jobqueue.FailedJobs   = (*Queue)(nil)
 	_ jobqueue.Schema       = (*Queue)(nil)
 	_ jobqueue.ClassSampler = (*Queue)(nil)
+	_ jobqueue.HookPusher   = (*Queue)(nil)
 )

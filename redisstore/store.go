@@ -114,6 +114,9 @@ func (s *Store) LockStores() map[string]jobqueue.LockStore {
 // DefaultCacheStore is the app's default cache store's name.
 func (s *Store) DefaultCacheStore() string { return s.db.DefaultCacheStore() }
 
+// HooksQueue is jobqueue.HookPusher's: the database side's hooks queue.
+func (s *Store) HooksQueue() (connection, queue string, ok bool) { return s.db.HooksQueue() }
+
 // FindBatch reads a batch from job_batches.
 func (s *Store) FindBatch(ctx context.Context, id string) (jobqueue.Batch, error) {
 	return s.db.FindBatch(ctx, id)
@@ -133,6 +136,7 @@ var (
 	_ jobqueue.FailedJobs   = (*Store)(nil)
 	_ jobqueue.ClassSampler = (*Store)(nil)
 	_ jobqueue.Schema       = (*Store)(nil)
+	_ jobqueue.HookPusher   = (*Store)(nil)
 )
 
 // retrySeconds is how long a pop or an Extend reserves a job.
