@@ -23,7 +23,7 @@ type redisApp struct {
 	srv *testredis.Server
 	rc  *redis.Client
 	q   *redisqueue.Queue
-	env []string // QUEUE_CONNECTION=redis and the REDIS_* variables
+	env []string // QUEUE_CONNECTION=redis, the REDIS_* variables, the hooks queue
 	cfg redisqueue.Config
 }
 
@@ -34,7 +34,10 @@ func (s *suite) redisQueue(t *testing.T, extraEnv ...string) *redisApp {
 	t.Helper()
 	srv := testredis.Start(t)
 	a := &redisApp{s: s, srv: srv, rc: srv.Client(t)}
-	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port)}, extraEnv...)
+	// The bridge (installed in the test app) pushes Go's hook jobs onto a
+	// database queue: as an app on redis configures it.
+	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port),
+		"LARAWORKER_HOOKS_CONNECTION=database"}, extraEnv...)
 	var conf struct {
 		Version string
 		Queue   map[string]any

@@ -221,18 +221,26 @@ func TestBatchMembersWithCallbacksRunInGo(t *testing.T) {
 
 // TestNoBridgeSaysWhatDidNotRun: without the bridge, a job Go fails gets
 // no hook job, and the worker says at start and on the job's line what
-// did not run; members of batches with callbacks stay on PHP.
+// did not run; a class holding models Go knows nothing of is named once.
 func TestNoBridgeSaysWhatDidNotRun(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		push(t, q, "default", `App\Jobs\FailingJob`)
+		models := fixture1267(t, "models.json")
+		pushRaw(t, q, "default", models)
+		pushRaw(t, q, "default", models)
+		mp, _ := payload.Parse(models)
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(`App\Jobs\FailingJob`, func(context.Context, *handlers.Job) error { return errors.New("boom") })
+		reg.HandleFunc(mp.DisplayName, okHandler)
 		cfg := testConfig()
 		cfg.LaravelVersion = "8.83"
 		w, logs := newTestWorker(t, q, reg, cfg, nil)
 		runWorker(t, w, 30*time.Second)
 		if n := len(failedRows(t, q)); n != 1 || len(jobRows(t, q)) != 0 {
 			t.Fatalf("failed %d, jobs %+v", n, jobRows(t, q))
+		}
+		if n := strings.Count(logs.String(), "this job holds models"); n != 1 {
+			t.Errorf("the models warning said %d times for two jobs of the class, want once\n%s", n, logs)
 		}
 		mustContain(t, "log", logs.String(),
 			"the laraworker bridge is not installed: when Go fails a job, the class's failed() method and JobFailed listeners do not run",

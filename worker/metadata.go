@@ -9,6 +9,7 @@ import (
 
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -155,7 +156,11 @@ func modelID(raw json.RawMessage) (any, error) {
 // model of a job that holds models it knows nothing of: no bridge
 // metadata, no registration naming them.
 func (e *jobExecutor) warnUndeclaredModels() {
-	if len(e.job.Class().Models) > 0 || e.payload.Data.Command == "" {
+	// Cheap tests first: this runs for every job without the bridge's
+	// record, and decoding the command is not.
+	command := e.payload.Data.Command
+	key := "models\x00" + e.payload.Name()
+	if len(e.job.Class().Models) > 0 || !payload.IsPlainCommand(command) || !strings.Contains(command, modelIdentifierClass) || e.notes.has(key) {
 		return
 	}
 	models, err := e.job.Models()
@@ -166,11 +171,14 @@ func (e *jobExecutor) warnUndeclaredModels() {
 		if strings.Contains(m.Path, ".") || m.Model.IsCollection() {
 			continue
 		}
-		e.noteOnce("models\x00"+e.payload.Name(), "this job holds models, but without the bridge's record in its payload (install the bridge, see README; or a job queued before it) Go does not know their tables nor deleteWhenMissingModels: a job whose model was deleted runs anyway, where PHP would fail or delete it",
+		e.noteOnce(key, "this job holds models, but its payload has no record of them by the bridge (the bridge is not installed, does not route the class, or the job was queued before it: see README) and the registration names none: Go does not know their tables nor deleteWhenMissingModels, and a job whose model was deleted runs anyway, where PHP would fail or delete it",
 			zerolog.Dict().Str("model", m.Model.Class).Str("property", m.Path))
 		return
 	}
 }
+
+// modelIdentifierClass is how SerializesModels serializes a model.
+const modelIdentifierClass = `"Illuminate\Contracts\Database\ModelIdentifier"`
 
 // noteOnce logs msg once per key (a class, a model...).
 func (e *jobExecutor) noteOnce(key, msg string, fields *zerolog.Event) {
@@ -187,6 +195,13 @@ type onceSet struct {
 }
 
 const maxOnce = 4096
+
+// has reports whether key was marked.
+func (o *onceSet) has(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen[key]
+}
 
 // once reports whether key is new (and marks it).
 func (o *onceSet) once(key string) bool {
