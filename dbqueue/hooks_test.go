@@ -40,7 +40,9 @@ func TestHooksGoOntoTheHooksQueuesTable(t *testing.T) {
 							}
 							return nil, nil
 						},
-						Batch: func(id string, which []string) ([]byte, error) { return fmt.Appendf(nil, `{"batch":%q,"which":%q}`, id, which), nil },
+						Batch: func(id string, which []string) ([]byte, error) {
+							return fmt.Appendf(nil, `{"batch":%q,"which":%q}`, id, which), nil
+						},
 					}
 					if failure {
 						h.Failure = func(which []string) ([]byte, error) { return fmt.Appendf(nil, `{"failure":%q}`, which), nil }
