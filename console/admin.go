@@ -383,9 +383,9 @@ func flushCommand() *cli.Command {
 		Description: `Asks for confirmation first in production (APP_ENV=production, or APP_ENV
 unset as Laravel reads it) and whenever stdin is a terminal; --force skips
 the question. Without a terminal, production refuses without --force.`,
-		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}, forceFlag()),
+		Flags: adminFlags(countFlag("hours", 0, "only those that failed at least this many hours ago (Laravel 9+)"), forceFlag()),
 		Action: noArgs(func(c *cli.Context) error {
-			hours := c.Int("hours")
+			hours := int(countOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("flush: --hours must not be negative", 2)
 			}
@@ -422,9 +422,9 @@ func pruneFailedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-failed",
 		Usage: "delete failed jobs older than --hours, like `php artisan queue:prune-failed`",
-		Flags: adminFlags(&cli.IntFlag{Name: "hours", Value: 24, Usage: "the number of hours to retain failed jobs data"}),
+		Flags: adminFlags(countFlag("hours", 24, "the number of hours to retain failed jobs data")),
 		Action: noArgs(func(c *cli.Context) error {
-			hours := c.Int("hours")
+			hours := int(countOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("prune-failed: --hours must not be negative", 2)
 			}
