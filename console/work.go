@@ -18,6 +18,7 @@ import (
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
+	"github.com/mattn/go-isatty"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -188,6 +189,7 @@ func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info app
 	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
+	warnUnsharedCache(conn, f.worker.LaravelVersion, f.log)
 	return nil
 }
 
@@ -464,28 +466,39 @@ func workLogger(c *cli.Context) (zerolog.Logger, error) {
 }
 
 // buildLogger writes JSON lines, or readable text (format "text", or
-// "auto" on a terminal).
+// "auto" on a terminal). Text is coloured only on a terminal, and never
+// with NO_COLOR set: escape codes in a log file or a journal are noise.
 func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 	if out == nil {
 		out = os.Stderr
 	}
+	tty := writesToTerminal(out)
 	text := false
 	switch format {
 	case "json":
 	case "text":
 		text = true
 	case "auto":
-		if f, ok := out.(*os.File); ok {
-			st, err := f.Stat()
-			text = err == nil && st.Mode()&os.ModeCharDevice != 0
-		}
+		text = tty
 	default:
 		return zerolog.Nop(), fmt.Errorf("work: --log-format %q: want json, text or auto", format)
 	}
 	if text {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
+		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly, NoColor: !tty || os.Getenv("NO_COLOR") != ""}
 	}
 	return zerolog.New(out).With().Timestamp().Logger(), nil
+}
+
+// writesToTerminal reports whether w is a terminal; a writer may say so
+// itself (tests).
+func writesToTerminal(w io.Writer) bool {
+	switch v := w.(type) {
+	case interface{ IsTerminal() bool }:
+		return v.IsTerminal()
+	case *os.File:
+		return isatty.IsTerminal(v.Fd()) || isatty.IsCygwinTerminal(v.Fd())
+	}
+	return false
 }
 
 // startHeartbeat records w in the workers table and applies pauses from
