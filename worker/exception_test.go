@@ -125,6 +125,6 @@ func TestGoErrorsGetPHPClassNames(t *testing.T) {
 	}
 }
 
-type pair[T any] struct{ v T }
+type pair[T any] []T
 
 func (pair[T]) Error() string { return "pair" }
