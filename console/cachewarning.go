@@ -11,8 +11,9 @@ import (
 // PHP keeps two signals for its workers in the app's default cache store:
 // `php artisan queue:restart`'s timestamp and the maxExceptions counters.
 // Go reads and writes them only where it shares that store with PHP (the
-// `database` store, on the queue's database); with any other store (file,
-// redis, memcached, dynamodb, array) a deploy that relies on
+// `database` store on the queue's database, or the `redis` store beside a
+// Redis queue); with any other store (file, memcached, dynamodb, array;
+// redis beside a database queue) a deploy that relies on
 // queue:restart leaves Go workers running the old code, and a job's
 // exceptions are counted per process. warnUnsharedCache says so at
 // startup, with what to do.
@@ -42,9 +43,9 @@ func unsharedCacheReason(store string) string {
 	case "":
 		return "the app's cache store is not known (no CACHE_STORE or CACHE_DRIVER)"
 	case "redis":
-		return `the app's cache store is "redis", which laraworker does not read (it only releases unique locks there)`
+		return `the app's cache store is "redis", which Go shares with PHP only when it serves a redis queue connection`
 	}
-	return fmt.Sprintf("the app's cache store is %q, which Go cannot share with PHP (only the database store)", store)
+	return fmt.Sprintf("the app's cache store is %q, which Go cannot share with PHP (only the database store, or redis beside a redis queue)", store)
 }
 
 // cacheFix is what to do: stop Go workers with SIGTERM on deploy, or

@@ -120,7 +120,7 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 	}
 	for _, f := range ran {
 		doc, _ := os.ReadFile(f)
-		if !strings.HasPrefix(string(doc), `{"uuid":"`+strings.TrimPrefix(filepath.Ext(f), ".")+`"`) || !strings.Contains(string(doc), `"displayName":"App\\Jobs\\A","payload":{`) {
+		if !strings.HasPrefix(string(doc), `{"version":2,"uuid":"`+strings.TrimPrefix(filepath.Ext(f), ".")+`"`) || !strings.Contains(string(doc), `"displayName":"App\\Jobs\\A","payload":{`) {
 			t.Errorf("stdin of the exec handler: %s", doc)
 		}
 	}

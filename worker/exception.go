@@ -246,3 +246,39 @@ func dropUntilPanic(frames []frame) []frame {
 	}
 	return frames
 }
+
+// framedError carries the location to print for errors without a stack.
+type framedError struct {
+	error
+	where frame
+}
+
+func (e framedError) Unwrap() error { return e.error }
+
+// failureText is the exception column of a failed job for err: PHP's
+// rendering, located where a framedError in err says, else in the worker.
+func failureText(err error) string {
+	where := frame{File: "laraworker", Func: "worker"}
+	var fe framedError
+	if errors.As(err, &fe) && fe.where.File != "" {
+		where = fe.where
+	}
+	return exceptionText(withoutFrames(err), where)
+}
+
+// withoutFrames removes the framedError wrappers, which only carry the
+// location, so they do not show up as exceptions of their own.
+func withoutFrames(err error) error {
+	if fe, ok := err.(framedError); ok {
+		return fe.error
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := joined.Unwrap()
+		out := make([]error, len(parts))
+		for i, e := range parts {
+			out[i] = withoutFrames(e)
+		}
+		return errors.Join(out...)
+	}
+	return err
+}
