@@ -236,3 +236,43 @@ func TestClassFileErrorsShowTheFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestPushShapeAtEveryVersion: for each Laravel version from 8 to 13 push
+// writes the key set and command of that version: the 10.50 bytes for
+// 9.4 to 12.10, 8.x's (every property) before 9.4, the 12.67 bytes from
+// 12.51, without data.batchId before it, and 13's deleteWhenMissingModels
+// key after retryUntil.
+func TestPushShapeAtEveryVersion(t *testing.T) {
+	tg := newTarget(t, "sqlite")
+	l1050 := readFixture(t, "laravel-10.50", "noop.json")
+	l1267 := readFixture(t, "laravel-12.67", "noop.json")
+	p1050, _ := payload.Parse(l1050)
+	p1267, _ := payload.Parse(l1267)
+	with1267UUID := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(p1267.UUID), []byte(p1050.UUID)) }
+	before1251 := with1267UUID(bytes.Replace(l1267, []byte(`,"batchId":null}`), []byte(`}`), 1))
+	v13 := with1267UUID(bytes.Replace(l1267, []byte(`"retryUntil":null,`), []byte(`"retryUntil":null,"deleteWhenMissingModels":false,`), 1))
+	all8 := bytes.Replace(l1050, []byte(`O:16:\"App\\Jobs\\NoopJob\":1:{s:6:\"record\";b:1;}`),
+		[]byte(`O:16:\"App\\Jobs\\NoopJob\":11:{s:6:\"record\";b:1;s:3:\"job\";N;s:10:\"connection\";N;s:5:\"queue\";N;`+
+			`s:15:\"chainConnection\";N;s:10:\"chainQueue\";N;s:19:\"chainCatchCallbacks\";N;s:5:\"delay\";N;`+
+			`s:11:\"afterCommit\";N;s:10:\"middleware\";a:0:{}s:7:\"chained\";a:0:{}}`), 1)
+	if bytes.Equal(all8, l1050) || bytes.Equal(before1251, l1267) || bytes.Equal(v13, l1267) {
+		t.Fatal("the expected payloads were not derived from the fixtures")
+	}
+	cases := []struct {
+		version string
+		want    []byte
+	}{
+		{"8.83", all8}, {"9.3", all8},
+		{"9.4", l1050}, {"10.50.3", l1050}, {"11.0", l1050}, {"12.10", l1050},
+		{"12.11", before1251}, {"12.50", before1251},
+		{"12.51", with1267UUID(l1267)}, {"12.67.0", with1267UUID(l1267)},
+		{"13.0", v13}, {"13.26", v13},
+	}
+	for _, c := range cases {
+		job := tg.pushed(t, `App\Jobs\NoopJob`, "--prop", "record=true", "--laravel-version", c.version,
+			"--uuid", p1050.UUID, "--created-at", strconv.FormatInt(*p1267.CreatedAt, 10))
+		if !bytes.Equal(job.Payload, c.want) {
+			t.Errorf("--laravel-version %s:\n got %s\nwant %s", c.version, job.Payload, c.want)
+		}
+	}
+}
