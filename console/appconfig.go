@@ -53,14 +53,18 @@ func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Confi
 	return cfg, info, err
 }
 
+// defaultSQLite is the database Laravel's defaults leave when nothing
+// names one.
+var defaultSQLite = appconfig.Config{}.WithDefaults().Database
+
 // appFound refuses to go on when nothing said where the app is: no .env
-// here, no --app or --env, and the database that leaves (Laravel's default
-// SQLite file) does not exist. Opening it would fail with SQLite's
+// here, no --app or --env, no database named by a variable or a flag, and
+// the one that leaves (Laravel's default SQLite file) does not exist. Opening it would fail with SQLite's
 // "unable to open database file", or create an empty file in the current
 // folder, neither of which says what is wrong.
 func appFound(cfg appconfig.Config, info appconfig.AppInfo) error {
-	if info.EnvFile != "" || info.AppDir != "" || cfg.Driver != appconfig.EngineSQLite || cfg.Database == ":memory:" {
-		return nil
+	if info.EnvFile != "" || info.AppDir != "" || cfg.Driver != appconfig.EngineSQLite || cfg.Database != defaultSQLite {
+		return nil // an app, a .env, or a database named by a variable or flag
 	}
 	if _, err := os.Stat(cfg.Database); err == nil {
 		return nil

@@ -318,4 +318,13 @@ func TestNoEnvSaysWhereTheAppIs(t *testing.T) {
 			}
 		}
 	}
+	// A database named by the environment needs no .env: `tables` creates
+	// a new SQLite file's tables as before.
+	here := t.TempDir()
+	cmd := exec.Command(laraworkerBinary(t), "tables")
+	cmd.Dir = here
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DB_CONNECTION=sqlite", "DB_DATABASE=" + filepath.Join(here, "new.sqlite")}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "are ready") {
+		t.Errorf("tables on DB_DATABASE without a .env: %v\n%s", err, out)
+	}
 }
