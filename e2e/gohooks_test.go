@@ -65,8 +65,13 @@ func (s *suite) hookedFailures(t *testing.T) map[string]failedRow {
 
 // checkFailureHooksRanOnce: failed() ran in PHP once per failed_jobs row
 // of HookedJob, with Go's exception, and JobFailed fired once for each,
-// with the failed job's uuid.
+// with the failed job's uuid, connection and queue.
 func checkFailureHooksRanOnce(t *testing.T, runs []runRow, failures map[string]failedRow) {
+	t.Helper()
+	checkFailureHooksRanOnceOn(t, runs, failures, "database", "go")
+}
+
+func checkFailureHooksRanOnceOn(t *testing.T, runs []runRow, failures map[string]failedRow, connection, queue string) {
 	t.Helper()
 	failed := runsOf(runs, "failed:"+hookedJob, "php")
 	if len(failed) != len(failures) {
@@ -80,7 +85,7 @@ func checkFailureHooksRanOnce(t *testing.T, runs []runRow, failures map[string]f
 	events := map[string]int{}
 	for _, r := range runsOf(runs, "event:JobFailed", "php") {
 		events[r.Result["uuid"].(string)]++
-		if r.Result["jobClass"] != goQueueJobClass || r.Result["queue"] != "go" {
+		if r.Result["jobClass"] != goQueueJobClass || r.Result["queue"] != queue || r.Result["connection"] != connection {
 			t.Errorf("JobFailed got %v", r.Result)
 		}
 	}
@@ -404,5 +409,35 @@ func testModelsClassRoutedFromTheCLI(t *testing.T, s *suite) {
 	f := s.failed(t)
 	if len(f) != 1 || !strings.Contains(f[0].Payload, `ModelsJob`) || !strings.Contains(f[0].Exception, `Illuminate\Database\Eloquent\ModelNotFoundException: No query results for model [App\Models\Podcast].`) {
 		t.Errorf("failed jobs %+v: want ModelsJob's ModelNotFoundException alone", f)
+	}
+}
+
+// TestRedisGoFailuresRunFailedInPHP: on a redis queue connection (the
+// hooks queue on the app's database, as such an app configures it), a job
+// Go fails has its failed() run once in PHP and JobFailed fired there with
+// the redis connection: the hook job was written parked with the
+// failed_jobs row, and made available once the job left Redis.
+func TestRedisGoFailuresRunFailedInPHP(t *testing.T) { onEachDB(t, testRedisGoFailuresRunFailedInPHP) }
+
+func testRedisGoFailuresRunFailedInPHP(t *testing.T, s *suite) {
+	a := s.redisQueue(t)
+	a.artisan(t, "app:hooks", "hooked")
+	a.artisan(t, "app:hooks", "hooked")
+	a.goWork(t, hookedJob, []string{"-fail", "boom in Go"}, "--stop-when-empty")
+	failures := s.hookedFailures(t)
+	hooks := s.hookJobs(t)
+	if len(failures) != 2 || len(hooks) != 2 {
+		t.Fatalf("%d failed jobs, %d hook jobs on the database queue; want 2 and 2", len(failures), len(hooks))
+	}
+	for _, h := range hooks {
+		if h.Queue != "default" || h.AvailableAt > s.now() {
+			t.Errorf("hook job on %q available at %d: want default, available now (unparked)", h.Queue, h.AvailableAt)
+		}
+	}
+	a.artisan(t, "queue:work", "database", "--queue=default", "--stop-when-empty", "--sleep=0")
+	runs := s.runs(t)
+	checkFailureHooksRanOnceOn(t, runs, failures, "redis", "default")
+	if got := s.redisLeft(t, a); got != "" {
+		t.Errorf("left in Redis: %s", got)
 	}
 }

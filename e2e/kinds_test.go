@@ -133,7 +133,7 @@ func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 		failedClasses = append(failedClasses, p.DisplayName)
 		prefix := "RuntimeException: "
 		if p.DisplayName == `App\Jobs\BatchMemberJob` {
-			prefix = `Go\*handlers.ExecError: ` // failed in Go
+			prefix = `LaraWorker\ExecException: ` // failed in Go
 		}
 		if f.Connection != "database" || f.Queue != "default" || !strings.HasPrefix(f.Exception, prefix) {
 			t.Errorf("failed job %s: connection %q queue %q exception %.80q", p.DisplayName, f.Connection, f.Queue, f.Exception)

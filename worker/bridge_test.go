@@ -134,7 +134,7 @@ func TestFailureHooksPushedWithTheFailure(t *testing.T) {
 		}
 		for prop, want := range map[string]string{
 			"connectionName": "database", "queueName": "chains", "jobId": strconv.FormatInt(id, 10), "attempts": "1",
-			"exceptionClass": `Go\*errors.errorString`, "exceptionMessage": "link broke",
+			"exceptionClass": `LaraWorker\GoException`, "exceptionMessage": "link broke",
 		} {
 			if got := h.str(t, prop); got != want {
 				t.Errorf("%s = %q, want %q", prop, got, want)
