@@ -123,7 +123,8 @@ type outcome struct {
 	// command (undecodable, or a model missing).
 	inBatch bool
 	reason  string // for logs and metrics
-	// abandoned: the handler ignored the cancellation (verdictInterrupted)
+	// abandoned: the handler ignored the cancellation and still runs
+	// (verdictInterrupted, or a timeout)
 	abandoned bool
 }
 
@@ -343,7 +344,10 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 	}
 	switch {
 	case timedOut:
-		return e.onTimeout(e.handlerFrame())
+		out := e.onTimeout(e.handlerFrame())
+		// A handler still running keeps what it holds (an overlap lock).
+		out.abandoned = abandoned
+		return out
 	case e.ctx.Err() != nil && (err != nil || abandoned):
 		// Shutdown cut the run short: not the job's fault, run it again
 		// with its attempt restored.

@@ -426,4 +426,3 @@ func dumpRedis(t *testing.T, rc *redis.Client, prefix string) map[string]stored 
 	}
 	return out
 }
-

@@ -545,3 +545,83 @@ func lockKeys(t *testing.T, q *dbqueue.Queue) []string {
 	}
 	return keys
 }
+
+// TestUntilProcessingLockAroundMiddleware: a ShouldBeUniqueUntilProcessing
+// job's lock goes before the middleware on 8.x-11.39, just before the
+// handler from 11.40 (a job a middleware released keeps it), and from
+// 12.21 also when a middleware stopped the job without releasing it.
+func TestUntilProcessingLockAroundMiddleware(t *testing.T) {
+	const (
+		class      = `App\Jobs\UniqueJob`
+		uniqueKey  = `laravel_unique_job:App\Jobs\UniqueJob:7`
+		overlapKey = `laravel-queue-overlap:App\Jobs\UniqueJob:x`
+	)
+	for _, c := range []struct {
+		version     string
+		dontRelease bool
+		released    bool // the unique lock after the run
+	}{
+		{"11.39", false, true},
+		{"11.40", false, false},
+		{"12.20", true, false},
+		{"12.21", true, true},
+		{"12.21", false, false},
+	} {
+		t.Run(fmt.Sprintf("%s dontRelease %v", c.version, c.dontRelease), func(t *testing.T) {
+			q := lockEnv(t, "sqlite")
+			testdb.HoldLock(t, q, uniqueKey, "dispatch", time.Hour)
+			testdb.HoldLock(t, q, overlapKey, "another-job", time.Hour)
+			push(t, q, "default", class, phpserialize.Public("productId", phpserialize.Int(7)))
+			opts := []handlers.MiddlewareOption{}
+			if c.dontRelease {
+				opts = append(opts, handlers.DontRelease())
+			}
+			reg := handlers.NewRegistry()
+			ran := newCounter()
+			reg.HandleFunc(class, func(_ context.Context, j *handlers.Job) error { ran.add(j); return nil },
+				handlers.ShouldBeUniqueUntilProcessing(handlers.UniqueIDProperty("productId")),
+				handlers.WithoutOverlapping(handlers.KeyString("x"), opts...))
+			cfg := mwConfig(1)
+			cfg.LaravelVersion = c.version
+			w, _ := newTestWorker(t, q, reg, cfg, nil)
+			runWorker(t, w, 30*time.Second)
+			if ran.total() != 0 {
+				t.Fatal("the job ran without the overlap lock")
+			}
+			if held := lockHeld(t, q, uniqueKey); held == c.released {
+				t.Errorf("unique lock held after the run: %v; want %v", held, !c.released)
+			}
+		})
+	}
+}
+
+// TestOverlapLockKeptWhileAnAbandonedHandlerRuns: a handler that ignores
+// its timeout's cancellation still runs after the job is decided; its
+// overlap lock stays (until it expires) so no other job of the key runs
+// beside it. A handler that returns at its timeout gives the lock back.
+func TestOverlapLockKeptWhileAnAbandonedHandlerRuns(t *testing.T) {
+	for _, ignores := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ignores cancellation %v", ignores), func(t *testing.T) {
+			q := lockEnv(t, "sqlite")
+			g := newGate(t)
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(mwClass, func(ctx context.Context, job *handlers.Job) error {
+				if ignores {
+					g.wait()
+					return nil
+				}
+				<-ctx.Done()
+				return ctx.Err()
+			}, handlers.WithoutOverlapping(handlers.KeyProperty("podcastId"), handlers.ExpireAfter(time.Minute)))
+			pushSync(t, q, 7, nil)
+			cfg := mwConfig(1)
+			cfg.Once, cfg.Timeout, cfg.Abandon = true, 300*time.Millisecond, 200*time.Millisecond
+			w, _ := newTestWorker(t, q, reg, cfg, nil)
+			runWorker(t, w, 30*time.Second)
+			if held := lockHeld(t, q, `laravel-queue-overlap:App\Jobs\Sync:7`); held != ignores {
+				t.Errorf("lock held after the timeout: %v; want %v", held, ignores)
+			}
+			g.open()
+		})
+	}
+}
