@@ -93,7 +93,7 @@ func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
 			t.Errorf("failed row %+v", f)
 		}
 		mustContain(t, "exception", f.Exception, "smtp is down in ", "\nStack trace:\n#0 ", "worker_test.go", "\n#1 {main}")
-		if !strings.HasPrefix(f.Exception, `Go\*errors.errorString: smtp is down in `) {
+		if !strings.HasPrefix(f.Exception, `LaraWorker\GoException: smtp is down in `) {
 			t.Errorf("exception does not read like PHP's: %q", f.Exception)
 		}
 	})
@@ -256,7 +256,7 @@ func TestHandlerDecisions(t *testing.T) {
 		for _, f := range failedRows(t, q) {
 			failed[f.UUID] = f.Exception
 		}
-		if !strings.HasPrefix(failed[failedNow], `Go\*errors.errorString: card declined in `) {
+		if !strings.HasPrefix(failed[failedNow], `LaraWorker\GoException: card declined in `) {
 			t.Errorf("Fail(err) with tries left must fail now: %q", failed[failedNow])
 		}
 		if !strings.HasPrefix(failed[manual], `Illuminate\Queue\ManuallyFailedException in `) {
