@@ -18,6 +18,9 @@ func (w *Worker) settle(r *running, p *payload.Payload, out outcome) bool {
 	if !ok {
 		return false
 	}
+	if w.cfg.Ran != nil {
+		w.cfg.Ran(row, r.started, w.now().Sub(r.started))
+	}
 	switch out.verdict {
 	case verdictDelete:
 		w.succeed(row, p, out)
@@ -126,6 +129,9 @@ func (w *Worker) releaseAbandoned() {
 			p, err := payload.Parse(row.Payload) // parsed before its handler ran
 			if err != nil {
 				p = nil
+			}
+			if w.cfg.Ran != nil {
+				w.cfg.Ran(row, r.started, w.now().Sub(r.started))
 			}
 			w.interrupted(row, p, true)
 			w.cfg.Metrics.jobDone(row.Queue, w.metricsClass(p), "interrupted", time.Since(r.started))
