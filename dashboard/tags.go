@@ -71,9 +71,12 @@ func tagsOf(raw []byte) []string {
 
 // tagSet holds the tags of a cache's rows: each distinct tag once,
 // counted by the rows holding it and freed with the last one, and per row
-// the ids of its tags. Only rows with tags take room.
+// its tags: the tag's number for a row with one tag (most jobs hold one
+// model), else a list's. Only rows with tags take room.
 type tagSet struct {
-	byRow map[int64][]uint32
+	byRow map[int64]uint32 // a tag, or listBit | a list
+	lists [][]uint32
+	freeL []uint32
 	names []string
 	index map[string]uint32
 	refs  []int32
@@ -82,17 +85,29 @@ type tagSet struct {
 	dropped int64
 }
 
+// listBit marks a byRow value that numbers a list of tags.
+const listBit = 1 << 31
+
 func newTagSet() *tagSet {
-	return &tagSet{byRow: map[int64][]uint32{}, index: map[string]uint32{}}
+	return &tagSet{byRow: map[int64]uint32{}, index: map[string]uint32{}}
+}
+
+// ids are row id's tag numbers.
+func (t *tagSet) ids(id int64) []uint32 {
+	v, ok := t.byRow[id]
+	switch {
+	case !ok:
+		return nil
+	case v&listBit != 0:
+		return t.lists[v&^listBit]
+	}
+	return []uint32{v}
 }
 
 // set gives row id its tags, replacing what it had.
 func (t *tagSet) set(id int64, tags []string) {
 	t.drop(id)
-	if len(tags) == 0 {
-		return
-	}
-	ids := make([]uint32, 0, len(tags))
+	var ids []uint32
 	for _, tag := range tags {
 		n, ok := t.intern(tag)
 		if !ok {
@@ -101,8 +116,20 @@ func (t *tagSet) set(id int64, tags []string) {
 		}
 		ids = append(ids, n)
 	}
-	if len(ids) > 0 {
-		t.byRow[id] = ids
+	switch len(ids) {
+	case 0:
+	case 1:
+		t.byRow[id] = ids[0]
+	default:
+		var l uint32
+		if n := len(t.freeL); n > 0 {
+			l, t.freeL = t.freeL[n-1], t.freeL[:n-1]
+			t.lists[l] = ids
+		} else {
+			l = uint32(len(t.lists))
+			t.lists = append(t.lists, ids)
+		}
+		t.byRow[id] = listBit | l
 	}
 }
 
@@ -129,9 +156,13 @@ func (t *tagSet) intern(tag string) (uint32, bool) {
 
 // drop forgets row id's tags, freeing those no other row holds.
 func (t *tagSet) drop(id int64) {
-	ids, ok := t.byRow[id]
-	if !ok {
+	ids := t.ids(id)
+	if ids == nil {
 		return
+	}
+	if v := t.byRow[id]; v&listBit != 0 {
+		t.lists[v&^listBit] = nil
+		t.freeL = append(t.freeL, v&^listBit)
 	}
 	delete(t.byRow, id)
 	for _, n := range ids {
@@ -145,7 +176,7 @@ func (t *tagSet) drop(id int64) {
 
 // of lists row id's tags.
 func (t *tagSet) of(id int64) []string {
-	ids := t.byRow[id]
+	ids := t.ids(id)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -163,8 +194,8 @@ func (t *tagSet) rowsWith(tag string) []int64 {
 		return nil
 	}
 	var out []int64
-	for id, ids := range t.byRow {
-		if slices.Contains(ids, n) {
+	for id, v := range t.byRow {
+		if v == n || v&listBit != 0 && slices.Contains(t.lists[v&^listBit], n) {
 			out = append(out, id)
 		}
 	}
