@@ -61,7 +61,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, v *view) (string,
 		row.RunP50, row.RunP99 = quantile(c.Run, 0.5), quantile(c.Run, 0.99)
 		row.WaitP50, row.WaitP99 = quantile(c.Wait, 0.5), quantile(c.Wait, 0.99)
 		if row.Timed > 0 {
-			row.RunMean = shortDuration(c.Run.Mean())
+			// The total is of whole milliseconds: a mean under one is noise.
+			row.RunMean = shortDuration(c.Run.Mean().Round(time.Millisecond))
 		}
 		d.Untimed = d.Untimed || !c.Timed
 		d.Rows = append(d.Rows, row)
@@ -86,11 +87,12 @@ func quantile(h fleet.Histogram, q float64) string {
 }
 
 // shortDuration writes a duration the way the buckets are named: 2.5ms,
-// 250ms, 1s, 2m, 1h.
+// 250ms, 1s, 2m, 1h. Runtimes are stored in whole milliseconds: less is
+// "< 1ms".
 func shortDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
+		return "< 1ms"
 	case d < time.Second:
 		return d.Round(100 * time.Microsecond).String()
 	case d < time.Minute:
