@@ -93,7 +93,36 @@ type AppInfo struct {
 	Warnings []string
 	// Bridge is config('laraworker') when the bridge is installed.
 	Bridge *BridgeConfig
+	// RedisQueue is what the served queue connection is served from when
+	// its driver is "redis"; nil otherwise, or when the config files do
+	// not say it in a way Go evaluates.
+	RedisQueue *RedisQueueConfig
 }
+
+// RedisQueueConfig is the app's configuration of a queue connection with
+// driver "redis", as config() returns it (decoded from JSON), for package
+// redisstore.
+type RedisQueueConfig struct {
+	// Queue is config('queue.connections.<connection>').
+	Queue map[string]any
+	// Redis is config('database.redis'), the Redis connections.
+	Redis RedisArrays
+	// CacheStore is config('cache.stores.<cache.default>').
+	CacheStore map[string]any
+	// Horizon: laravel/horizon is installed (its connector reads the
+	// connection's config).
+	Horizon bool
+}
+
+// RedisArrays is config('database.redis'). It holds the connections'
+// passwords: every printing and marshalling path redacts it; pass
+// map[string]any(r) to what connects.
+type RedisArrays map[string]any
+
+func (RedisArrays) String() string                 { return "[redis connections redacted]" }
+func (r RedisArrays) GoString() string             { return r.String() }
+func (r RedisArrays) Format(f fmt.State, _ rune)   { fmt.Fprint(f, r.String()) }
+func (r RedisArrays) MarshalJSON() ([]byte, error) { return json.Marshal(r.String()) }
 
 // BridgeConfig is the bridge's config/laraworker.php as the app resolves it.
 type BridgeConfig struct {
@@ -277,8 +306,13 @@ type appAnswer struct {
 	App struct {
 		Name, Timezone, Cipher *string
 	} `json:"app"`
-	Redis  answerRedis   `json:"redis"`
-	Bridge *BridgeConfig `json:"bridge"`
+	Redis      answerRedis   `json:"redis"`
+	Bridge     *BridgeConfig `json:"bridge"`
+	RedisQueue *struct {
+		Queue      map[string]any `json:"queue"`
+		CacheStore map[string]any `json:"cache_store"`
+		Horizon    bool           `json:"horizon"`
+	} `json:"redis_queue"`
 }
 
 // answerRedis is the redis connection the cache store locks on.
@@ -312,6 +346,9 @@ type appSecrets struct {
 	AppKey          *string  `json:"app_key"`
 	AppPreviousKeys []string `json:"app_previous_keys"`
 	RedisPassword   *string  `json:"redis_password"`
+	// RedisConfig is config('database.redis') for a redis queue
+	// connection.
+	RedisConfig map[string]any `json:"redis_config"`
 }
 
 // runReadConfig runs read-config.php with the app's PHP. The secrets come
@@ -435,6 +472,9 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 	info.Bridge = a.Bridge
 	if a.Queue.Driver != nil {
 		info.QueueDriver = *a.Queue.Driver
+	}
+	if r := a.RedisQueue; r != nil {
+		info.RedisQueue = &RedisQueueConfig{Queue: r.Queue, Redis: sec.RedisConfig, CacheStore: r.CacheStore, Horizon: r.Horizon}
 	}
 	prefix := deref(a.DB.Prefix)
 	v["DB_TABLE_PREFIX"] = prefix

@@ -207,13 +207,21 @@ func (f *appFiles) apply(values map[string]string, connection string) {
 	if f.cached != nil {
 		f.applyCachedSecrets(values)
 	}
-	f.applyCache(values, modern, prefix)
+	store := f.applyCache(values, modern, prefix)
+	if info.QueueDriver == "redis" {
+		f.redisQueueFromFiles(store)
+	}
 }
 
 // queueDB is the queue connection's database connection name ("" when the
-// files do not say).
+// files do not say): for a redis queue connection, whose "connection"
+// names a Redis connection, queue.failed's database.
 func (f *appFiles) queueDB() string {
-	db, _ := f.str("queue.connections." + f.info.Connection + ".connection")
+	key := "queue.connections." + f.info.Connection + ".connection"
+	if f.info.QueueDriver == "redis" {
+		key = "queue.failed.database"
+	}
+	db, _ := f.str(key)
 	if db == "" {
 		db, _ = f.str("database.default")
 	}
@@ -258,8 +266,9 @@ func (f *appFiles) applyCachedSecrets(values map[string]string) {
 	}
 }
 
-// applyCache decides the cache store, table and prefix.
-func (f *appFiles) applyCache(values map[string]string, modern bool, prefix string) {
+// applyCache decides the cache store, table and prefix, and returns the
+// store's name.
+func (f *appFiles) applyCache(values map[string]string, modern bool, prefix string) string {
 	info := f.info
 	store, ok := f.str("cache.default")
 	if !ok {
@@ -287,27 +296,28 @@ func (f *appFiles) applyCache(values map[string]string, modern bool, prefix stri
 	}
 	if v, ok := f.str("cache.stores." + store + ".prefix"); ok {
 		values["CACHE_PREFIX"] = v
-		return
+		return store
 	}
 	if v, ok := f.str("cache.prefix"); ok {
 		values["CACHE_PREFIX"] = v
-		return
+		return store
 	}
 	if _, set := f.env("CACHE_PREFIX"); set {
 		values["CACHE_PREFIX"] = f.env2("CACHE_PREFIX")
-		return
+		return store
 	}
 	if info.Version == "" {
-		return // configFromValues' guess from CACHE_STORE/CACHE_DRIVER
+		return store // configFromValues' guess from CACHE_STORE/CACHE_DRIVER
 	}
 	name := orDefault(f.env2("APP_NAME"), "laravel")
 	guess, ok := skeletonCachePrefix(info.Version, name)
 	if !ok {
 		info.Warnings = append(info.Warnings, "APP_NAME is not ASCII: the skeleton's cache prefix (Str::slug) cannot be computed without php; set CACHE_PREFIX")
-		return
+		return store
 	}
 	values["CACHE_PREFIX"] = guess
 	info.Guessed = append(info.Guessed, "cache.prefix")
+	return store
 }
 
 // skeletonCachePrefix is the default cache prefix of the laravel/laravel

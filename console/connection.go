@@ -68,6 +68,9 @@ type queueDatabase struct {
 type connectionOptions struct {
 	// exact is --laravel-exact (see connection.exact).
 	exact bool
+	// log receives what the store itself reports (the Redis store: jobs
+	// it leaves at the head of a queue).
+	log zerolog.Logger
 }
 
 // Drivers of Laravel queue connections (config/queue.php).
@@ -84,8 +87,7 @@ func openConnection(ctx context.Context, cfg appconfig.Config, info appconfig.Ap
 	var err error
 	switch driver {
 	case driverRedis:
-		return nil, fmt.Errorf("queue connection %q (%s) has driver redis: laraworker does not serve Redis queues yet; %s",
-			name, orString(info.ConnectionFrom, "--connection"), databaseConnectionHint(info))
+		conn, err = openRedisConnection(ctx, name, cfg, info, opts)
 	default:
 		// database, and the drivers no Go store serves (sync, sqs...):
 		// logAppConfig has warned that PHP does not push to the tables,

@@ -3,12 +3,14 @@ package console
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/internal/testredis"
 	"github.com/rs/zerolog"
 )
 
@@ -36,9 +38,29 @@ func TestOpenConnectionByDriver(t *testing.T) {
 	info := appconfig.AppInfo{Connection: "redis", ConnectionFrom: "queue.default",
 		QueueConnections: map[string]string{"redis": "redis", "database": "database"}}
 	_, err := openConnection(ctx, cfg, info, connectionOptions{})
-	if err == nil || !strings.Contains(err.Error(), `queue connection "redis" (queue.default) has driver redis`) ||
-		!strings.Contains(err.Error(), "not serve Redis queues yet") || !strings.Contains(err.Error(), "--connection database") {
+	if err == nil || !strings.Contains(err.Error(), `queue connection "redis" has driver redis, but its configuration was not read`) {
+		t.Fatalf("redis connection without its config: %v", err)
+	}
+	srv := testredis.Start(t)
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	info.RedisQueue = &appconfig.RedisQueueConfig{
+		Queue: map[string]any{"driver": "redis", "connection": "default", "queue": "default", "retry_after": 90.0},
+		Redis: appconfig.RedisArrays{"client": "phpredis", "default": map[string]any{"host": host, "port": port}},
+	}
+	info.Version = "8.83.27"
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{})
+	if err != nil {
 		t.Fatalf("redis connection: %v", err)
+	}
+	defer conn.Close()
+	if conn.driver != driverRedis || conn.admin == nil || conn.failed == nil || conn.sql == nil || conn.classes == nil {
+		t.Errorf("redis: driver %s, capabilities %+v", conn.driver, conn)
+	}
+	if err := conn.ping(ctx); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	if _, err := conn.database("the dashboard"); err != nil || conn.sql.tables.Jobs != "" {
+		t.Errorf("the redis connection's database: %v, tables %+v", err, conn.sql.tables)
 	}
 }
 
@@ -65,35 +87,70 @@ func TestExactModeIsOneValue(t *testing.T) {
 	}
 }
 
-// TestCommandsRefuseARedisConnection: every command that opens the queue
-// names the redis connection it cannot serve yet, and exits 1.
-func TestCommandsRefuseARedisConnection(t *testing.T) {
+// TestCommandsServeARedisConnection: with QUEUE_CONNECTION=redis the
+// commands open the app's Redis queue (read here from the config files,
+// without PHP): push puts a job on Redis as dispatch() would, size counts
+// it, work runs it, failed reads failed_jobs in the app's database; and a
+// redis connection whose config Go cannot read is refused by name.
+func TestCommandsServeARedisConnection(t *testing.T) {
+	srv := testredis.Start(t)
+	host, port, _ := net.SplitHostPort(srv.Addr)
 	dir := t.TempDir()
-	for name, content := range map[string]string{
+	files := map[string]string{
 		"artisan": "<?php\n",
-		".env":    "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nQUEUE_CONNECTION=redis\n",
+		".env":    "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nQUEUE_CONNECTION=redis\nREDIS_HOST=" + host + "\nREDIS_PORT=" + port + "\n",
 		"config/queue.php": `<?php
 return ['default' => env('QUEUE_CONNECTION', 'database'), 'connections' => [
-    'redis' => ['driver' => 'redis', 'queue' => 'default'],
+    'redis' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90, 'block_for' => null],
     'database' => ['driver' => 'database', 'table' => 'jobs'],
 ]];
 `,
-	} {
+		"composer.lock": `{"packages":[{"name":"laravel/framework","version":"v8.83.27"}]}`,
+	}
+	for name, content := range files {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"size"}, {"failed"}, {"tables"}, {"work", "--route", `App\Jobs\A=noop`, "--stop-when-empty", "--log-format", "json"}} {
+	run := func(args ...string) (string, string, int) {
 		var out, errOut bytes.Buffer
 		app := testApp()
 		app.Writer, app.ErrWriter = &out, &errOut
 		code := Run(app, append(append([]string{"laraworker"}, args...), "--app", dir, "--php", "off"))
-		if code != 1 || !strings.Contains(errOut.String(), `has driver redis: laraworker does not serve Redis queues yet; serve one with --connection database`) {
-			t.Errorf("%v: exit %d, stderr %s", args, code, errOut.String())
-		}
+		return out.String(), errOut.String(), code
 	}
-	if _, err := os.Stat(filepath.Join(dir, "db.sqlite")); err == nil {
-		t.Error("a command created the database of a connection it does not serve")
+	// config/database.php is missing: the Redis connections are unknown.
+	if _, errOut, code := run("size"); code != 1 || !strings.Contains(errOut, `has driver redis, but its configuration was not read`) {
+		t.Fatalf("size without config/database.php: exit %d, %s", code, errOut)
+	}
+	os.WriteFile(filepath.Join(dir, "config", "database.php"), []byte(`<?php
+return ['default' => 'sqlite', 'connections' => ['sqlite' => ['driver' => 'sqlite', 'database' => env('DB_DATABASE')]],
+    'redis' => ['client' => 'phpredis', 'options' => ['prefix' => 'app_database_'],
+        'default' => ['host' => env('REDIS_HOST'), 'port' => env('REDIS_PORT'), 'database' => '0']]];
+`), 0o644)
+	if out, errOut, code := run("tables"); code != 0 {
+		t.Fatalf("tables: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, errOut, code := run("push", `App\Jobs\A`); code != 0 || !strings.Contains(out, "Pushed job [") {
+		t.Fatalf("push: exit %d\n%s\n%s", code, out, errOut)
+	}
+	ctx := context.Background()
+	listed, err := srv.Client(t).LRange(ctx, "app_database_queues:default", 0, -1).Result()
+	if err != nil || len(listed) != 1 || !strings.Contains(listed[0], `"attempts":0`) {
+		t.Fatalf("the pushed job in Redis: %q %v", listed, err)
+	}
+	if out, errOut, code := run("size"); code != 0 || !strings.Contains(out, "default") {
+		t.Fatalf("size: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code := run("work", "--route", `App\Jobs\A=noop`, "--stop-when-empty", "--log-format", "json", "--heartbeat=false")
+	if code != 0 || !strings.Contains(errOut+out, `"done":1`) {
+		t.Fatalf("work: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n, _ := srv.Client(t).Exists(ctx, "app_database_queues:default", "app_database_queues:default:reserved").Result(); n != 0 {
+		t.Fatal("the job is still in Redis")
+	}
+	if out, errOut, code := run("failed"); code != 0 {
+		t.Fatalf("failed: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

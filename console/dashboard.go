@@ -96,6 +96,9 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 	if err != nil {
 		return nil, err
 	}
+	if own.tables.Jobs == "" {
+		return nil, conn.lacks("jobs table for the dashboard, which does not show Redis queues yet")
+	}
 	auth, err := dashboard.LoadAuth(os.Environ())
 	if err != nil {
 		return nil, err

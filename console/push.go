@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -116,7 +117,7 @@ func runPush(c *cli.Context, args []string) error {
 	if queue == "" {
 		queue = s.cfg.DefaultQueue
 	}
-	id, err := s.q.Push(c.Context, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
+	id, err := pushWithID(c.Context, s.q.Admin, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
 	if err != nil {
 		return s.fail(err)
 	}
@@ -127,8 +128,23 @@ func runPush(c *cli.Context, args []string) error {
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": req.command.Class})
 	}
-	say(c, "Pushed job [%d] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
+	say(c, "Pushed job [%v] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
 	return nil
+}
+
+// idPusher is a store whose job ids are not numbers (Redis's are the
+// payload's "id"): it names the job it pushed by its own id.
+type idPusher interface {
+	PushID(ctx context.Context, item jobqueue.PushItem) (string, error)
+}
+
+// pushWithID pushes item and returns the new job's id: a number for the
+// database queue, a string for the Redis one.
+func pushWithID(ctx context.Context, admin jobqueue.Admin, item jobqueue.PushItem) (any, error) {
+	if p, ok := admin.(idPusher); ok {
+		return p.PushID(ctx, item)
+	}
+	return admin.Push(ctx, item)
 }
 
 // pushRequest is everything push needs besides the database.

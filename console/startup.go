@@ -35,8 +35,9 @@ func logAppConfig(log zerolog.Logger, cfg appconfig.Config, info appconfig.AppIn
 	}
 }
 
-// queueDriverWarning: the served queue connection must be a database one,
-// or PHP pushes its jobs elsewhere and Go waits on an empty table.
+// queueDriverWarning: the served queue connection must be a database or
+// a redis one, or PHP pushes its jobs elsewhere and Go waits on an empty
+// table.
 func queueDriverWarning(info appconfig.AppInfo) string {
 	if info.QueueConnections == nil || info.Connection == "" {
 		return ""
@@ -55,25 +56,25 @@ func queueDriverWarning(info appconfig.AppInfo) string {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return msg
-	case driver != "database":
-		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database: PHP does not push its jobs to the jobs table; %s",
+	case driver != driverDatabase && driver != driverRedis:
+		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database or redis: PHP does not push its jobs to the jobs table; %s",
 			info.Connection, info.ConnectionFrom, driver, hint)
 	}
 	return ""
 }
 
 // databaseConnectionHint names the app's queue connections with the
-// database driver, which laraworker serves.
+// database or redis driver, which laraworker serves.
 func databaseConnectionHint(info appconfig.AppInfo) string {
 	var dbConns []string
 	for name, d := range info.QueueConnections {
-		if d == "database" {
+		if d == driverDatabase || d == driverRedis {
 			dbConns = append(dbConns, name)
 		}
 	}
 	sort.Strings(dbConns)
 	if len(dbConns) == 0 {
-		return "no queue connection of the app has the database driver"
+		return "no queue connection of the app has the database or redis driver"
 	}
 	return "serve one with --connection " + strings.Join(dbConns, " or --connection ")
 }

@@ -206,7 +206,7 @@ return [
 ];
 `), 0o644)
 	out, code := runWorkCLI(t, "--app", dir, "--php", "off", "--route", `App\Jobs\A=noop`, "--stop-when-empty")
-	line := lineWith(out, `has driver \"sync\", not database`)
+	line := lineWith(out, `has driver \"sync\", not database or redis`)
 	if code != 0 || line == "" || !strings.Contains(line, "--connection database") || !strings.Contains(line, "queue.default") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}

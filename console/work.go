@@ -76,7 +76,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	logAppConfig(f.log, cfg, info)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact})
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

@@ -146,6 +146,22 @@ func (q *Queue) failedAtString(t time.Time) string { return t.In(q.loc).Format(t
 // forgotten, in that order, each in its own transaction. Jobs of another
 // queue connection than ours are reported as errors, not pushed.
 func (q *Queue) Retry(ctx context.Context, ids []string, hook jobqueue.RetryHook) ([]jobqueue.RetryResult, error) {
+	return q.RetryTo(ctx, ids, hook, q.pushFailed)
+}
+
+// RetryPusher puts a failed job's payload (as the retry hook left it)
+// back on its queue, as queue:retry's pushRaw on the job's connection
+// does, and returns the new job's id (0 where ids are not numbers).
+type RetryPusher func(ctx context.Context, f jobqueue.FailedJob, payload []byte) (int64, error)
+
+// pushFailed is Retry's pusher: a jobs row on this database.
+func (q *Queue) pushFailed(ctx context.Context, f jobqueue.FailedJob, payload []byte) (int64, error) {
+	return q.Push(ctx, jobqueue.PushItem{Queue: f.Queue, Payload: payload})
+}
+
+// RetryTo is Retry with the failed jobs pushed by push: a store whose
+// jobs live elsewhere (Laravel's Redis queue) keeps its failed jobs here.
+func (q *Queue) RetryTo(ctx context.Context, ids []string, hook jobqueue.RetryHook, push RetryPusher) ([]jobqueue.RetryResult, error) {
 	var out []jobqueue.RetryResult
 	for _, id := range ids {
 		f, err := q.FindFailed(ctx, id)
@@ -156,7 +172,7 @@ func (q *Queue) Retry(ctx context.Context, ids []string, hook jobqueue.RetryHook
 			}
 			return out, err
 		}
-		out = append(out, q.retryOne(ctx, f, hook))
+		out = append(out, q.retryOne(ctx, f, hook, push))
 	}
 	return out, nil
 }
@@ -164,18 +180,23 @@ func (q *Queue) Retry(ctx context.Context, ids []string, hook jobqueue.RetryHook
 // RetryAll is `queue:retry all`, or `queue:retry --queue=name` when queue
 // is non-empty.
 func (q *Queue) RetryAll(ctx context.Context, queue string, hook jobqueue.RetryHook) ([]jobqueue.RetryResult, error) {
+	return q.RetryAllTo(ctx, queue, hook, q.pushFailed)
+}
+
+// RetryAllTo is RetryAll with the failed jobs pushed by push.
+func (q *Queue) RetryAllTo(ctx context.Context, queue string, hook jobqueue.RetryHook, push RetryPusher) ([]jobqueue.RetryResult, error) {
 	failed, err := q.ListFailed(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]jobqueue.RetryResult, 0, len(failed))
 	for _, f := range failed {
-		out = append(out, q.retryOne(ctx, f, hook))
+		out = append(out, q.retryOne(ctx, f, hook, push))
 	}
 	return out, nil
 }
 
-func (q *Queue) retryOne(ctx context.Context, f jobqueue.FailedJob, hook jobqueue.RetryHook) jobqueue.RetryResult {
+func (q *Queue) retryOne(ctx context.Context, f jobqueue.FailedJob, hook jobqueue.RetryHook, push RetryPusher) jobqueue.RetryResult {
 	r := jobqueue.RetryResult{Failed: f}
 	if f.Connection != q.cfg.ConnectionName {
 		r.Err = fmt.Errorf("dbqueue: failed job %s belongs to queue connection %q, not %q", f.UUID, f.Connection, q.cfg.ConnectionName)
@@ -190,14 +211,14 @@ func (q *Queue) retryOne(ctx context.Context, f jobqueue.FailedJob, hook jobqueu
 		}
 		payload = p
 	}
-	id, err := q.Push(ctx, jobqueue.PushItem{Queue: f.Queue, Payload: payload})
+	id, err := push(ctx, f, payload)
 	if err != nil {
 		r.Err = err
 		return r
 	}
 	r.NewID = id
 	if _, err := q.db.ExecContext(ctx, q.st.forgetFailed(), f.ID); err != nil {
-		r.Err = fmt.Errorf("dbqueue: pushed %s as job %d but could not forget it: %w", f.UUID, id, err)
+		r.Err = fmt.Errorf("dbqueue: pushed %s again but could not forget it: %w", f.UUID, err)
 	}
 	return r
 }

@@ -248,12 +248,7 @@ func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, excepti
 			return err
 		}
 		var err error
-		stored, err = q.freeFailedUUID(ctx, tx, uuid)
-		if err != nil {
-			return err
-		}
-		failedAt := q.now().In(q.loc).Format(time.DateTime)
-		if _, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, job.Queue, payloadArg(job.Payload), exception, failedAt); err != nil {
+		if stored, err = q.insertFailedTx(ctx, tx, job.Queue, job.Payload, uuid, exception); err != nil {
 			return err
 		}
 		if batch != nil {
@@ -262,6 +257,45 @@ func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, excepti
 		return nil
 	})
 	return stored, err
+}
+
+// insertFailedTx writes the failed_jobs row under uuid, or the first
+// "<uuid>-<n>" free, and returns the uuid it used.
+func (q *Queue) insertFailedTx(ctx context.Context, tx *sql.Tx, queue string, payload []byte, uuid, exception string) (string, error) {
+	stored, err := q.freeFailedUUID(ctx, tx, uuid)
+	if err != nil {
+		return "", err
+	}
+	failedAt := q.now().In(q.loc).Format(time.DateTime)
+	_, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, queue, payloadArg(payload), exception, failedAt)
+	return stored, err
+}
+
+// RecordFailed writes the failed_jobs row of a job that lives in another
+// store (Laravel's Redis queue: the failed job provider's log(), which
+// queue:work's JobFailed listener calls), under the connection name the
+// queue was opened with. uuid and exception are taken as Fail takes them
+// ("<uuid>-<n>" when the uuid is in failed_jobs already; invalid UTF-8
+// replaced). It returns the uuid stored; with an error it still returns
+// the uuid the last try meant to store, since a commit whose answer was
+// lost may have stored it (look it up before writing the row again).
+func (q *Queue) RecordFailed(ctx context.Context, queue string, payload []byte, uuid, exception string) (string, error) {
+	if uuid == "" {
+		return "", jobqueue.ErrNoUUID
+	}
+	exception = utf8OrQuestionMarks(exception)
+	var stored string
+	var err error
+	for try := 0; ; try++ {
+		err = q.inTx(ctx, func(tx *sql.Tx, _ int) error {
+			var err error
+			stored, err = q.insertFailedTx(ctx, tx, queue, payload, uuid, exception)
+			return err
+		})
+		if err == nil || try >= 3 || !q.d.IsUniqueViolation(err) {
+			return stored, err
+		}
+	}
 }
 
 // Unreserve gives a claimed job back as it was before the claim: attempts

@@ -3,12 +3,33 @@ package dbqueue
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/laraworker/laraworker/sqldb"
 )
 
 // CreateTables creates jobs, failed_jobs and job_batches in the shapes of
 // Laravel's own migrations for this engine, skipping any that exist.
 func (q *Queue) CreateTables(ctx context.Context) error {
 	for _, stmt := range q.d.CreateTables(q.st.t) {
+		if _, err := q.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("dbqueue: creating queue tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// CreateOutcomeTables creates failed_jobs and job_batches alone, skipping
+// any that exists: the tables a queue whose jobs live elsewhere (Laravel's
+// Redis queue) keeps in the database. The engine's statements are those of
+// CreateTables, less those of the jobs table (each names its table, quoted
+// whole, so the jobs table's name is never part of another's).
+func (q *Queue) CreateOutcomeTables(ctx context.Context) error {
+	jobs := q.d.Quote(sqldb.LastPart(q.st.t.Jobs))
+	for _, stmt := range q.d.CreateTables(q.st.t) {
+		if strings.Contains(stmt, jobs) {
+			continue
+		}
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("dbqueue: creating queue tables: %w", err)
 		}

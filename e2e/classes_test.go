@@ -26,6 +26,12 @@ var (
 
 func (s *suite) classworker(t *testing.T, extraEnv []string, args ...string) string {
 	t.Helper()
+	return s.run(t, s.classworkerCmd(t, extraEnv, args...))
+}
+
+// classworkerCmd is classworker's `work` command, not started.
+func (s *suite) classworkerCmd(t *testing.T, extraEnv []string, args ...string) *exec.Cmd {
+	t.Helper()
 	classworkerOnce.Do(func() {
 		root, err := repoRoot()
 		if err != nil {
@@ -41,7 +47,7 @@ func (s *suite) classworker(t *testing.T, extraEnv []string, args ...string) str
 	cmd := exec.Command(classworkerBin, append([]string{"work", "--sleep", "0.2", "--laravel-version", "8.83"}, args...)...)
 	cmd.Dir = s.app
 	cmd.Env = s.env(append([]string{"LARAWORKER_E2E_RECORDER=" + s.recorder}, extraEnv...)...)
-	return s.run(t, cmd)
+	return cmd
 }
 
 // lockCount counts the unique-job locks PHP holds in cache_locks.

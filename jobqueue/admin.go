@@ -47,7 +47,8 @@ type Admin interface {
 	// class.
 	Move(ctx context.Context, from, to string, classes []string) (map[string]int64, error)
 	// Push adds a job as Queue::pushRaw / later() would and returns its
-	// id; PushMany adds several at once.
+	// id (0 where job ids are not numbers: Redis); PushMany adds several
+	// at once.
 	Push(ctx context.Context, item PushItem) (int64, error)
 	PushMany(ctx context.Context, items []PushItem) error
 }
@@ -73,7 +74,7 @@ type RetryHook func(payload []byte) ([]byte, error)
 // RetryResult reports what happened to one failed job.
 type RetryResult struct {
 	Failed FailedJob
-	NewID  int64 // id of the new job, 0 on error
+	NewID  int64 // id of the new job, 0 on error or where ids are not numbers (Redis)
 	Err    error
 }
 

@@ -14,7 +14,8 @@ type ClaimOptions struct {
 	// DisplayNames are).
 	ExcludeDisplayNames []string
 	// ExcludeIDs are jobs the caller gave back (Unreserve) and must not
-	// reserve again.
+	// reserve again. On a queue whose claims take the head of a list
+	// (Redis), a claim stops at such a job and leaves it in place.
 	ExcludeIDs []int64
 }
 

@@ -83,7 +83,12 @@ foreach ((array) $config->get('queue.connections') as $name => $settings) {
 }
 
 $qc = (array) $config->get("queue.connections.{$connection}", []);
-$dbName = laraworker_str($qc['connection'] ?? null) ?? laraworker_str($config->get('database.default'));
+// A redis queue connection's "connection" names a Redis connection: its
+// failed jobs and batches live in queue.failed's database.
+$isRedis = laraworker_str($qc['driver'] ?? null) === 'redis';
+$dbName = $isRedis
+    ? laraworker_str($config->get('queue.failed.database')) ?? laraworker_str($config->get('database.default'))
+    : laraworker_str($qc['connection'] ?? null) ?? laraworker_str($config->get('database.default'));
 
 // Laravel merges a connection's `url` into its settings when it connects.
 $db = (array) $config->get("database.connections.{$dbName}", []);
@@ -160,6 +165,13 @@ $answer = [
         'cipher' => laraworker_str($config->get('app.cipher')),
     ],
     'bridge' => null,
+    // What a redis queue connection is served from, as config() returns it
+    // (database.redis, which holds passwords, goes with the secrets).
+    'redis_queue' => $isRedis ? [
+        'queue' => $qc,
+        'cache_store' => $cache,
+        'horizon' => class_exists('Laravel\Horizon\Horizon'),
+    ] : null,
 ];
 
 if (is_array($bridge)) {
@@ -192,6 +204,7 @@ if ($secrets !== false) {
         'app_key' => laraworker_str($config->get('app.key')),
         'app_previous_keys' => array_values(array_filter(array_map('laraworker_str', is_array($previous) ? $previous : []))),
         'redis_password' => laraworker_str($redis['password'] ?? null),
+        'redis_config' => $isRedis ? $config->get('database.redis') : null,
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE));
     fclose($secrets);
 }

@@ -1,0 +1,110 @@
+package appconfig
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// This file reads, without PHP, what a queue connection with driver
+// "redis" is served from: the config arrays as config() would return
+// them, when every part of them is something Go evaluates.
+
+// redisQueueFromFiles fills info.RedisQueue from the config files (or
+// the cached config) for the served connection, or warns that they say it
+// in a way Go does not evaluate.
+func (f *appFiles) redisQueueFromFiles(store string) {
+	queue, ok1 := f.array("queue.connections." + f.info.Connection)
+	redis, ok2 := f.array("database.redis")
+	cacheStore, _ := f.array("cache.stores." + store)
+	if !ok1 || !ok2 {
+		f.info.Warnings = append(f.info.Warnings, "the redis queue connection's config (config/queue.php, config/database.php's redis) could not be read without php: run laraworker where the app's php is, or simplify those arrays")
+		return
+	}
+	_, err := os.Stat(filepath.Join(f.dir, "vendor", "laravel", "horizon"))
+	f.info.RedisQueue = &RedisQueueConfig{Queue: queue, Redis: redis, CacheStore: cacheStore, Horizon: err == nil}
+}
+
+// array evaluates the config array at a dotted key.
+func (f *appFiles) array(key string) (map[string]any, bool) {
+	path := strings.Split(key, ".")
+	var n *phpNode
+	if f.cached != nil {
+		n = f.cached.lookup(path...)
+	} else if root := f.file(path[0]); root != nil {
+		n = root.lookup(path[1:]...)
+	}
+	v, ok := n.toAny(f.env)
+	m, isMap := v.(map[string]any)
+	if list, isList := v.([]any); isList && len(list) == 0 {
+		m, isMap = map[string]any{}, true
+	}
+	return m, ok && isMap
+}
+
+// toAny is the value config() returns, as JSON decodes it: arrays with
+// keys 0..n-1 in order as []any, other arrays as map[string]any, numbers
+// as float64. ok is false when any part is not understood.
+func (n *phpNode) toAny(env phpEnv) (any, bool) {
+	if n == nil {
+		return nil, false
+	}
+	if n.kind != "array" {
+		v := n.eval(env)
+		switch v.Kind {
+		case kindNull:
+			return nil, true
+		case kindBool:
+			return v.Bool, true
+		case kindInt:
+			return float64(v.Int), true
+		case kindFloat:
+			f, err := strconv.ParseFloat(v.Str, 64)
+			return f, err == nil
+		case kindString:
+			return v.Str, true
+		}
+		return nil, false
+	}
+	keys := make([]string, 0, len(n.items))
+	values := map[string]any{}
+	next := int64(0)
+	for i, item := range n.items {
+		key := n.keys[i]
+		var name string
+		switch key.Kind {
+		case kindNull:
+			name = strconv.FormatInt(next, 10)
+			next++
+		case kindInt:
+			name = strconv.FormatInt(key.Int, 10)
+			next = max(next, key.Int+1)
+		case kindString:
+			name = key.Str
+			if k, err := strconv.ParseInt(name, 10, 64); err == nil && strconv.FormatInt(k, 10) == name {
+				next = max(next, k+1) // PHP makes "1" the integer key 1
+			}
+		default:
+			return nil, false
+		}
+		v, ok := item.toAny(env)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := values[name]; !dup {
+			keys = append(keys, name)
+		}
+		values[name] = v
+	}
+	for i, k := range keys {
+		if k != strconv.Itoa(i) {
+			return values, true
+		}
+	}
+	list := make([]any, len(keys))
+	for i, k := range keys {
+		list[i] = values[k]
+	}
+	return list, true
+}

@@ -1,0 +1,47 @@
+package console
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/redisstore"
+	"github.com/rs/zerolog"
+)
+
+// This file is the redis driver's constructor: the one place of the CLI
+// that names package redisstore.
+
+// openRedisConnection opens Laravel's Redis queue on the app's redis
+// queue connection, with its failed jobs, batches and laraworker's own
+// tables in the app's database.
+func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config, info appconfig.AppInfo, opts connectionOptions) (*connection, error) {
+	r := info.RedisQueue
+	if r == nil {
+		return nil, fmt.Errorf("queue connection %q has driver redis, but its configuration was not read (%s): it is read through the app's php, or from config files Go can evaluate", name, orString(info.Why, "no app folder"))
+	}
+	st, err := redisstore.Open(ctx, redisstore.App{
+		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
+		Version: info.Version, Horizon: r.Horizon, DB: cfg,
+	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact}, Logger: opts.log})
+	if err != nil {
+		return nil, err
+	}
+	conn := newConnection(cfg, st, opts)
+	db := st.Database()
+	qcfg := db.Config()
+	conn.sql = &queueDatabase{
+		db:    db.DB(),
+		fleet: fleet.On(db.DB(), db.Dialect(), qcfg.TablePrefix),
+		// The dashboard reads queues from a jobs table: there is none.
+		tables: dashboard.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
+			Location: qcfg.Location(), RetryAfter: st.RetryAfter()},
+	}
+	conn.ping = st.Ping
+	conn.close = st.Close
+	conn.claimPlan = func(context.Context, zerolog.Logger) (string, string) { return "", "redis" }
+	return conn, nil
+}

@@ -1,0 +1,106 @@
+package redisqueue
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/internal/testredis"
+)
+
+// TestPopNEqualsSinglePops: one script popping n jobs leaves the state n
+// of Laravel's pops (each after its two migration scripts) leave, and
+// returns the same jobs in the same order.
+func TestPopNEqualsSinglePops(t *testing.T) {
+	srv := server(t)
+	c := newClock()
+	one := openQueue(t, testConfig(srv.Addr, "one_"), c)
+	many := openQueue(t, testConfig(srv.Addr, "many_"), c)
+	ctx := ctxT(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 40 {
+		p := randomPayload(rng, i)
+		delay := time.Duration(rng.IntN(3)) * time.Second
+		for _, q := range []*Queue{one, many} {
+			var err error
+			if delay > 0 {
+				_, err = q.Later(ctx, "", p, delay)
+			} else {
+				_, err = q.Push(ctx, "", p)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.advance(time.Second)
+	for round, n := range []int{1, 5, 16, 64} {
+		res, err := many.Pop(ctx, "", PopOptions{Max: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			r, err := one.Pop(ctx, "", PopOptions{Exact: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Jobs) == 0 {
+				if i != len(res.Jobs) {
+					t.Fatalf("round %d: single pops found %d, PopN %d", round, i, len(res.Jobs))
+				}
+				break
+			}
+			if i >= len(res.Jobs) || res.Jobs[i].Reserved != r.Jobs[0].Reserved || string(res.Jobs[i].Payload) != string(r.Jobs[0].Payload) {
+				t.Fatalf("round %d: job %d differs", round, i)
+			}
+		}
+		if a, b := dump(t, srv.Client(t), "one_"), dump(t, srv.Client(t), "many_"); a != b {
+			t.Fatalf("round %d: states differ:\n%s\n%s", round, a, b)
+		}
+		c.advance(time.Second)
+	}
+}
+
+// BenchmarkPop compares popping 16 jobs as Laravel does (3 scripts per
+// job), with the one-script pop per job, and with one PopN(16), on a
+// private server.
+func BenchmarkPop(b *testing.B) {
+	addr := testredis.Start(b).Addr
+	for _, mode := range []struct {
+		name  string
+		exact bool
+		max   int
+	}{{"laravel-3-scripts", true, 1}, {"one-script", false, 1}, {"popN-16", false, 16}} {
+		b.Run(mode.name, func(b *testing.B) {
+			q, err := Open(context.Background(), testConfig(addr, fmt.Sprintf("bench_%s_", mode.name)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer q.Close()
+			ctx := context.Background()
+			p := payloadFor("u", "i", 0, "")
+			for b.Loop() {
+				b.StopTimer()
+				for range 16 {
+					if _, err := q.Push(ctx, "", p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				got := 0
+				for got < 16 {
+					res, err := q.Pop(ctx, "", PopOptions{Max: mode.max, Exact: mode.exact})
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += len(res.Jobs)
+				}
+				b.StopTimer()
+				q.Client().Del(ctx, q.Config().Keys("").Reserved)
+				b.StartTimer()
+			}
+		})
+	}
+}

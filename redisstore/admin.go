@@ -1,0 +1,215 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/redisqueue"
+)
+
+// Sizes counts the jobs of every queue that has any, found by a scan of
+// the connection's queue keys. A due delayed job counts as ready and an
+// expired reservation as expired: the next pop moves both to the list.
+func (s *Store) Sizes(ctx context.Context) ([]jobqueue.QueueSize, error) {
+	names, err := s.q.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobqueue.QueueSize, 0, len(names))
+	for _, name := range names {
+		c, err := s.q.Counts(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		size := jobqueue.QueueSize{
+			Queue:    name,
+			Ready:    c.Ready + c.DelayedDue,
+			Delayed:  c.Delayed - c.DelayedDue,
+			Reserved: c.Reserved - c.ReservedExpired,
+			Expired:  c.ReservedExpired,
+		}
+		if size.Total() > 0 {
+			out = append(out, size)
+		}
+	}
+	return out, nil
+}
+
+// Clear is queue:clear: the queue's keys deleted, running jobs'
+// reservations included.
+func (s *Store) Clear(ctx context.Context, queue string) (int64, error) {
+	return s.q.Clear(ctx, queue)
+}
+
+// MissingTables names the database tables the store writes (failed_jobs,
+// job_batches) that do not exist; a Redis queue has no jobs table.
+func (s *Store) MissingTables(ctx context.Context) ([]jobqueue.MissingTable, error) {
+	all, err := s.db.MissingTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []jobqueue.MissingTable
+	for _, t := range all {
+		if t.Role != "jobs" {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// CreateTables creates failed_jobs and job_batches in the app's database
+// if they are missing.
+func (s *Store) CreateTables(ctx context.Context) error { return s.db.CreateOutcomeTables(ctx) }
+
+// ClassesOnQueues counts the displayNames of the first limit waiting jobs
+// of the queues, in the order a pop finds them (each queue's list, then
+// its delayed set), and says how many it read.
+func (s *Store) ClassesOnQueues(ctx context.Context, queues []string, limit int) (map[string]int64, int64, error) {
+	classes := map[string]int64{}
+	var read int64
+	for _, queue := range queues {
+		k := s.q.Config().Keys(queue)
+		for _, get := range []func(n int64) ([]string, error){
+			func(n int64) ([]string, error) { return s.q.Client().LRange(ctx, k.Ready, 0, n-1).Result() },
+			func(n int64) ([]string, error) { return s.q.Client().ZRange(ctx, k.Delayed, 0, n-1).Result() },
+		} {
+			left := int64(limit) - read
+			if left <= 0 {
+				return classes, read, nil
+			}
+			jobs, err := get(left)
+			if err != nil {
+				return nil, read, err
+			}
+			for _, raw := range jobs {
+				classes[displayName(raw)]++
+			}
+			read += int64(len(jobs))
+		}
+	}
+	return classes, read, nil
+}
+
+// displayName is a payload's displayName ("" when it has none).
+func displayName(raw string) string {
+	var p struct {
+		DisplayName any `json:"displayName"`
+	}
+	_ = json.Unmarshal([]byte(raw), &p)
+	name, _ := p.DisplayName.(string)
+	return name
+}
+
+// CountClasses counts the jobs of each class on queue.
+func (s *Store) CountClasses(ctx context.Context, queue string, classes []string) ([]jobqueue.ClassCount, error) {
+	counts, err := s.q.CountClasses(ctx, queue, classes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobqueue.ClassCount, len(counts))
+	for i, c := range counts {
+		out[i] = jobqueue.ClassCount{Class: c.Class, Unreserved: c.Ready + c.Delayed, Reserved: c.Reserved}
+	}
+	return out, nil
+}
+
+// Move puts the ready and delayed jobs of classes on queue from onto
+// queue to, in one script, never touching a reserved one. On a cluster
+// both queues must share a slot.
+func (s *Store) Move(ctx context.Context, from, to string, classes []string) (map[string]int64, error) {
+	return s.q.Move(ctx, from, to, classes)
+}
+
+// Push adds a job as dispatch() would on this connection: a payload
+// built as for the database queue gets RedisQueue's "id" and "attempts"
+// (redisqueue.PreparePayload), then is pushed, or put in the delayed set
+// for a Delay. Redis ids are strings: it returns 0 (PushID returns the
+// id).
+func (s *Store) Push(ctx context.Context, item jobqueue.PushItem) (int64, error) {
+	_, err := s.PushID(ctx, item)
+	return 0, err
+}
+
+// PushID is Push, returning the job's id (the payload's "id").
+func (s *Store) PushID(ctx context.Context, item jobqueue.PushItem) (string, error) {
+	raw, id, err := redisqueue.PreparePayload(item.Payload)
+	if err != nil {
+		return "", err
+	}
+	if item.Delay > 0 {
+		_, err = s.q.Later(ctx, item.Queue, raw, item.Delay)
+	} else {
+		_, err = s.q.Push(ctx, item.Queue, raw)
+	}
+	return id, err
+}
+
+// PushMany adds several jobs as Push does, in MULTI transactions as
+// Laravel's bulk().
+func (s *Store) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
+	prepared := make([]jobqueue.PushItem, len(items))
+	for i, it := range items {
+		raw, _, err := redisqueue.PreparePayload(it.Payload)
+		if err != nil {
+			return err
+		}
+		prepared[i] = jobqueue.PushItem{Queue: it.Queue, Payload: raw, Delay: it.Delay}
+	}
+	return s.q.PushMany(ctx, prepared)
+}
+
+// ListFailed returns failed jobs newest first (queue:failed).
+func (s *Store) ListFailed(ctx context.Context, queue string) ([]jobqueue.FailedJob, error) {
+	return s.db.ListFailed(ctx, queue)
+}
+
+// FindFailed looks a failed job up by uuid or numeric id.
+func (s *Store) FindFailed(ctx context.Context, idOrUUID string) (jobqueue.FailedJob, error) {
+	return s.db.FindFailed(ctx, idOrUUID)
+}
+
+// Forget deletes one failed job (queue:forget).
+func (s *Store) Forget(ctx context.Context, idOrUUID string) (bool, error) {
+	return s.db.Forget(ctx, idOrUUID)
+}
+
+// Flush deletes failed jobs (queue:flush).
+func (s *Store) Flush(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return s.db.Flush(ctx, olderThan)
+}
+
+// PruneFailed is queue:prune-failed.
+func (s *Store) PruneFailed(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return s.db.PruneFailed(ctx, olderThan)
+}
+
+// Retry is queue:retry onto the Redis queue: each failed job's payload
+// gets "attempts" 0 (resetAttempts), then hook (refreshRetryUntil), is
+// pushed to its queue and forgotten. NewID is 0: Redis ids are strings.
+func (s *Store) Retry(ctx context.Context, ids []string, hook jobqueue.RetryHook) ([]jobqueue.RetryResult, error) {
+	return s.db.RetryTo(ctx, ids, resettingAttempts(hook), s.pushFailed)
+}
+
+// RetryAll is `queue:retry all` (or --queue) onto the Redis queue.
+func (s *Store) RetryAll(ctx context.Context, queue string, hook jobqueue.RetryHook) ([]jobqueue.RetryResult, error) {
+	return s.db.RetryAllTo(ctx, queue, resettingAttempts(hook), s.pushFailed)
+}
+
+// pushFailed is Retry's pushRaw: the payload as the retry made it.
+func (s *Store) pushFailed(ctx context.Context, f jobqueue.FailedJob, payload []byte) (int64, error) {
+	_, err := s.q.Push(ctx, f.Queue, payload)
+	return 0, err
+}
+
+// resettingAttempts is RetryCommand's refreshRetryUntil(resetAttempts()).
+func resettingAttempts(hook jobqueue.RetryHook) jobqueue.RetryHook {
+	return func(payload []byte) ([]byte, error) {
+		p, err := redisqueue.ResetAttempts(payload)
+		if err != nil || hook == nil {
+			return p, err
+		}
+		return hook(p)
+	}
+}

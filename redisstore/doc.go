@@ -1,0 +1,54 @@
+// Package redisstore is Laravel's Redis queue as a jobqueue.Store: the
+// worker runs on it as on the database queue, without knowing which one
+// it runs. The jobs live in Redis, with Laravel's keys and scripts
+// (package redisqueue); what Laravel keeps in the database whatever the
+// queue driver (failed_jobs, job_batches, and the cache store when it is
+// "database") comes from a *dbqueue.Queue on the app's database; a redis
+// cache store (the queue:restart signal and the maxExceptions counters,
+// package rediscache) and its locks (package redislock) are passed in.
+//
+// # Jobs
+//
+// A claimed job's JobRow carries the member its pop put in the reserved
+// set in Reservation (the fence of every write about it), the payload as
+// it was in the list, and an ID numbered by the store, unique among the
+// jobs it handed out (Redis jobs have no integer id). ReservedAt is the
+// Unix second of the pop or of the last Extend, for display.
+//
+// A claim pops the queues in order and takes jobs from the first that
+// has any; with block_for, when all are empty, it blocks on the first
+// queue only, as Laravel 11.27+ does (block_for 0, "forever" in Laravel,
+// blocks 5 s at a time, so that delayed jobs are migrated and
+// queue:restart is seen). A pop takes the head of a list and cannot skip
+// a job: at a job of a class the worker has no handler for (the claim's
+// DisplayNames), or one it gave back to PHP (ExcludeIDs, which the store
+// maps to the jobs' payload ids), the pop stops and leaves it where it
+// is, untouched; the store logs the class once per queue and counts the
+// jobs left (Collector), and CountClaimable counts zero for that queue,
+// so the worker sleeps instead of spinning. Go claims nothing more from
+// that queue until a PHP worker has taken that job: give Go's classes
+// queues of their own (the bridge routes classes to queues).
+//
+// # Outcomes
+//
+// Delete, Release, Unreserve and Extend are redisqueue's fenced scripts.
+// Finish deletes the job and pushes its chain's next link in one script
+// (on a cluster whose link goes to another slot: Laravel's order, push
+// then delete, after an Extend, with the link taken back if the delete
+// finds the reservation lost), then records the batch's success in the
+// database. Fail extends the reservation (a lost one writes nothing),
+// writes the failed_jobs row, deletes the job (when that finds the
+// reservation lost, the failed row is deleted again) and then records the
+// batch's failure. The batch counters come after the job is gone from
+// Redis, so a job another worker holds never counts; a worker killed
+// between the two leaves the batch one count short, as a PHP worker
+// killed between its delete and its batch update does.
+//
+// A write whose answer was lost (a connection cut) is retried by the
+// worker; the store remembers which writes may have landed, and a retry
+// that then finds the member gone while the reservation was still valid
+// (only a pop of an expired member takes it away) counts as its own
+// earlier write rather than a lost reservation. Failed rows are looked up
+// before they are written again. Clocks must agree, as between PHP
+// servers.
+package redisstore

@@ -1,0 +1,167 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/redisqueue"
+	"github.com/rs/zerolog"
+)
+
+// Store is one Laravel queue connection with driver "redis". It is safe
+// for concurrent use.
+type Store struct {
+	q     *redisqueue.Queue
+	db    *dbqueue.Queue
+	cache jobqueue.Cache
+	locks map[string]jobqueue.LockStore
+	log   zerolog.Logger
+
+	// seq numbers the jobs handed out (JobRow.ID).
+	seq atomic.Int64
+
+	mu sync.Mutex
+	// writes are the outcomes under way whose earlier tries may have
+	// landed, or that are written in steps, by reservation.
+	writes map[string]*write
+	// givenBack maps the ids of jobs given back (Unreserve) to their
+	// payload "id", which the claim leaves in place.
+	givenBack map[int64]string
+
+	heads heads
+
+	// testAfterFailedRow runs in Fail between the failed_jobs row and the
+	// delete from Redis (tests).
+	testAfterFailedRow func()
+}
+
+// Options are New's settings beyond the two queues. The zero value
+// shares the database cache store when it is the app's default.
+type Options struct {
+	// Cache is the app's default cache store when Go can share it and it
+	// is not the database store (a rediscache.Cache for CACHE_DRIVER
+	// redis): the queue:restart signal and the maxExceptions counters.
+	// Nil: the database's (dbqueue.Queue.SharedCache), which is nil unless
+	// the app's default store is "database".
+	Cache jobqueue.Cache
+	// Locks are lock stores by config/cache.php store name ("redis": a
+	// redislock.Store) in addition to the database store's.
+	Locks map[string]jobqueue.LockStore
+	// Logger receives what the store tells about jobs it leaves in place.
+	Logger zerolog.Logger
+}
+
+// New is the store on the Redis queue q, with the app's database side
+// db: a dbqueue.Queue opened on the app's database with the same
+// connection name (failed_jobs.connection), whose failed_jobs,
+// job_batches and cache tables it uses. Neither is closed by the store.
+func New(q *redisqueue.Queue, db *dbqueue.Queue, opts Options) (*Store, error) {
+	if q == nil || db == nil {
+		return nil, errors.New("redisstore: New needs the redis queue and the app's database")
+	}
+	if q.Connection() != db.Connection() {
+		return nil, fmt.Errorf("redisstore: the database side records failed jobs under connection %q, the redis queue is connection %q: open it with the same name", db.Connection(), q.Connection())
+	}
+	s := &Store{q: q, db: db, cache: opts.Cache, log: opts.Logger,
+		writes: map[string]*write{}, givenBack: map[int64]string{}}
+	if s.cache == nil {
+		s.cache = db.SharedCache()
+	}
+	s.locks = db.LockStores()
+	for name, l := range opts.Locks {
+		s.locks[name] = l
+	}
+	return s, nil
+}
+
+// Queue is the Redis side.
+func (s *Store) Queue() *redisqueue.Queue { return s.q }
+
+// Database is the database side.
+func (s *Store) Database() *dbqueue.Queue { return s.db }
+
+// Connection is the queue connection's name.
+func (s *Store) Connection() string { return s.q.Connection() }
+
+// RetryAfter is the connection's retry_after.
+func (s *Store) RetryAfter() time.Duration { return s.q.RetryAfter() }
+
+// Ping checks that Redis and the database answer.
+func (s *Store) Ping(ctx context.Context) error {
+	return errors.Join(s.q.Ping(ctx), s.db.DB().PingContext(ctx))
+}
+
+// SharedCache is jobqueue.CacheAccess's: Options.Cache, else the
+// database cache store when it is the app's default store.
+func (s *Store) SharedCache() jobqueue.Cache { return s.cache }
+
+// LockStores is jobqueue.CacheAccess's: the database store's locks and
+// Options.Locks.
+func (s *Store) LockStores() map[string]jobqueue.LockStore {
+	out := make(map[string]jobqueue.LockStore, len(s.locks))
+	for k, v := range s.locks {
+		out[k] = v
+	}
+	return out
+}
+
+// DefaultCacheStore is the app's default cache store's name.
+func (s *Store) DefaultCacheStore() string { return s.db.DefaultCacheStore() }
+
+// FindBatch reads a batch from job_batches.
+func (s *Store) FindBatch(ctx context.Context, id string) (jobqueue.Batch, error) {
+	return s.db.FindBatch(ctx, id)
+}
+
+// ModelExists looks an Eloquent model's row up in the app's database.
+func (s *Store) ModelExists(ctx context.Context, table, key string, id any) (bool, error) {
+	return s.db.ModelExists(ctx, table, key, id)
+}
+
+var (
+	_ jobqueue.Store        = (*Store)(nil)
+	_ jobqueue.CacheAccess  = (*Store)(nil)
+	_ jobqueue.Batches      = (*Store)(nil)
+	_ jobqueue.ModelLookup  = (*Store)(nil)
+	_ jobqueue.Admin        = (*Store)(nil)
+	_ jobqueue.FailedJobs   = (*Store)(nil)
+	_ jobqueue.ClassSampler = (*Store)(nil)
+	_ jobqueue.Schema       = (*Store)(nil)
+)
+
+// retrySeconds is how long a pop or an Extend reserves a job.
+func (s *Store) retrySeconds() int64 {
+	if s.q.Config().NeverExpire {
+		return 0
+	}
+	return int64(s.q.RetryAfter() / time.Second)
+}
+
+// row is the JobRow of a popped job.
+func (s *Store) row(j *redisqueue.Job) jobqueue.JobRow {
+	at := j.ReservedUntil - s.retrySeconds()
+	return jobqueue.JobRow{
+		ID: s.seq.Add(1), Queue: j.Queue, Payload: j.Payload, Attempts: j.Attempts,
+		ReservedAt: &at, Reservation: j.Reserved, AvailableAt: at,
+	}
+}
+
+// job is the redisqueue.Job a JobRow names: all a write needs.
+func job(r jobqueue.JobRow) *redisqueue.Job {
+	return &redisqueue.Job{Queue: r.Queue, Payload: r.Payload, Reserved: r.Reservation, Attempts: r.Attempts}
+}
+
+// reservedUntil is the score the row's reservation had when the worker
+// last heard of it: pop or Extend.
+func (s *Store) reservedUntil(r jobqueue.JobRow) int64 {
+	if r.ReservedAt == nil {
+		return 0
+	}
+	return *r.ReservedAt + s.retrySeconds()
+}
