@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -206,14 +207,15 @@ func testDashboardTags(t *testing.T, s *suite) {
 		}
 		return ""
 	})
-	b.run(t, chromedp.SendKeys(chromedp.CSS(`.filters input[name=tag]`), `App\Models\User:2`), chromedp.Submit(chromedp.CSS(`.filters input[name=tag]`)),
-		chromedp.WaitVisible(chromedp.CSS("#joblist")))
+	b.run(t, chromedp.SendKeys(chromedp.CSS(`.filters input[name=tag]`), `App\Models\User:2`), chromedp.Submit(chromedp.CSS(`.filters input[name=tag]`)))
+	b.waitForPage(t, "tag=")
 	if got := tagged(); !slices.Equal(got, []string{`App\Jobs\ModelsJob`}) {
 		t.Errorf("the tag search lists %v", got)
 	}
 	b.screenshot(t, "dashboard-tags")
 	b.visit(t, base, "/failed", "", s.appKey(t))
-	b.run(t, chromedp.Click(chromedp.CSS(`#failedlist td.tags a.tag`)), chromedp.WaitVisible(chromedp.CSS("#failedlist")))
+	b.run(t, chromedp.Click(chromedp.CSS(`#failedlist td.tags a.tag`)))
+	b.waitForPage(t, "tag=")
 	loc := eval[string](t, b, `location.search`)
 	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("tag") != `App\Models\Podcast:42` {
 		t.Errorf("the tag's link is %s", loc)
@@ -225,6 +227,23 @@ func testDashboardTags(t *testing.T, s *suite) {
 	if got := tagged(); len(got) != 0 {
 		t.Errorf("a tag no job holds lists %v", got)
 	}
+}
+
+// waitForPage waits until the browser has loaded a page whose address
+// holds part (after a click or a submit the old page is still there for a
+// while, with the same elements).
+func (b *browser) waitForPage(t *testing.T, part string) {
+	t.Helper()
+	eventually(t, 15*time.Second, func() string {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		// A page being replaced has no context to evaluate in: not loaded.
+		loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`location.href.includes(`+strconv.Quote(part)+`) && document.readyState === 'complete'`))
+		if err != nil || !loaded {
+			return "the page " + part + " is not loaded"
+		}
+		return ""
+	})
 }
 
 // TestDashboardHidesStoppedWorkers: the overview lists the running
