@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
@@ -141,6 +142,11 @@ type Config struct {
 	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+
+	// clock replaces the real clock's timers too (the package's tests:
+	// lease ticks, retries, probes and sleeps on a fake time). Its Now is
+	// the default of Now.
+	clock clock.Clock
 }
 
 // Unrouted is the policy for jobs that have no handler.
@@ -197,8 +203,14 @@ func (c Config) WithDefaults(store jobqueue.Store) Config {
 	if c.Unrouted == "" {
 		c.Unrouted = UnroutedSkip
 	}
+	if c.Now == nil && c.clock != nil {
+		c.Now = c.clock.Now
+	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.clock == nil {
+		c.clock = clock.System(c.Now)
 	}
 	if c.Batches == nil {
 		if b, ok := store.(jobqueue.Batches); ok {
