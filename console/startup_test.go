@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,8 +259,11 @@ func TestWorkWarnsWhenQueueRestartCannotReachGo(t *testing.T) {
 		{"CACHE_DRIVER=database\n", "", "database", ""},
 	}
 	for _, c := range cases {
-		dir, _ := sqliteApp(t)
+		dir, q := sqliteApp(t)
 		appendFile(t, filepath.Join(dir, ".env"), c.env)
+		if c.store == "database" {
+			createCacheTable(t, q, "cache")
+		}
 		args := []string{"--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`}
 		if c.version != "" {
 			args = append(args, "--laravel-version", c.version)
@@ -326,5 +330,29 @@ func TestNoEnvSaysWhereTheAppIs(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DB_CONNECTION=sqlite", "DB_DATABASE=" + filepath.Join(here, "new.sqlite")}
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "are ready") {
 		t.Errorf("tables on DB_DATABASE without a .env: %v\n%s", err, out)
+	}
+}
+
+// createCacheTable makes the table `php artisan cache:table` creates.
+func createCacheTable(t *testing.T, q *dbqueue.Queue, table string) {
+	t.Helper()
+	d := q.Dialect()
+	ddl := fmt.Sprintf("create table %s (%s varchar(255) not null primary key, %s text not null, %s integer not null)",
+		d.Quote(table), d.Quote("key"), d.Quote("value"), d.Quote("expiration"))
+	if _, err := q.DB().Exec(ddl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkNamesAMissingCacheTable: an app whose cache store is database
+// and has no cache table gets a startup error naming the artisan command,
+// not a restart-signal error every loop.
+func TestWorkNamesAMissingCacheTable(t *testing.T) {
+	dir, _ := sqliteApp(t)
+	appendFile(t, filepath.Join(dir, ".env"), "CACHE_DRIVER=database\n")
+	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`)
+	if code != 1 || !strings.Contains(out, `the cache table "cache" does not exist`) || !strings.Contains(out, "php artisan cache:table") ||
+		strings.Contains(out, "--create-tables") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
