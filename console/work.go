@@ -238,7 +238,7 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
 	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
 	if d.counts != nil {
-		wcfg.Written = d.counts.Written
+		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
 	}
 	return wcfg
 }
