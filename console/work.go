@@ -242,7 +242,7 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
 	wcfg.StateStores, wcfg.DurationLimiters = d.state.stores, d.state.limiters
 	if d.counts != nil {
-		wcfg.Written = d.counts.Written
+		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
 	}
 	return wcfg
 }

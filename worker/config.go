@@ -152,6 +152,12 @@ type Config struct {
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
 	Written func(job jobqueue.JobRow, o Outcome)
+	// Ran, when set, is called when a job's run ends, before its outcome
+	// is written (Written follows once the write lands): started is when
+	// the worker took the job up, took how long until its outcome was
+	// decided. A dashboard's runtimes and waits come from it. It must be
+	// quick and safe for concurrent use.
+	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
 

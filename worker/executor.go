@@ -540,6 +540,9 @@ func (e *jobExecutor) settle(out outcome) bool {
 	if !ok {
 		return false
 	}
+	if e.cfg.Ran != nil {
+		e.cfg.Ran(row, e.started, e.clock.Now().Sub(e.started))
+	}
 	switch out.verdict {
 	case verdictDelete:
 		e.finish(row, out)
