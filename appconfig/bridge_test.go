@@ -32,7 +32,7 @@ func TestBridgeConfigThroughPHP(t *testing.T) {
 	}
 	info := load()
 	b := info.Bridge
-	if !b.Installed || !slices.Equal(b.Capabilities, []string{"failed", "batch-callbacks", "chain-catch", "unique", "models"}) || !b.RouteBatchesWithCallbacks {
+	if !b.Installed || !slices.Equal(b.Capabilities, []string{"failed", "batch-callbacks", "chain-catch", "unique", "models", "middleware"}) || !b.RouteBatchesWithCallbacks {
 		t.Errorf("bridge %+v", b)
 	}
 	want := BridgeHooksQueue{Connection: "database", Queue: "default", Defined: true, Driver: "database", DBConnection: "mysql", Table: "shop_jobs"}

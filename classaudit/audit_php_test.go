@@ -67,15 +67,15 @@ func items(parts ...[]string) []string { return slices.Concat(parts...) }
 
 // TestAuditTestApp: on the Laravel 8.83 test app with today's bridge (it
 // runs failed(), chain catch and batch callbacks in PHP for Go and records
-// unique locks and models; job middleware does not carry over yet), each
-// item of each class says who does it: middleware and closures are lost,
-// the hooks run in PHP through the bridge, unique and model classes need
-// no Go declaration.
+// unique locks, models and job middleware), each item of each class says
+// who does it: the app's own middleware and closures are lost, Laravel's
+// middleware shares its state with PHP, the hooks run in PHP through the
+// bridge, unique and model classes need no Go declaration.
 func TestAuditTestApp(t *testing.T) {
 	a := reflectTestApp(t)
 	checkAudit(t, a, map[string][]string{
 		`App\Jobs\Audit\MiddlewareJob`: items([]string{"$customerId=go", "$lines=go", "tries=go"}, traits,
-			[]string{"chain catch=php-bridge?", "WithoutOverlapping=lost", "RateLimited=lost", `App\Jobs\Middleware\EnsureTokenIsValid=lost`, "closure=lost"}),
+			[]string{"chain catch=php-bridge?", "WithoutOverlapping=shared", "RateLimited=shared", `App\Jobs\Middleware\EnsureTokenIsValid=lost`, "closure=lost"}),
 		`App\Jobs\Audit\FailedHookJob`: items([]string{"$notBefore=go", "$recipient=go", "$fail=go", "tries=go", "backoff=go"}, traits,
 			[]string{"failed()=php-bridge", "chain catch=php-bridge?"}),
 		`App\Jobs\UniqueJob`:         items([]string{"$productId=go"}, traits, []string{"ShouldBeUnique=go", "chain catch=php-bridge?"}),
@@ -85,7 +85,7 @@ func TestAuditTestApp(t *testing.T) {
 		`App\Jobs\OptionsJob`: items([]string{"$podcastId=go", "tries=go", "backoff=go", "timeout=go", "maxExceptions=go", "failOnTimeout=go", "retryUntil=go"},
 			traits, []string{"chain catch=php-bridge?"}),
 		`App\Jobs\RetryUntilJob`: items([]string{"$minutes=go", "tries=go", "retryUntil=go"}, traits, []string{"chain catch=php-bridge?"}),
-	}, map[string]int{`App\Jobs\Audit\MiddlewareJob`: 4})
+	}, map[string]int{`App\Jobs\Audit\MiddlewareJob`: 2})
 }
 
 // TestAuditWithoutBridgeHooks: with a bridge that only routes classes (one

@@ -21,6 +21,7 @@ func adminCommands() []*cli.Command {
 	return []*cli.Command{
 		failedCommand(), retryCommand(), forgetCommand(), flushCommand(),
 		pruneFailedCommand(), clearCommand(), sizeCommand(), tablesCommand(),
+		pauseCommand(), continueCommand(),
 	}
 }
 

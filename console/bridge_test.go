@@ -11,7 +11,7 @@ import (
 // that runs them, onto a hooks queue it can write in its outcomes'
 // transactions; any other hooks queue stops `work` with the reason.
 func TestWorkBridge(t *testing.T) {
-	all := []string{"failed", "batch-callbacks", "chain-catch", "unique", "models"}
+	all := []string{"failed", "batch-callbacks", "chain-catch", "unique", "models", "middleware"}
 	good := appconfig.BridgeHooksQueue{Connection: "database", Queue: "hooks", Defined: true, Driver: "database", DBConnection: "mysql", Table: "jobs"}
 	info := func(installed bool, caps []string, h appconfig.BridgeHooksQueue) appconfig.AppInfo {
 		return appconfig.AppInfo{DBConnection: "mysql", Bridge: &appconfig.BridgeConfig{Installed: installed, Capabilities: caps, HooksQueue: h}}
@@ -26,7 +26,7 @@ func TestWorkBridge(t *testing.T) {
 		t.Errorf("a bridge without hooks: %v %v %v", b, h, err)
 	}
 	b, h, err := workBridge(info(true, all, good))
-	if err != nil || len(b.Capabilities) != 5 || *h != (hooksQueue{connection: "database", table: "jobs", queue: "hooks"}) {
+	if err != nil || len(b.Capabilities) != 6 || *h != (hooksQueue{connection: "database", table: "jobs", queue: "hooks"}) {
 		t.Errorf("a bridge with hooks: %v %+v %v", b, h, err)
 	}
 	for _, c := range []struct {

@@ -71,7 +71,7 @@ class AttributedJob implements ShouldQueue
 	if a.Version != "8.83.26" {
 		t.Errorf("version %q", a.Version)
 	}
-	if want := []string{phpclass.CapFailed, phpclass.CapBatchCallbacks, phpclass.CapChainCatch, phpclass.CapUnique, phpclass.CapModels}; !a.Bridge.Installed || !slices.Equal(a.Bridge.Capabilities, want) {
+	if want := []string{phpclass.CapFailed, phpclass.CapBatchCallbacks, phpclass.CapChainCatch, phpclass.CapUnique, phpclass.CapModels, phpclass.CapMiddleware}; !a.Bridge.Installed || !slices.Equal(a.Bridge.Capabilities, want) {
 		t.Errorf("bridge %+v: want installed (the test app loads it), with the capabilities LaraworkerServiceProvider::CAPABILITIES lists: %v", a.Bridge, want)
 	}
 	if b := reflect(t, phptest.CopyAppWithoutBridge(t), `App\Jobs\NoopJob`).Bridge; b.Installed {

@@ -20,7 +20,7 @@ import (
 )
 
 // allCapabilities is a bridge that runs every hook.
-var allCapabilities = &Bridge{Capabilities: []string{bridgeproto.CapFailed, bridgeproto.CapBatchCallbacks, bridgeproto.CapChainCatch, bridgeproto.CapUnique, bridgeproto.CapModels}}
+var allCapabilities = &Bridge{Capabilities: []string{bridgeproto.CapFailed, bridgeproto.CapBatchCallbacks, bridgeproto.CapChainCatch, bridgeproto.CapUnique, bridgeproto.CapModels, bridgeproto.CapMiddleware}}
 
 // hooksQueueName is the queue the tests' hook jobs go to.
 const hooksQueueName = "hooks"

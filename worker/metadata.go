@@ -21,14 +21,14 @@ import (
 // handlers.Models, handlers.DeleteWhenMissingModels), which it takes
 // only when the key is absent.
 
-// metadata is the payload's bridge metadata, read once; nil when the
-// payload has none (or an unreadable one, said once per class).
-func (e *jobExecutor) metadata() *bridgeproto.Metadata {
-	if e.metaRead || e.payload == nil {
-		return e.meta
+// record is the payload's bridge record (metadata, read once), nil when
+// it has none or an unreadable one (said once per class; the middleware
+// step gives such a job back to PHP before its models are looked up).
+func (e *jobExecutor) record() *bridgeproto.Metadata {
+	if e.payload == nil {
+		return nil
 	}
-	e.metaRead = true
-	m, err := bridgeproto.ReadMetadata(e.payload)
+	m, err := e.metadata()
 	if err != nil {
 		if e.notes.once("metadata\x00" + e.payload.Name()) {
 			e.log.Warn().Err(err).Str("class", e.payload.Name()).
@@ -36,7 +36,6 @@ func (e *jobExecutor) metadata() *bridgeproto.Metadata {
 		}
 		return nil
 	}
-	e.meta = m
 	return m
 }
 
@@ -57,7 +56,7 @@ func computed(m *bridgeproto.Metadata, part string) bool {
 // recordedUnique is the ShouldBeUnique lock the bridge recorded; nil for a
 // class that is not unique, or when it did not record one.
 func (e *jobExecutor) recordedUnique() *bridgeproto.Unique {
-	if m := e.metadata(); computed(m, "unique") {
+	if m := e.record(); computed(m, "unique") {
 		return m.Unique
 	}
 	return nil
@@ -81,7 +80,7 @@ func (e *jobExecutor) deleteWhenMissingModels() bool {
 	if p.Has("deleteWhenMissingModels") {
 		return p.DeleteWhenMissingModels
 	}
-	if m := e.metadata(); computed(m, "delete_when_missing_models") {
+	if m := e.record(); computed(m, "delete_when_missing_models") {
 		return m.DeleteWhenMissingModels
 	}
 	return e.job.Class().DeleteWhenMissingModels
@@ -91,7 +90,7 @@ func (e *jobExecutor) deleteWhenMissingModels() bool {
 // in PHP does (SerializesModels): those the bridge recorded, else those
 // the registration names. A missing one is a *handlers.ModelNotFoundError.
 func (e *jobExecutor) checkModels() error {
-	if m := e.metadata(); computed(m, "models") {
+	if m := e.record(); computed(m, "models") {
 		return e.checkRecordedModels(m.Models)
 	}
 	e.warnUndeclaredModels()

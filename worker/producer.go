@@ -442,6 +442,9 @@ func (w *Worker) releaseAbandoned() {
 	for _, e := range w.inflight.all() {
 		if row, ok := e.take(); ok {
 			p := e.parsedPayload() // parsed before its handler ran
+			if w.cfg.Ran != nil {
+				w.cfg.Ran(row, e.started, w.now().Sub(e.started))
+			}
 			w.exec.interrupted(row, p, true)
 			w.cfg.Metrics.jobDone(row.Queue, w.exec.metricsClass(p), "interrupted", w.now().Sub(e.started))
 		}

@@ -115,6 +115,11 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := unique.checkClasses(reg); err != nil {
 		return nil, err
 	}
+	mw := &middlewareDeps{stores: cfg.StateStores, limiters: cfg.DurationLimiters, defaultStore: cfg.CacheStore,
+		version: cfg.LaravelVersion, optIn: cfg.RunWithoutPHPMiddleware, log: w.log}
+	if err := mw.checkRegistrations(reg); err != nil {
+		return nil, err
+	}
 	hooks, err := newBridgeHooks(cfg, store, w.log)
 	if err != nil {
 		return nil, err
@@ -131,7 +136,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,
-		unique: unique, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
+		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,

@@ -40,9 +40,12 @@ class LaraworkerServiceProvider extends ServiceProvider
      * - unique: ShouldBeUnique classes are routed, their lock recorded in
      *   the payload for Go to release;
      * - models: the models' tables and deleteWhenMissingModels are recorded
-     *   in the payload for Go's missing-model check.
+     *   in the payload for Go's missing-model check;
+     * - middleware: Laravel's job middleware is recorded in the payload, with
+     *   the keys the app's Laravel computes, for Go to apply on the same
+     *   locks and limits.
      */
-    public const CAPABILITIES = ['failed', 'batch-callbacks', 'chain-catch', 'unique', 'models'];
+    public const CAPABILITIES = ['failed', 'batch-callbacks', 'chain-catch', 'unique', 'models', 'middleware'];
 
     public function register()
     {
