@@ -115,29 +115,36 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // delayed set, then the reserved set, as RedisQueue::migrate; 1: only the
 // delayed set, as Laravel with retryAfter null; 0: no),
 // 4 migration limit (-1 all), 5 max jobs, 6 filter (0 none, 1 only the
-// names, 2 all but the names), 7 how many names follow (n), 8..7+n class
-// names (displayName), in ASCII lower case: PHP class names are
-// case-insensitive, and Lua's string.lower, like PHP's, folds ASCII only;
-// then the payload "id"s of jobs to leave in place.
+// names, 2 all but the names), 7 report the migrated members (1) or not
+// (0), 8 how many names follow (n), 9..8+n class names (displayName), in
+// ASCII lower case: PHP class names are case-insensitive, and Lua's
+// string.lower, like PHP's, folds ASCII only; then the payload "id"s of
+// jobs to leave in place.
 //
-// Reply: {blocked, job...} where blocked is false or {displayName, uuid,
-// why} of the head left in place (why: "class" or "id"), and each job is
-// {raw, reserved, attempts, id, uuid, error}: reserved false and error
-// set for an undecodable job; attempts the reserved copy's count; id and
-// uuid false unless strings.
+// Reply: {blocked, migrated, job...} where blocked is false or
+// {displayName, uuid, why} of the head left in place (why: "class" or
+// "id"), migrated is false or the members the migrations moved (delayed
+// ones first, as Horizon's JobsMigrated events hear of them), and each
+// job is {raw, reserved, attempts, id, uuid, error}: reserved false and
+// error set for an undecodable job; attempts the reserved copy's count;
+// id and uuid false unless strings.
 var claimScript = redis.NewScript(luaMigrate + `
 local now, expiry = ARGV[1], ARGV[2]
+local moved = {}
 if ARGV[3] ~= '0' then
-  migrate(KEYS[4], KEYS[1], KEYS[3], now, ARGV[4])
+  moved = migrate(KEYS[4], KEYS[1], KEYS[3], now, ARGV[4])
 end
 if ARGV[3] == '2' then
-  migrate(KEYS[2], KEYS[1], KEYS[3], now, ARGV[4])
+  local expired = migrate(KEYS[2], KEYS[1], KEYS[3], now, ARGV[4])
+  for i = 1, #expired do
+    moved[#moved + 1] = expired[i]
+  end
 end
 
 local filter = ARGV[6]
-local lastName = 7 + tonumber(ARGV[7])
+local lastName = 8 + tonumber(ARGV[8])
 local names, leave = {}, {}
-for i = 8, lastName do
+for i = 9, lastName do
   names[ARGV[i]] = true
 end
 local peek = filter ~= '0'
@@ -162,7 +169,10 @@ local function reserve(decoded)
   return cjson.encode(decoded)
 end
 
-local out = {false}
+local out = {false, false}
+if ARGV[7] == '1' and #moved > 0 then
+  out[2] = moved
+end
 for _ = 1, tonumber(ARGV[5]) do
   local job, ok, decoded
   if not peek then
