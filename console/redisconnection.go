@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard"
@@ -23,7 +24,12 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	if r == nil {
 		return nil, fmt.Errorf("queue connection %q has driver redis, but its configuration was not read (%s): it is read through the app's php, or from config files Go can evaluate", name, orString(info.Why, "no app folder"))
 	}
-	horizon, err := redisstore.ParseHorizonRecords(opts.horizon)
+	mode := opts.horizon
+	if mode == "" {
+		// Commands without --horizon (push, retry) read the variable.
+		mode = os.Getenv("LARAWORKER_HORIZON")
+	}
+	horizon, err := redisstore.ParseHorizonRecords(mode)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,43 @@ func (a PHPArray) SetString(key, value string) error {
 	return nil
 }
 
+// SetBool sets key to true or false, as SetString does.
+func (a PHPArray) SetBool(key string, value bool) error {
+	if a.n == nil || a.n.kind != 'o' {
+		return errors.New("payload: setting a key of a value that is not a JSON object")
+	}
+	a.n.set(key, &jsonNode{kind: 'b', truthy: value})
+	return nil
+}
+
+// SetStrings sets key to a list of strings, as SetString does.
+func (a PHPArray) SetStrings(key string, values []string) error {
+	if a.n == nil || a.n.kind != 'o' {
+		return errors.New("payload: setting a key of a value that is not a JSON object")
+	}
+	list := &jsonNode{kind: 'a'}
+	for _, v := range values {
+		list.vals = append(list.vals, &jsonNode{kind: 's', str: v})
+	}
+	a.n.set(key, list)
+	return nil
+}
+
+// Strings is a list's (or an object's) string values, in order; ok is
+// false when the value is not an array or holds anything but strings.
+func (a PHPArray) Strings() (values []string, ok bool) {
+	if a.n == nil || (a.n.kind != 'a' && a.n.kind != 'o') {
+		return nil, false
+	}
+	for _, v := range a.n.vals {
+		if v.kind != 's' {
+			return nil, false
+		}
+		values = append(values, v.str)
+	}
+	return values, true
+}
+
 // EncodePHP writes the document as json_encode($array) does with no
 // flags: "/" as "\/", non-ASCII as \uXXXX, {} as [].
 func (a PHPArray) EncodePHP() ([]byte, error) {

@@ -112,6 +112,27 @@ func (s *Store) horizonOutcome(r jobqueue.JobRow, err error, record func() error
 	}
 }
 
+// horizonDispatch is Horizon's push of a job object: the payload
+// RedisQueue made gets the uuid as id and Horizon's keys (type, tags,
+// silenced, pushedAt). Without Horizon it is unchanged.
+func (s *Store) horizonDispatch(raw []byte) ([]byte, error) {
+	if s.horizon == nil {
+		return raw, nil
+	}
+	return s.horizon.PrepareDispatch(raw)
+}
+
+// horizonPushed records jobs pushed to queue ("" the default queue).
+func (s *Store) horizonPushed(ctx context.Context, queue string, payloads ...[]byte) {
+	if s.horizon == nil || len(payloads) == 0 {
+		return
+	}
+	if queue == "" {
+		queue = s.q.Config().Queue
+	}
+	s.horizonFailed("pushed", s.horizon.Pushed(context.WithoutCancel(ctx), queue, payloads...))
+}
+
 // horizonConfig reads config('horizon') and connects to its Redis: the
 // connection horizon.use names, with horizon.prefix (Horizon::use).
 func (o *Opened) horizonRecorder(app App) (*redishorizon.Recorder, error) {

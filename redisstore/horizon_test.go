@@ -9,6 +9,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/redishorizon"
 	"github.com/laraworker/laraworker/worker"
@@ -172,5 +173,54 @@ func TestLostReservationWritesNoHorizonRecord(t *testing.T) {
 	}
 	if j.Reserved == "" {
 		t.Fatal("the other worker's pop took nothing")
+	}
+}
+
+// A chain's next link Go pushes is recorded as Horizon's push records
+// it (the payload with Horizon's id, type, tags, silenced and pushedAt;
+// the pending record), then completes when Go runs it; `laraworker push`
+// and queue:retry push through Horizon's preparation too.
+func TestHorizonRecordsGoesPushes(t *testing.T) {
+	e := horizonEnv(t)
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(`App\Jobs\ChainLinkJob`, func(context.Context, *handlers.Job) error { return nil })
+	e.pushRaw(t, "chains", fixture(t, "chain.json"))
+	var pushed []string
+	cfg := workerConfig()
+	cfg.Queues = []string{"chains"}
+	cfg.Concurrency = 1
+	run(t, e.worker(t, reg, cfg), 30*time.Second)
+	ids, err := e.rc.ZRange(e.ctx, horizonPrefix+"completed_jobs", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		h, _ := e.rc.HGetAll(e.ctx, horizonPrefix+id).Result()
+		if h["id"] == id && h["created_at"] != "" {
+			pushed = append(pushed, id) // a record from the push: Go pushed it
+			if h["status"] != "completed" || h["queue"] != "chains" || h["name"] != `App\Jobs\ChainLinkJob` {
+				t.Errorf("link %s: record %v", id, h)
+			}
+			if field(t, h["payload"], "id") != id || field(t, h["payload"], "type") != "job" || field(t, h["payload"], "pushedAt") == nil {
+				t.Errorf("link %s: payload %s lacks Horizon's id, type or pushedAt", id, h["payload"])
+			}
+		}
+	}
+	// The first job (pushed through the store, as `laraworker push` does)
+	// and its two links, each pushed by Go with its record.
+	if len(ids) != 3 || len(pushed) != 3 {
+		t.Fatalf("completed %v, of which with a push record %v: want 3 and 3", ids, pushed)
+	}
+
+	id, err := e.s.PushID(e.ctx, jobqueue.PushItem{Queue: "mail", Payload: built(t, classA)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := e.rc.HGetAll(e.ctx, horizonPrefix+id).Result()
+	if h["status"] != "pending" || h["queue"] != "mail" || field(t, e.list(t, "mail")[0], "id") != id {
+		t.Errorf("pushed job: id %s, record %v, list %v", id, h, e.list(t, "mail"))
+	}
+	if s, err := e.rc.ZScore(e.ctx, horizonPrefix+"pending_jobs", id).Result(); err != nil || s >= 0 {
+		t.Errorf("pending_jobs score %v, %v", s, err)
 	}
 }

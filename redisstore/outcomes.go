@@ -221,6 +221,10 @@ func (s *Store) Finish(ctx context.Context, r jobqueue.JobRow, f jobqueue.Follow
 	}
 	if !w.horizonDone {
 		w.horizonDone = true
+		// Laravel pushes the link from inside the job, before its delete.
+		if f.Next != nil {
+			s.horizonPushed(ctx, f.Next.Queue, w.next)
+		}
 		s.horizonCompleted(ctx, []jobqueue.JobRow{r})
 	}
 	if f.Batch != nil {
@@ -239,6 +243,9 @@ func (s *Store) finishInRedis(ctx context.Context, r jobqueue.JobRow, w *write, 
 	if next != nil {
 		if w.next == nil {
 			prepared, _, err := redisqueue.PreparePayload(next.Payload)
+			if err == nil {
+				prepared, err = s.horizonDispatch(prepared)
+			}
 			if err != nil {
 				return err
 			}
