@@ -110,10 +110,10 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	if opts.Migrated {
 		report = "1"
 	}
-	args := make([]any, 0, 8+len(names)+len(opts.LeaveIDs))
-	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, report, len(names))
+	args := make([]any, 0, 8+2*len(names)+len(opts.LeaveIDs))
+	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, report, 2*len(names))
 	for _, n := range names {
-		args = append(args, asciiLower(n))
+		args = append(args, n, asciiLower(n))
 	}
 	for _, id := range opts.LeaveIDs {
 		args = append(args, id)

@@ -99,11 +99,14 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 //
 // Two things Laravel's pop does not do:
 //   - With a class filter (ARGV[6] = 1: only the names listed, 2: all but
-//     those) or ids to leave (jobs the caller gave back), the head is read
-//     and decoded before it is popped; a head of another class, or one
-//     whose "id" is listed, is left where it is, untouched, and the script
-//     stops and returns its displayName and uuid. Reading the decoded
-//     table does not change it, so the reserved copy is the same.
+//     those) or ids to leave (jobs the caller gave back), the head is
+//     decoded before it is reserved; a head of another class, or one whose
+//     "id" is listed, goes back to the head of the list at once (LPUSH of
+//     the bytes the LPOP took, in the same script: no other client sees
+//     it gone, and its bytes, place and attempts are as they were; an
+//     LPOP and an LPUSH cost a server less than LINDEX then LPOP), and the
+//     script stops and returns its displayName and uuid. Reading the
+//     decoded table does not change it, so the reserved copy is the same.
 //   - A head that cannot be decoded or counted (not JSON, not an object,
 //     no numeric "attempts") makes Laravel's script raise after its LPOP:
 //     the job is gone. Here it is reserved under its own raw bytes and
@@ -116,10 +119,11 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // delayed set, as Laravel with retryAfter null; 0: no),
 // 4 migration limit (-1 all), 5 max jobs, 6 filter (0 none, 1 only the
 // names, 2 all but the names), 7 report the migrated members (1) or not
-// (0), 8 how many names follow (n), 9..8+n class names (displayName), in
-// ASCII lower case: PHP class names are case-insensitive, and Lua's
-// string.lower, like PHP's, folds ASCII only; then the payload "id"s of
-// jobs to leave in place.
+// (0), 8 how many names follow (n), 9..8+n class names (displayName),
+// each as given and in ASCII lower case: PHP class names are
+// case-insensitive, and Lua's string.lower, like PHP's, folds ASCII only
+// (a displayName spelled as given is found without lowering it); then the
+// payload "id"s of jobs to leave in place.
 //
 // Reply: {blocked, migrated, job...} where blocked is false or
 // {displayName, uuid, why} of the head left in place (why: "class" or
@@ -180,7 +184,7 @@ for _ = 1, tonumber(ARGV[5]) do
     if not job then break end
     ok, decoded = pcall(cjson.decode, job)
   else
-    job = redis.call('lindex', KEYS[1], 0)
+    job = redis.call('lpop', KEYS[1])
     if not job then break end
     ok, decoded = pcall(cjson.decode, job)
     -- Only a job the pop can count is left to another worker: one it
@@ -190,17 +194,17 @@ for _ = 1, tonumber(ARGV[5]) do
       local name = str(decoded['displayName'])
       local why = false
       if filter ~= '0' then
-        local listed = name and names[string.lower(name)] == true or false
+        local listed = name and (names[name] or names[string.lower(name)]) == true or false
         if listed ~= (filter == '1') then why = 'class' end
       end
       local id = str(decoded['id'])
       if not why and id and leave[id] then why = 'id' end
       if why then
+        redis.call('lpush', KEYS[1], job)
         out[1] = {name or '', str(decoded['uuid']) or '', why}
         break
       end
     end
-    redis.call('lpop', KEYS[1])
   end
   local reserved
   if ok then

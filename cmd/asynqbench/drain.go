@@ -34,9 +34,11 @@ type measure struct {
 	RedisCPUPer1k float64 `json:"redis_cpu_ms_per_1k"`
 	// StartSec is the empty-queue run subtracted from a process's wall
 	// time (its boot, config read, connect and exit).
-	StartSec  float64 `json:"startup_sec,omitempty"`
-	PeakRSSMB float64 `json:"peak_rss_mb,omitempty"`
-	Load1     float64 `json:"load1"`
+	StartSec float64 `json:"startup_sec,omitempty"`
+	// RedisIrPerJob is redis-server's instructions per job (-redis-callgrind).
+	RedisIrPerJob float64 `json:"redis_ir_per_job,omitempty"`
+	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
+	Load1         float64 `json:"load1"`
 }
 
 // drain measures one drain of n jobs by a library contender; with
@@ -64,11 +66,15 @@ func drain(ctx context.Context, srv *redisServer, ct contender, n, c int, profil
 			return m, err
 		}
 	}
+	if err := srv.countStart(ctx); err != nil {
+		return m, err
+	}
 	drainStarts()
 	start := time.Now()
 	stop, err := ct.work(ctx, n, c)
 	wall := time.Since(start)
 	drainEnded()
+	ir, irErr := srv.countEnd(ctx)
 	if profile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -80,6 +86,10 @@ func drain(ctx context.Context, srv *redisServer, ct contender, n, c int, profil
 	if err != nil {
 		return m, err
 	}
+	if irErr != nil {
+		return m, irErr
+	}
+	m.RedisIrPerJob = float64(ir) / float64(n)
 	m.WallSec, m.JobsPerSec = wall.Seconds(), float64(n)/wall.Seconds()
 	m.CPUPer1k, m.RedisCPUPer1k = per1k(cpu, n), per1k(srv1-srv0, n)
 	return m, nil
@@ -101,12 +111,20 @@ func procDrain(ctx context.Context, srv *redisServer, p *procContender, lw *lara
 		return m, fmt.Errorf("loading: %w", err)
 	}
 	m.Load1 = load1()
+	if err := srv.countStart(ctx); err != nil {
+		return m, err
+	}
 	srv0, _ := srv.cpu()
 	r, err := p.run(ctx, time.Duration(n)*10*time.Millisecond+2*time.Minute)
 	if err != nil {
 		return m, err
 	}
 	srv1, _ := srv.cpu()
+	ir, err := srv.countEnd(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.RedisIrPerJob = float64(ir) / float64(n)
 	if left, err := lw.left(ctx); err != nil || left > 0 {
 		return m, fmt.Errorf("%s left %d jobs in Redis (%v)", p.label, left, err)
 	}

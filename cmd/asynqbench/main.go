@@ -45,6 +45,8 @@ type options struct {
 	only           []string
 	json           bool
 	cpuProfile     string
+	redisCallgrind bool
+	keep           bool
 }
 
 var parts = []string{"laraworker", "asynq", "php", "cli", "latency"}
@@ -70,6 +72,8 @@ func main() {
 	flag.DurationVar(&o.blockFor, "block-for", 5*time.Second, "block_for of the latency setup with block_for")
 	flag.StringVar(&only, "only", strings.Join(parts, ","), "what to run: "+strings.Join(parts, ", "))
 	flag.BoolVar(&o.json, "json", false, "print the results as JSON as well")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (logs, the app copy, redis.callgrind) and print its path")
+	flag.BoolVar(&o.redisCallgrind, "redis-callgrind", false, "run redis-server under valgrind's callgrind and report its instructions per job for each library drain (slow: use a few thousand jobs)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each library drain (the timed part) to this path + .NAME.cN.rROUND")
 	flag.Parse()
 	for _, s := range strings.Split(conc, ",") {
@@ -115,8 +119,12 @@ func run(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := startRedis(ctx, o.redisServer, dir)
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	srv, err := startRedis(ctx, o.redisServer, dir, o.redisCallgrind)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,7 @@ type summary struct {
 	RedisCPUPer1k float64 `json:"redis_cpu_ms_per_1k"`
 	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
 	StartSec      float64 `json:"startup_sec,omitempty"`
+	RedisIrPerJob float64 `json:"redis_ir_per_job,omitempty"`
 	Load1         spread  `json:"load1"`
 }
 
@@ -137,6 +138,7 @@ func summarize(ms []measure) summary {
 		RedisCPUPer1k: spreadOf(pick(ms, func(m measure) float64 { return m.RedisCPUPer1k })).Median,
 		PeakRSSMB:     spreadOf(pick(ms, func(m measure) float64 { return m.PeakRSSMB })).Median,
 		StartSec:      spreadOf(pick(ms, func(m measure) float64 { return m.StartSec })).Median,
+		RedisIrPerJob: spreadOf(pick(ms, func(m measure) float64 { return m.RedisIrPerJob })).Median,
 		Load1:         spreadOf(pick(ms, load)),
 	}
 }
@@ -166,6 +168,11 @@ func (r *report) print(w io.Writer) {
 			min(l.LW.Load1.Min, l.AS.Load1.Min), max(l.LW.Load1.Max, l.AS.Load1.Max))
 	}
 	_ = tw.Flush()
+	for _, l := range r.Levels {
+		if l.LW.RedisIrPerJob > 0 || l.AS.RedisIrPerJob > 0 {
+			fmt.Fprintf(w, "c%d redis-server instructions per job (callgrind): laraworker %.0f, asynq %.0f\n", l.Concurrency, l.LW.RedisIrPerJob, l.AS.RedisIrPerJob)
+		}
+	}
 	if p := r.Procs; p != nil {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -178,6 +185,9 @@ func (r *report) print(w io.Writer) {
 				row.s.CPUPer1k, row.s.RedisCPUPer1k, row.s.PeakRSSMB, row.s.StartSec, row.s.Load1.Min, row.s.Load1.Max)
 		}
 		_ = tw.Flush()
+		if p.PHPSum.RedisIrPerJob > 0 {
+			fmt.Fprintf(w, "redis-server instructions per job (callgrind): php %.0f, laraworker work %.0f\n", p.PHPSum.RedisIrPerJob, p.CLISum.RedisIrPerJob)
+		}
 		fmt.Fprintf(w, "laraworker work / php (jobs/s, per round): %s; library c%d / php: %s; php CPU per job / laraworker work's: %s\n",
 			fmtSpread(p.CLIOverPHP, "%.1f"), p.CLIConcurrency, fmtSpread(p.LibOverPHP, "%.1f"), fmtSpread(p.PHPCPUOverCLI, "%.1f"))
 	}
