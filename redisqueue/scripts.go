@@ -225,18 +225,6 @@ end
 return out
 `)
 
-// deleteScript is RedisQueue::deleteReserved (a plain ZREM there) for
-// several jobs of one queue, reporting each: 1 removed, 0 lost.
-//
-// KEYS: 1 reserved set. ARGV: the reserved members.
-var deleteScript = redis.NewScript(`
-local out = {}
-for i = 1, #ARGV do
-  out[i] = redis.call('zrem', KEYS[1], ARGV[i])
-end
-return out
-`)
-
 // releaseScript is Laravel's release, fenced: the reserved member leaves
 // the reserved set and enters the delayed set (scored now + delay) only
 // if it was still reserved. Laravel's adds it even when the ZREM removed
