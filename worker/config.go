@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
@@ -133,8 +134,19 @@ type Config struct {
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
 	Written func(job jobqueue.JobRow, o Outcome)
+	// Ran, when set, is called when a job's run ends, before its outcome
+	// is written (Written follows once the write lands): started is when
+	// the worker took the job up, took how long until its outcome was
+	// decided. A dashboard's runtimes and waits come from it. It must be
+	// quick and safe for concurrent use.
+	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+
+	// clock replaces the real clock's timers too (the package's tests:
+	// lease ticks, retries, probes and sleeps on a fake time). Its Now is
+	// the default of Now.
+	clock clock.Clock
 }
 
 // Unrouted is the policy for jobs that have no handler.
@@ -191,8 +203,14 @@ func (c Config) WithDefaults(store jobqueue.Store) Config {
 	if c.Unrouted == "" {
 		c.Unrouted = UnroutedSkip
 	}
+	if c.Now == nil && c.clock != nil {
+		c.Now = c.clock.Now
+	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.clock == nil {
+		c.clock = clock.System(c.Now)
 	}
 	if c.Batches == nil {
 		if b, ok := store.(jobqueue.Batches); ok {
