@@ -19,6 +19,15 @@ func (r *Recorder) Reserved(ctx context.Context, migrated, reserved []Job) error
 	now := r.now()
 	t := microtime(now)
 	var errs []error
+	ds := make([]decoded, len(reserved))
+	for i, j := range reserved {
+		d, err := decode(j.Payload)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ds[i] = d
+	}
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, j := range migrated {
 			d, err := decode(j.Payload)
@@ -28,33 +37,46 @@ func (r *Recorder) Reserved(ctx context.Context, migrated, reserved []Job) error
 			}
 			p.HMSet(ctx, r.key(d.id), "status", "pending", "payload", j.Payload, "updated_at", t)
 		}
-		for _, j := range reserved {
-			d, err := decode(j.Payload)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+		for i, j := range reserved {
+			if ds[i].id != "" {
+				p.HMSet(ctx, r.key(ds[i].id), "status", "reserved", "payload", j.Payload, "updated_at", t, "reserved_at", t)
 			}
-			p.HMSet(ctx, r.key(d.id), "status", "reserved", "payload", j.Payload, "updated_at", t, "reserved_at", t)
 		}
 		return nil
 	})
 	r.mu.Lock()
-	for _, j := range reserved {
-		r.started[j.Payload] = now
+	for i, j := range reserved {
+		if ds[i].id != "" {
+			r.running[j.Payload] = running{start: now, d: ds[i]}
+		}
 	}
 	r.mu.Unlock()
 	return errors.Join(append(errs, r.maybeTrim(ctx, now), pipeErr(err))...)
 }
 
+// take ends a job's stopwatch and returns what Reserved read of its
+// payload, reading it now for a job this process did not reserve (ok
+// false: no stopwatch).
+func (r *Recorder) take(reserved string) (running, bool, error) {
+	r.mu.Lock()
+	j, ok := r.running[reserved]
+	delete(r.running, reserved)
+	r.mu.Unlock()
+	if ok {
+		return j, true, nil
+	}
+	d, err := decode(reserved)
+	return running{d: d}, false, err
+}
+
 // Released is JobReleased's MarkJobAsReleased: the hash says pending
 // again, with the reserved payload (attempts counted).
 func (r *Recorder) Released(ctx context.Context, j Job) error {
-	r.Forget(j.Payload)
-	d, err := decode(j.Payload)
+	run, _, err := r.take(j.Payload)
 	if err != nil {
 		return err
 	}
-	return r.rdb.HMSet(ctx, r.key(d.id), "status", "pending", "payload", j.Payload, "updated_at", microtime(r.now())).Err()
+	return r.rdb.HMSet(ctx, r.key(run.d.id), "status", "pending", "payload", j.Payload, "updated_at", microtime(r.now())).Err()
 }
 
 // Unreserved records a job Go gave back untouched (no Laravel
@@ -73,21 +95,17 @@ func (r *Recorder) Unreserved(ctx context.Context, j Job, original string) error
 // outcome belongs to whoever popped it next).
 func (r *Recorder) Forget(reserved string) {
 	r.mu.Lock()
-	delete(r.started, reserved)
+	delete(r.running, reserved)
 	r.mu.Unlock()
 }
 
 // runtime is Stopwatch::check: milliseconds since the pop, rounded to two
 // decimals, 0 for a job this process did not pop (`?: 0`).
-func (r *Recorder) runtime(reserved string, now time.Time) float64 {
-	r.mu.Lock()
-	start, ok := r.started[reserved]
-	delete(r.started, reserved)
-	r.mu.Unlock()
-	if !ok {
+func runtime(j running, timed bool, now time.Time) float64 {
+	if !timed {
 		return 0
 	}
-	return math.Round(float64(now.Sub(start).Microseconds())/1000*100) / 100
+	return math.Round(float64(now.Sub(j.start).Microseconds())/1000*100) / 100
 }
 
 // Completed is what deleting finished jobs does (JobDeleted, the job not
@@ -101,15 +119,15 @@ func (r *Recorder) Completed(ctx context.Context, jobs []Job) error {
 	now := r.now()
 	ds := make([]decoded, 0, len(jobs))
 	done := make([]Job, 0, len(jobs))
+	ms := make([]float64, 0, len(jobs))
 	var errs []error
 	for _, j := range jobs {
-		d, err := decode(j.Payload)
+		run, timed, err := r.take(j.Payload)
 		if err != nil {
-			r.Forget(j.Payload)
 			errs = append(errs, err)
 			continue
 		}
-		ds, done = append(ds, d), append(done, j)
+		ds, done, ms = append(ds, run.d), append(done, j), append(ms, runtime(run, timed, now))
 	}
 	errs = append(errs, r.retried(ctx, ds, "completed"))
 	monitored, err := r.monitored(ctx, ds)
@@ -121,9 +139,8 @@ func (r *Recorder) Completed(ctx context.Context, jobs []Job) error {
 			if tags := intersect(d.tags, monitored); len(tags) > 0 {
 				r.remember(ctx, p, done[i], d, now)
 			}
-			ms := r.runtime(done[i].Payload, now)
-			queueRuns.add("queue:"+done[i].Queue, ms)
-			classRuns.add("job:"+d.name, ms)
+			queueRuns.add("queue:"+done[i].Queue, ms[i])
+			classRuns.add("job:"+d.name, ms[i])
 		}
 		queueRuns.send(ctx, p, r, "measured_queues")
 		classRuns.send(ctx, p, r, "measured_jobs")
@@ -162,11 +179,11 @@ func (r *Recorder) remember(ctx context.Context, p redis.Pipeliner, j Job, d dec
 // StoreTagsForFailedJob: failed:<tag> sets). exception is the text the
 // failed_jobs row holds ((string) $exception for PHP).
 func (r *Recorder) Failed(ctx context.Context, j Job, exception string) error {
-	r.Forget(j.Payload)
-	d, err := decode(j.Payload)
+	run, _, err := r.take(j.Payload)
 	if err != nil {
 		return err
 	}
+	d := run.d
 	now := r.now()
 	errs := []error{r.retried(ctx, []decoded{d}, "failed")}
 	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

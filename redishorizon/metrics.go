@@ -6,30 +6,35 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// metricsScript is Horizon's LuaScripts::updateMetrics run once per
-// runtime in ARGV, in order: each pass does what one run of Horizon's
-// script does (the throughput counted, the runtime's running average,
-// the hash named in its measured set), reading back what the previous
-// pass wrote, so n passes leave the bytes n runs leave. The measured
-// set's member is KEYS[1] as the script sees it: the prefixed key, as
-// phpredis passes it (RedisMetricsRepository strips it when reading).
+// metricsScript is Horizon's LuaScripts::updateMetrics for the runtimes
+// in ARGV, in order, as if run once for each: the throughput counted and
+// the runtime's running average ((throughput * runtime + new) /
+// (throughput + 1)), the hash named in its measured set. It reads the
+// hash once and writes it once: between two of Horizon's runs the numbers
+// go through the hash as text, which Redis writes with a double's
+// shortest exact form (%.17g before 7.0), so reading them back gives the
+// same double, and keeping them in Lua gives the bytes n runs leave
+// (TestMetricsOfABatchEqualOneRunPerJob). The measured set's member is
+// KEYS[1] as the script sees it: the prefixed key, as phpredis passes it
+// (RedisMetricsRepository strips the prefix when reading).
 //
 // KEYS: 1 the job:<class> or queue:<name> hash, 2 measured_jobs or
 // measured_queues. ARGV: runtimes in milliseconds.
 var metricsScript = redis.NewScript(`
+redis.call('hsetnx', KEYS[1], 'throughput', 0)
+redis.call('sadd', KEYS[2], KEYS[1])
+local hash = redis.call('hmget', KEYS[1], 'throughput', 'runtime')
+local throughput, runtime = hash[1], hash[2]
 for i = 1, #ARGV do
-  redis.call('hsetnx', KEYS[1], 'throughput', 0)
-  redis.call('sadd', KEYS[2], KEYS[1])
-  local hash = redis.call('hmget', KEYS[1], 'throughput', 'runtime')
-  local throughput = hash[1] + 1
-  local runtime = 0
-  if hash[2] then
-    runtime = ((hash[1] * tonumber(hash[2])) + tonumber(ARGV[i])) / throughput
+  local next = throughput + 1
+  if runtime then
+    runtime = ((throughput * tonumber(runtime)) + tonumber(ARGV[i])) / next
   else
     runtime = tonumber(ARGV[i])
   end
-  redis.call('hmset', KEYS[1], 'throughput', throughput, 'runtime', runtime)
+  throughput = next
 end
+redis.call('hmset', KEYS[1], 'throughput', throughput, 'runtime', runtime)
 `)
 
 // runs are the runtimes of a batch's jobs by metrics key, in job order.

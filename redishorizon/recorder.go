@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	jsonpayload "github.com/laraworker/laraworker/payload"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,9 +21,10 @@ type Recorder struct {
 	now        func() time.Time
 
 	mu sync.Mutex
-	// started is StartTimingJob's stopwatch: when each job was reserved,
-	// by reserved member (a job popped again has another one).
-	started map[string]time.Time
+	// running are the jobs this recorder saw reserved, by reserved member
+	// (a job popped again has another one): StartTimingJob's stopwatch,
+	// and the payload read once.
+	running map[string]running
 	// trimmed is when each trim last ran (TrimRecentJobs and friends).
 	trimmed [3]time.Time
 }
@@ -32,7 +34,7 @@ type Recorder struct {
 // OPT_PREFIX does for PHP) for the queue connection named connection
 // (the records' "connection").
 func New(rdb redis.UniversalClient, connection string, cfg Config) *Recorder {
-	return &Recorder{rdb: rdb, cfg: cfg, connection: connection, now: time.Now, started: map[string]time.Time{}}
+	return &Recorder{rdb: rdb, cfg: cfg, connection: connection, now: time.Now, running: map[string]running{}}
 }
 
 // SetClock replaces the clock (tests).
@@ -49,6 +51,12 @@ type Job struct {
 	Payload string
 }
 
+// running is a job reserved by this process.
+type running struct {
+	start time.Time
+	d     decoded
+}
+
 // decoded is what the listeners read of a payload (JobPayload).
 type decoded struct {
 	id, name string
@@ -59,35 +67,58 @@ type decoded struct {
 
 // decode is new JobPayload($payload): id() is the uuid, else the id.
 func decode(payload string) (decoded, error) {
-	var p struct {
-		UUID        any `json:"uuid"`
-		ID          any `json:"id"`
-		DisplayName any `json:"displayName"`
-		Tags        any `json:"tags"`
-		Silenced    any `json:"silenced"`
-		RetryOf     any `json:"retry_of"`
+	m, err := jsonpayload.SplitObject([]byte(payload))
+	if err != nil {
+		return decoded{}, fmt.Errorf("redishorizon: the payload is not a JSON object: %w", err)
 	}
-	if err := json.Unmarshal([]byte(payload), &p); err != nil {
-		return decoded{}, fmt.Errorf("redishorizon: the payload is not JSON: %w", err)
-	}
-	d := decoded{id: phpKey(p.UUID), name: phpKey(p.DisplayName), silenced: truthy(p.Silenced), retryOf: phpKey(p.RetryOf)}
+	d := decoded{id: scalar(m, "uuid"), name: scalar(m, "displayName"), retryOf: scalar(m, "retry_of")}
 	if d.id == "" {
-		d.id = phpKey(p.ID)
+		d.id = scalar(m, "id")
 	}
 	if d.id == "" {
 		return decoded{}, errors.New("redishorizon: the payload has no uuid or id to name its Horizon record")
 	}
-	switch t := p.Tags.(type) {
-	case []any:
-		for _, v := range t {
-			d.tags = append(d.tags, phpKey(v))
-		}
-	case map[string]any:
-		for _, v := range t {
-			d.tags = append(d.tags, phpKey(v))
+	switch raw := string(m.Raw("silenced")); raw {
+	case "", "false", "null":
+	case "true":
+		d.silenced = true
+	default:
+		d.silenced = truthy(anyOf(m.Raw("silenced")))
+	}
+	switch raw := string(m.Raw("tags")); raw {
+	case "", "[]", "{}", "null":
+	default:
+		switch t := anyOf(m.Raw("tags")).(type) {
+		case []any:
+			for _, v := range t {
+				d.tags = append(d.tags, phpKey(v))
+			}
+		case map[string]any:
+			for _, v := range t {
+				d.tags = append(d.tags, phpKey(v))
+			}
 		}
 	}
 	return d, nil
+}
+
+// scalar is a top-level member as PHP makes it a string ("" when absent,
+// null or not a scalar).
+func scalar(m jsonpayload.Members, key string) string {
+	if s, ok := m.String(key); ok {
+		return s
+	}
+	return phpKey(anyOf(m.Raw(key)))
+}
+
+// anyOf decodes a JSON value (nil when absent or invalid).
+func anyOf(raw []byte) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return v
 }
 
 // phpKey is a scalar as PHP makes it a string (an array key, a Redis

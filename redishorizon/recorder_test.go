@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -85,29 +87,42 @@ func TestCompletedRecordsAndMetrics(t *testing.T) {
 	}
 }
 
-// The running average of LuaScripts::updateMetrics: runtime =
-// (throughput * runtime + new) / (throughput + 1), applied job by job.
-// One batch of three jobs leaves the bytes three separate runs leave.
+// oneRun is one run of Horizon's LuaScripts::updateMetrics as its source
+// describes it (src/LuaScripts.php): HSETNX throughput 0, SADD the key to
+// the measured set, HMGET throughput and runtime, then HMSET throughput + 1
+// and the running average (throughput * runtime + new) / (throughput + 1),
+// or the new runtime when there was none. Its numbers go through the hash
+// as text between runs.
+var oneRun = redis.NewScript(`
+redis.call('hsetnx', KEYS[1], 'throughput', 0)
+redis.call('sadd', KEYS[2], KEYS[1])
+local h = redis.call('hmget', KEYS[1], 'throughput', 'runtime')
+local t = h[1] + 1
+local r = tonumber(ARGV[1])
+if h[2] then r = ((h[1] * tonumber(h[2])) + tonumber(ARGV[1])) / t end
+redis.call('hmset', KEYS[1], 'throughput', t, 'runtime', r)
+`)
+
+// One run of metricsScript for a batch leaves the bytes one run of
+// Horizon's script per job leaves, whatever the runtimes' digits.
 func TestMetricsOfABatchEqualOneRunPerJob(t *testing.T) {
 	e := newEnv(t, Defaults())
-	runtimes := []string{"3.5", "10", "0.01"}
-	for i, ms := range runtimes {
-		if err := metricsScript.Run(e.ctx, e.rc, []string{prefix + "queue:one", prefix + "measured_queues"}, ms).Err(); err != nil && err.Error() != "redis: nil" {
+	runtimes := []any{"3.5", "10", "0.01", "12.35", "7.77", "1733.1", "0", "0.33"}
+	for _, ms := range runtimes {
+		if err := oneRun.Run(e.ctx, e.rc, []string{prefix + "queue:one", prefix + "measured_queues"}, ms).Err(); err != nil && err != redis.Nil {
 			t.Fatal(err)
 		}
-		_ = i
 	}
-	args := []any{runtimes[0], runtimes[1], runtimes[2]}
-	if err := metricsScript.Run(e.ctx, e.rc, []string{prefix + "queue:batch", prefix + "measured_queues"}, args...).Err(); err != nil && err.Error() != "redis: nil" {
+	if err := metricsScript.Run(e.ctx, e.rc, []string{prefix + "queue:batch", prefix + "measured_queues"}, runtimes...).Err(); err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
 	one, batch := e.hash(t, "queue:one"), e.hash(t, "queue:batch")
-	if one["throughput"] != "3" || batch["throughput"] != one["throughput"] || batch["runtime"] != one["runtime"] {
-		t.Fatalf("one run per job %v, one batch %v: want equal, throughput 3", one, batch)
+	if one["throughput"] != "8" || batch["throughput"] != one["throughput"] || batch["runtime"] != one["runtime"] {
+		t.Fatalf("one run per job %v, one batch %v: want equal, throughput 8", one, batch)
 	}
 	got, _ := strconv.ParseFloat(one["runtime"], 64)
-	want := ((3.5+10)/2*2 + 0.01) / 3
-	if d := got - want; d > 1e-12 || d < -1e-12 {
+	want := (3.5 + 10 + 0.01 + 12.35 + 7.77 + 1733.1 + 0 + 0.33) / 8
+	if d := got - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("runtime %s, want the running average %v", one["runtime"], want)
 	}
 }

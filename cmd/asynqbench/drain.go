@@ -37,7 +37,6 @@ type measure struct {
 	StartSec float64 `json:"startup_sec,omitempty"`
 	// RedisIrPerJob is redis-server's instructions per job (-redis-callgrind).
 	RedisIrPerJob float64 `json:"redis_ir_per_job,omitempty"`
-	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
 	Load1         float64 `json:"load1"`
 }
 
@@ -134,7 +133,6 @@ func procDrain(ctx context.Context, srv *redisServer, p *procContender, lw *lara
 	}
 	m.WallSec, m.StartSec, m.JobsPerSec = wall.Seconds(), base.wall.Seconds(), float64(n)/wall.Seconds()
 	m.CPUPer1k, m.RedisCPUPer1k = per1k(max(r.cpu-base.cpu, 0), n), per1k(srv1-srv0, n)
-	m.PeakRSSMB = float64(r.maxRSSKB) / 1024
 	return m, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/redishorizon"
 	"github.com/laraworker/laraworker/redisqueue"
 	"github.com/laraworker/laraworker/redisstore"
 	"github.com/laraworker/laraworker/worker"
@@ -30,7 +31,9 @@ const redisPrefix = "laravel_database_"
 // a redisstore.Store (Laravel's keys and scripts on the private server;
 // failed_jobs in a SQLite file no no-op job touches).
 type laraworkerContender struct {
-	srv      *redisServer
+	srv *redisServer
+	// horizon makes the store write Horizon's records (-horizon).
+	horizon  bool
 	db       *dbqueue.Queue
 	store    *redisstore.Store
 	q        *redisqueue.Queue
@@ -38,14 +41,14 @@ type laraworkerContender struct {
 	uuid     []byte
 }
 
-func newLaraworker(ctx context.Context, srv *redisServer, dir string) (*laraworkerContender, error) {
+func newLaraworker(ctx context.Context, srv *redisServer, dir string, horizon bool) (*laraworkerContender, error) {
 	db, err := dbqueue.Open(ctx, appconfig.Config{Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "outcomes.sqlite"),
 		AppTimezone: "UTC", ConnectionName: "redis", JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
 		DefaultQueue: "default", RetryAfter: 90}, dbqueue.Options{})
 	if err != nil {
 		return nil, err
 	}
-	l := &laraworkerContender{srv: srv, db: db}
+	l := &laraworkerContender{srv: srv, db: db, horizon: horizon}
 	if l.q, l.store, err = l.open(ctx, nil); err != nil {
 		db.Close()
 		return nil, err
@@ -78,7 +81,13 @@ func (l *laraworkerContender) open(ctx context.Context, blockFor *time.Duration)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := redisstore.New(q, l.db, redisstore.Options{})
+	var opts redisstore.Options
+	if l.horizon {
+		cfg := redishorizon.Defaults()
+		cfg.Prefix = "laravel_horizon:"
+		opts.Horizon = redishorizon.New(q.Client(), "redis", cfg)
+	}
+	s, err := redisstore.New(q, l.db, opts)
 	if err != nil {
 		q.Close()
 		return nil, nil, err

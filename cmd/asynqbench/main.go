@@ -47,6 +47,7 @@ type options struct {
 	cpuProfile     string
 	redisCallgrind bool
 	keep           bool
+	horizon        bool
 }
 
 var parts = []string{"laraworker", "asynq", "php", "cli", "latency"}
@@ -72,6 +73,7 @@ func main() {
 	flag.DurationVar(&o.blockFor, "block-for", 5*time.Second, "block_for of the latency setup with block_for")
 	flag.StringVar(&only, "only", strings.Join(parts, ","), "what to run: "+strings.Join(parts, ", "))
 	flag.BoolVar(&o.json, "json", false, "print the results as JSON as well")
+	flag.BoolVar(&o.horizon, "horizon", false, "laraworker writes Laravel Horizon's records of its jobs (work --horizon on)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (logs, the app copy, redis.callgrind) and print its path")
 	flag.BoolVar(&o.redisCallgrind, "redis-callgrind", false, "run redis-server under valgrind's callgrind and report its instructions per job for each library drain (slow: use a few thousand jobs)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each library drain (the timed part) to this path + .NAME.cN.rROUND")
@@ -129,7 +131,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	lw, err := newLaraworker(ctx, srv, dir)
+	lw, err := newLaraworker(ctx, srv, dir, o.horizon)
 	if err != nil {
 		return nil, fmt.Errorf("laraworker: %w", err)
 	}

@@ -30,9 +30,10 @@ type procContender struct {
 
 // procRun is what the kernel accounted to one run.
 type procRun struct {
-	wall     time.Duration
-	cpu      time.Duration // user + system
-	maxRSSKB int64
+	wall time.Duration
+	// cpu is user + system of the process and of the children it waited
+	// for (the laraworker command's config read through PHP).
+	cpu time.Duration
 }
 
 // appCopy is the Laravel app copied with a .env on the private Redis.
@@ -113,7 +114,6 @@ func (p *procContender) run(ctx context.Context, limit time.Duration) (procRun, 
 	r.wall = time.Since(start)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		r.maxRSSKB = ru.Maxrss
 	}
 	_ = os.WriteFile(filepath.Join(p.logs, p.label+".log"), out.Bytes(), 0o600)
 	if err != nil {

@@ -64,7 +64,6 @@ type summary struct {
 	JobsPerSec    spread  `json:"jobs_per_sec"`
 	CPUPer1k      float64 `json:"cpu_ms_per_1k"`
 	RedisCPUPer1k float64 `json:"redis_cpu_ms_per_1k"`
-	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
 	StartSec      float64 `json:"startup_sec,omitempty"`
 	RedisIrPerJob float64 `json:"redis_ir_per_job,omitempty"`
 	Load1         spread  `json:"load1"`
@@ -136,7 +135,6 @@ func summarize(ms []measure) summary {
 		JobsPerSec:    spreadOf(pick(ms, func(m measure) float64 { return m.JobsPerSec })),
 		CPUPer1k:      spreadOf(pick(ms, func(m measure) float64 { return m.CPUPer1k })).Median,
 		RedisCPUPer1k: spreadOf(pick(ms, func(m measure) float64 { return m.RedisCPUPer1k })).Median,
-		PeakRSSMB:     spreadOf(pick(ms, func(m measure) float64 { return m.PeakRSSMB })).Median,
 		StartSec:      spreadOf(pick(ms, func(m measure) float64 { return m.StartSec })).Median,
 		RedisIrPerJob: spreadOf(pick(ms, func(m measure) float64 { return m.RedisIrPerJob })).Median,
 		Load1:         spreadOf(pick(ms, load)),
@@ -176,13 +174,13 @@ func (r *report) print(w io.Writer) {
 	if p := r.Procs; p != nil {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "process\tjobs/s\tCPU ms/1k\tredis CPU ms/1k\tpeak RSS MB\tstart-up s\tload1")
+		fmt.Fprintln(tw, "process\tjobs/s\tCPU ms/1k\tredis CPU ms/1k\tstart-up s\tload1")
 		for _, row := range []struct {
 			name string
 			s    summary
 		}{{"php artisan queue:work redis", p.PHPSum}, {fmt.Sprintf("laraworker work --concurrency %d", p.CLIConcurrency), p.CLISum}} {
-			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f-%.2f\n", row.name, fmtSpread(row.s.JobsPerSec, "%.0f"),
-				row.s.CPUPer1k, row.s.RedisCPUPer1k, row.s.PeakRSSMB, row.s.StartSec, row.s.Load1.Min, row.s.Load1.Max)
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f\t%.2f-%.2f\n", row.name, fmtSpread(row.s.JobsPerSec, "%.0f"),
+				row.s.CPUPer1k, row.s.RedisCPUPer1k, row.s.StartSec, row.s.Load1.Min, row.s.Load1.Max)
 		}
 		_ = tw.Flush()
 		if p.PHPSum.RedisIrPerJob > 0 {
