@@ -48,6 +48,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "horizon", Value: "auto", EnvVars: []string{"LARAWORKER_HORIZON"}, Usage: "on a redis queue connection, write Laravel Horizon's records of the jobs Go runs (status, completed and failed lists, metrics, tags), as Horizon's PHP listeners do: auto (when the app has laravel/horizon installed), on or off"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
+			&cli.StringSliceFlag{Name: "run-without-php-middleware", Usage: "`CLASS` whose jobs run in Go even when part of their job middleware is PHP code (a custom class, a closure) or keeps its state where Go cannot reach it; each such job is logged (repeatable; * for every class). By default they are left to PHP workers"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
@@ -205,6 +206,8 @@ type workerDeps struct {
 	metrics *worker.Metrics // --metrics-addr
 	counts  *fleet.Counts   // --heartbeat
 	locks   map[string]jobqueue.LockStore
+	// state is where job middleware keep their state.
+	state middlewareState
 	// closeLocks closes the lock stores' clients.
 	closeLocks func()
 }
@@ -221,7 +224,7 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 		}
 	}
 	d := workerDeps{enc: enc}
-	d.locks, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
+	d.locks, d.state, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
 	if f.metricsAddr != "" {
 		if d.metrics, err = workerMetrics(); err != nil {
 			d.closeLocks()
@@ -243,6 +246,7 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = f.log, d.enc, d.metrics
 	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
 	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
+	wcfg.StateStores, wcfg.DurationLimiters = d.state.stores, d.state.limiters
 	if d.counts != nil {
 		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
 	}
@@ -320,6 +324,8 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 		WriteGrace:     orNone(durationOf(c, "write-grace")),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
+
+		RunWithoutPHPMiddleware: c.StringSlice("run-without-php-middleware"),
 	}
 }
 

@@ -130,6 +130,24 @@ type Config struct {
 	// Models looks up the rows of models the registrations name
 	// (handlers.Models). Default: the store, when it implements it.
 	Models handlers.ModelLookup
+	// StateStores are the app's cache stores where job middleware keep
+	// their state (overlap locks, rate limiter counters), by
+	// config/cache.php name ("database", "redis"). Default: the store's
+	// (jobqueue.MiddlewareState). A job whose middleware keeps its state in
+	// a store missing here is given back to PHP workers.
+	StateStores map[string]jobqueue.StateStore
+	// DurationLimiters are the Redis DurationLimiters of the ...WithRedis
+	// middleware, by Redis connection name ("default"). Default: the
+	// store's (jobqueue.MiddlewareState).
+	DurationLimiters map[string]jobqueue.DurationLimiter
+	// RunWithoutPHPMiddleware lists the classes whose jobs run in Go even
+	// when part of their job middleware cannot run there (PHP code: a
+	// custom middleware class, a closure, a callback; or state Go cannot
+	// reach): Go applies the rest and logs, on each job, what it did not.
+	// "*" is every class. By default such jobs are given back to PHP
+	// workers untouched and the class is reported as a configuration
+	// problem.
+	RunWithoutPHPMiddleware []string
 	// Written, when set, is called after each outcome's write landed (not
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
@@ -236,6 +254,14 @@ func (c *Config) withClassDefaults(store jobqueue.Store) {
 	if c.Models == nil {
 		if m, ok := store.(handlers.ModelLookup); ok {
 			c.Models = m
+		}
+	}
+	if s, ok := store.(jobqueue.MiddlewareState); ok {
+		if c.StateStores == nil {
+			c.StateStores = s.StateStores()
+		}
+		if c.DurationLimiters == nil {
+			c.DurationLimiters = s.DurationLimiters()
 		}
 	}
 }

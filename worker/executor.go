@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
@@ -36,6 +37,7 @@ type executorDeps struct {
 	// exclude them.
 	skip       *skipSet
 	unique     *uniqueLocks
+	mw         *middlewareDeps
 	batches    *batchLookup
 	exceptions *exceptionCounts
 	// legacyTexts selects Laravel 8/9's exception texts.
@@ -82,6 +84,10 @@ type jobExecutor struct {
 	batchID    string
 	batchKnown bool
 	decided    bool
+	// meta is the payload's bridge record, once read (metadata()).
+	meta     *bridgeproto.Metadata
+	metaErr  error
+	metaRead bool
 }
 
 func newJobExecutor(ctx context.Context, cancel context.CancelCauseFunc, deps *executorDeps, row jobqueue.JobRow, now time.Time) *jobExecutor {
@@ -99,6 +105,10 @@ const (
 	// cut short by shutdown: given back with its attempt restored, within
 	// a bound (interrupted.go)
 	verdictInterrupted
+	// the handler threw: Laravel's exception rules (onException) decide,
+	// once the middleware had their say (a ThrottlesExceptions catches
+	// it). Never settled as such.
+	verdictException
 )
 
 // outcome is a decided run: the verdict and what its write needs.
@@ -113,14 +123,16 @@ type outcome struct {
 	// command (undecodable, or a model missing).
 	inBatch bool
 	reason  string // for logs and metrics
-	// abandoned: the handler ignored the cancellation (verdictInterrupted)
+	// abandoned: the handler ignored the cancellation and still runs
+	// (verdictInterrupted, or a timeout)
 	abandoned bool
 }
 
-// Outcome reasons of the missing-model path.
+// Outcome reasons of the missing-model path, and of a timeout.
 const (
 	reasonModelMissing        = "model_missing"
 	reasonModelMissingDeleted = "model_missing_deleted"
+	reasonTimedOut            = "timed_out"
 )
 
 // modelMissing: handleModelNotFound decided it; PHP could not unserialize
@@ -292,10 +304,12 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 
 // runClass runs the job as CallQueuedHandler does around the handler: the
 // command's models are looked up first (unserializing it in PHP does), a
-// missing one takes Laravel's missing-model path, and an UntilProcessing
-// lock is released just before the handler. (A handler's own
-// ErrModelNotFound is turned into that path by run, before the exception
-// rules.)
+// missing one takes Laravel's missing-model path; then the job's
+// middleware run around the handler (middleware.go), and an
+// UntilProcessing lock is released where the app's version does it; last,
+// an exception nothing caught takes Laravel's exception rules. (A
+// handler's own ErrModelNotFound is turned into the missing-model path by
+// run, before them.)
 func (e *jobExecutor) runClass(h handlers.Handler) outcome {
 	if err := e.job.CheckModels(e.ctx); err != nil {
 		if errors.Is(err, handlers.ErrModelNotFound) {
@@ -305,8 +319,15 @@ func (e *jobExecutor) runClass(h handlers.Handler) outcome {
 		// QueryException it would be in PHP.
 		return e.onException(err, frame{File: "laraworker", Func: "CheckModels"})
 	}
-	e.releaseBeforeRun()
-	return e.run(h)
+	plan, out, ok := e.middlewarePlan()
+	if !ok {
+		return out
+	}
+	out = e.throughMiddleware(plan, h)
+	if out.verdict == verdictException {
+		return e.onException(out.err, out.where)
+	}
+	return out
 }
 
 // run calls the handler under the job's timeout and turns its result into
@@ -323,7 +344,10 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 	}
 	switch {
 	case timedOut:
-		return e.onTimeout(e.handlerFrame())
+		out := e.onTimeout(e.handlerFrame())
+		// A handler still running keeps what it holds (an overlap lock).
+		out.abandoned = abandoned
+		return out
 	case e.ctx.Err() != nil && (err != nil || abandoned):
 		// Shutdown cut the run short: not the job's fault, run it again
 		// with its attempt restored.
@@ -346,7 +370,7 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 	if errors.Is(err, handlers.ErrModelNotFound) {
 		return e.modelMissing(err)
 	}
-	return e.onException(err, e.handlerFrame())
+	return outcome{verdict: verdictException, err: err, where: e.handlerFrame()}
 }
 
 // handlerFrame locates the handler's code, for failures whose error
@@ -423,9 +447,9 @@ func (e *jobExecutor) onTimeout(where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
 	err := timeoutExceeded(p.Name(), e.legacyTexts)
 	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
-		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "timed_out"}
+		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: reasonTimedOut}
 	}
-	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: "timed_out"}
+	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: reasonTimedOut}
 }
 
 // ModelNotFoundClass is Laravel's exception for a job whose model is gone.

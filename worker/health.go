@@ -28,8 +28,8 @@ import (
 
 // ConfigError is a configuration problem, as Health reports it.
 type ConfigError struct {
-	Kind  string // "app_key", "schema", "permission"
-	Class string // the job class it stopped, for app_key
+	Kind  string // "app_key", "schema", "permission", "middleware"
+	Class string // the job class it stopped, for app_key and middleware
 	Err   error
 	Since time.Time
 	// blockedUntil: the class is not claimed until then; a claim after it
@@ -51,6 +51,9 @@ const (
 	kindAppKey     = "app_key"
 	kindSchema     = "schema"
 	kindPermission = "permission"
+	// kindMiddleware: a class's job middleware cannot be applied in Go
+	// (middleware.go).
+	kindMiddleware = "middleware"
 )
 
 // configLogEvery is how often a persisting problem is logged again.
@@ -138,6 +141,18 @@ func (c *configProblems) clear(kinds ...string) {
 	}
 }
 
+// clearClass drops the problem of this kind for one class (its jobs run
+// again).
+func (c *configProblems) clearClass(kind, class string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := kind + "\x00" + class
+	if _, ok := c.problems[key]; ok {
+		delete(c.problems, key)
+		delete(c.logged, key)
+	}
+}
+
 // blockedClasses are the classes not claimed now because of a problem.
 func (c *configProblems) blockedClasses(now time.Time) []string {
 	c.mu.Lock()
@@ -182,6 +197,8 @@ func configAdvice(e *ConfigError) string {
 		return "a table is missing (php artisan queue:table / queue:failed-table / queue:batches-table, or laraworker tables); retrying"
 	case kindPermission:
 		return "the database user lacks a permission on the queue tables; retrying"
+	case kindMiddleware:
+		return "its jobs are left to PHP workers; the class is claimed again in a minute"
 	}
 	return "retrying"
 }

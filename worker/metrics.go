@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
 		}),
 		config: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission): jobs given back or writes retried, never failed.",
+			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission, middleware): jobs given back or writes retried, never failed.",
 		}, []string{"kind"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laraworker_lost_reservations_total",
@@ -131,7 +131,7 @@ func (m *Metrics) jobInterrupted(queue, class, attempt string) {
 // no data, not 0).
 var (
 	// configKinds are ConfigError's kinds.
-	configKinds = []string{kindAppKey, kindSchema, kindPermission}
+	configKinds = []string{kindAppKey, kindSchema, kindPermission, kindMiddleware}
 	// writeOps are the completer's writes (lost reservations, retried and
 	// dropped writes are counted by op); "extend" refreshes a reservation.
 	writeOps = []string{"delete", "finish", "release", "fail", "unreserve"}

@@ -115,6 +115,11 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := unique.checkClasses(reg); err != nil {
 		return nil, err
 	}
+	mw := &middlewareDeps{stores: cfg.StateStores, limiters: cfg.DurationLimiters, defaultStore: cfg.CacheStore,
+		version: cfg.LaravelVersion, optIn: cfg.RunWithoutPHPMiddleware, log: w.log}
+	if err := mw.checkRegistrations(reg); err != nil {
+		return nil, err
+	}
 	// Series that count rare events exist from the start, at 0.
 	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
@@ -125,7 +130,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,
-		unique: unique, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
+		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,
