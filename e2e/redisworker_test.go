@@ -282,9 +282,7 @@ func testRedisChainAndBatchCrossPHPAndGo(t *testing.T, s *suite) {
 // lw runs the laraworker binary on the app's redis connection.
 func (a *redisApp) lw(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := a.s.lwCmd(args...)
-	cmd.Env = a.s.env(a.env...)
-	return a.s.run(t, cmd)
+	return a.s.run(t, a.lwCmd(args...))
 }
 
 // TestRedisThroughTheCLI: `laraworker` serves the app's redis queue
