@@ -15,7 +15,11 @@
 //	                             RELWORKER_SLEEP_SECONDS), record "end";
 //	                             then, with RELWORKER_SLEEP_THEN=release,
 //	                             ask for a release (the issue's frozen-worker
-//	                             job), with release-first only on attempt 1
+//	                             job), with release-first only on attempt 1,
+//	                             or fail with RELWORKER_SLEEP_THEN=fail; with
+//	                             RELWORKER_SLEEP_FREEZE=end the process stops
+//	                             itself (SIGSTOP) after recording "end"
+//	App\Jobs\BatchedSleepJob      as SleepJob (a SleepJob that can be in a batch)
 //	LaraWorker\Reliability\Panic panic with the loaded configuration in scope
 package main
 
@@ -23,10 +27,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
@@ -39,6 +45,7 @@ func main() {
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\NoopJob`, noop)
 	reg.HandleFunc(`App\Jobs\SleepJob`, sleepJob)
+	reg.HandleFunc(`App\Jobs\BatchedSleepJob`, sleepJob)
 	reg.HandleFunc(`LaraWorker\Reliability\Panic`, panicky)
 	os.Exit(console.Run(console.New(reg, console.Options{}), os.Args))
 }
@@ -117,9 +124,18 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"}); err != nil {
 		return err
 	}
+	if os.Getenv("RELWORKER_SLEEP_FREEZE") == "end" {
+		// Frozen as the handler returns: what it decided reaches the worker
+		// as soon as the process is continued.
+		if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+			return err
+		}
+	}
 	switch then := os.Getenv("RELWORKER_SLEEP_THEN"); {
 	case then == "release", then == "release-first" && job.Attempts == 1:
 		job.Release(0)
+	case then == "fail":
+		return errors.New("SleepJob failed after its sleep, as RELWORKER_SLEEP_THEN=fail asks")
 	}
 	return nil
 }
