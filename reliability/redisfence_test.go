@@ -23,16 +23,17 @@ const (
 // every outcome Go can write: a SleepJob (BatchedSleepJob, a SleepJob with
 // Batchable) heads a chain (it, then a BatchMemberJob, which only PHP
 // runs) inside a batch, dispatched by PHP onto a redis queue. Go claims it
-// and its handler works 4 s, then succeeds, fails or asks for a release;
-// the Go process is frozen (SIGSTOP) as soon as the handler has started,
-// past retry_after (3 s on both sides), or stops itself as the handler
-// returns (the outcome is then written as soon as it runs again, racing
-// the lease refresh); `php artisan queue:work redis`
-// moves the expired reservation back, runs the job (1 s) and pushes the
-// chain's next link; Go is thawed after PHP finished, or while PHP runs
-// the job. When it thaws, Go must write nothing: no delete of PHP's
-// reservation, no released copy, no failed_jobs row, no second chain link,
-// no batch counter. It logs the lost reservation once and counts it.
+// and its handler works 4 s, then succeeds, fails (on its last attempt,
+// --tries 1) or asks for a release. The Go process is frozen (SIGSTOP) as
+// soon as the handler has started, past retry_after (3 s on both sides),
+// or stops itself as the handler returns (its outcome is then written as
+// soon as it runs again, racing the lease refresh); `php artisan
+// queue:work redis` moves the expired reservation back, runs the job (1 s)
+// and pushes the chain's next link; Go is thawed after PHP finished, or
+// while PHP runs the job. When it thaws, Go must write nothing: no delete
+// of PHP's reservation, no released copy, no failed_jobs row, no second
+// chain link, no batch counter. It logs the lost reservation once and
+// counts it.
 func TestRedisFrozenWorker(t *testing.T) {
 	const retryAfter = 3
 	r := needRedisApp(t, retryAfter)
@@ -59,13 +60,19 @@ func TestRedisFrozenWorker(t *testing.T) {
 				}
 				uuid := p.UUID
 				env := []string{"RELWORKER_SLEEP_SECONDS=4"}
-				if then != "success" {
-					env = append(env, "RELWORKER_SLEEP_THEN="+then)
+				tries := "5"
+				switch then {
+				case "fail":
+					// Its last attempt: Go fails it (failed_jobs, the batch's
+					// failure) rather than releasing it.
+					env, tries = append(env, "RELWORKER_SLEEP_THEN=fail"), "1"
+				case "release":
+					env = append(env, "RELWORKER_SLEEP_THEN=release")
 				}
 				if atEnd {
 					env = append(env, "RELWORKER_SLEEP_FREEZE=end")
 				}
-				goProc := r.goWorker(t, env, "--queue", queue, "--sleep", "0.1", "--memory", "0", "--tries", "5")
+				goProc := r.goWorker(t, env, "--queue", queue, "--sleep", "0.1", "--memory", "0", "--tries", tries)
 				if atEnd {
 					waitFor(t, 20*time.Second, "the Go worker to stop itself as its handler returns", func() bool {
 						c := tallies(t, batchedSleepClass)[uuid]
@@ -77,7 +84,11 @@ func TestRedisFrozenWorker(t *testing.T) {
 				}
 				frozen := time.Now()
 				php := r.phpWorker(t, "--queue="+queue, "--sleep=1", "--tries=5")
-				waitFor(t, 30*time.Second, "PHP to reclaim and start the job", func() bool { return tallies(t, batchedSleepClass)[uuid].phpStarts == 1 })
+				if !waitUntil(30*time.Second, func() bool { return tallies(t, batchedSleepClass)[uuid].phpStarts == 1 }) {
+					members, _ := r.rc.ZRangeWithScores(context.Background(), r.cfg.Keys(queue).Reserved, 0, -1).Result()
+					t.Fatalf("PHP did not reclaim and start the job within 30 s (now %d; reserved %v; Go stopped: %v)\nPHP:\n%s\nGo:\n%s",
+						time.Now().Unix(), members, processStopped(goProc.pid()), tail(php.out.String()), tail(goProc.out.String()))
+				}
 				phpDone := func() bool {
 					return tallies(t, batchedSleepClass)[uuid].phpEnds == 1 && len(runsOf(t, batchMemberClass)) == 1 && r.left(t, queue) == 0
 				}
