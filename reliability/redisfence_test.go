@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,8 +27,8 @@ const (
 // and its handler works 4 s, then succeeds, fails (on its last attempt,
 // --tries 1) or asks for a release. The Go process is frozen (SIGSTOP) as
 // soon as the handler has started, past retry_after (3 s on both sides),
-// or stops itself as the handler returns (its outcome is then written as
-// soon as it runs again, racing the lease refresh); `php artisan
+// or as the handler returns (held there until frozen; its outcome is then
+// written as soon as it runs again, racing the lease refresh); `php artisan
 // queue:work redis` moves the expired reservation back, runs the job (1 s)
 // and pushes the chain's next link; Go is thawed after PHP finished, or
 // while PHP runs the job. When it thaws, Go must write nothing: no delete
@@ -38,15 +39,16 @@ func TestRedisFrozenWorker(t *testing.T) {
 	const retryAfter = 3
 	r := needRedisApp(t, retryAfter)
 	for _, then := range []string{"success", "fail", "release"} {
-		for _, thaw := range []string{"after PHP finished", "while PHP runs it", "at the handler's end, after PHP finished"} {
-			atEnd := strings.HasPrefix(thaw, "at the handler's end")
-			t.Run(then+"/"+thaw, func(t *testing.T) {
+		for _, when := range []string{"mid-run, thawed after PHP finished", "mid-run, thawed while PHP runs it", "at the handler's end, thawed after PHP finished"} {
+			atEnd := strings.HasPrefix(when, "at the handler's end")
+			whilePHP := strings.HasSuffix(when, "while PHP runs it")
+			t.Run(then+"/"+when, func(t *testing.T) {
 				for _, table := range []string{"failed_jobs", "job_runs", "job_batches"} {
 					if _, err := app.q.DB().Exec("delete from " + table); err != nil {
 						t.Fatal(err)
 					}
 				}
-				queue := fmt.Sprintf("frozen-%s-%d", then, len(thaw))
+				queue := fmt.Sprintf("frozen-%s-%d", then, len(when))
 				batchID := strings.TrimSpace(r.php(t, `$sleep = new App\Jobs\BatchedSleepJob(1); $sleep->timeout = 60; `+
 					`echo Illuminate\Support\Facades\Bus::batch([[$sleep, new App\Jobs\BatchMemberJob(2)]])`+
 					`->onConnection('redis')->onQueue('`+queue+`')->dispatch()->id;`))
@@ -69,18 +71,22 @@ func TestRedisFrozenWorker(t *testing.T) {
 				case "release":
 					env = append(env, "RELWORKER_SLEEP_THEN=release")
 				}
+				gate := filepath.Join(t.TempDir(), "gate")
 				if atEnd {
-					env = append(env, "RELWORKER_SLEEP_FREEZE=end")
+					env = append(env, "RELWORKER_SLEEP_GATE="+gate)
 				}
 				goProc := r.goWorker(t, env, "--queue", queue, "--sleep", "0.1", "--memory", "0", "--tries", tries)
+				phase := func(c *tally) int { return c.goStarts }
 				if atEnd {
-					waitFor(t, 20*time.Second, "the Go worker to stop itself as its handler returns", func() bool {
-						c := tallies(t, batchedSleepClass)[uuid]
-						return c != nil && c.goEnds == 1 && processStopped(goProc.pid())
-					})
-				} else {
-					waitFor(t, 20*time.Second, "Go to start the job", func() bool { c := tallies(t, batchedSleepClass)[uuid]; return c != nil && c.goStarts == 1 })
-					goProc.signal(syscall.SIGSTOP)
+					phase = func(c *tally) int { return c.goEnds } // held there by the gate
+				}
+				waitFor(t, 20*time.Second, "Go to run the job", func() bool { c := tallies(t, batchedSleepClass)[uuid]; return c != nil && phase(c) == 1 })
+				goProc.signal(syscall.SIGSTOP)
+				waitFor(t, 10*time.Second, "every thread of the Go worker to stop", func() bool { return processStopped(goProc.pid()) })
+				if atEnd {
+					if err := os.WriteFile(gate, nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 				frozen := time.Now()
 				php := r.phpWorker(t, "--queue="+queue, "--sleep=1", "--tries=5")
@@ -92,7 +98,7 @@ func TestRedisFrozenWorker(t *testing.T) {
 				phpDone := func() bool {
 					return tallies(t, batchedSleepClass)[uuid].phpEnds == 1 && len(runsOf(t, batchMemberClass)) == 1 && r.left(t, queue) == 0
 				}
-				if thaw != "while PHP runs it" {
+				if !whilePHP {
 					waitFor(t, 30*time.Second, "PHP to finish the job and the chain", phpDone)
 				}
 				watch := r.watchReserved(t, queue, uuid)
@@ -144,8 +150,8 @@ func TestRedisFrozenWorker(t *testing.T) {
 				if recs := logRecords(goProc.out.String(), "reservation lost"); len(recs) > 0 {
 					op = recs[0]["op"]
 				}
-				t.Logf("frozen %s (retry_after %d s), then %s, thawed %s: Go's outcome dropped (found by %v), runs %+v",
-					frozenFor.Round(100*time.Millisecond), retryAfter, then, thaw, op, *c)
+				t.Logf("%s, frozen %s (retry_after %d s), %s: Go's outcome dropped (found by %v), runs %+v",
+					then, frozenFor.Round(100*time.Millisecond), retryAfter, when, op, *c)
 			})
 		}
 	}
@@ -217,14 +223,23 @@ func (w *reservedWatch) finish() (deleted bool, maxCopies int) {
 	return w.deleted, w.maxCopies
 }
 
-// processStopped says whether pid is stopped by a signal (state T in
-// /proc/<pid>/stat).
+// processStopped says whether every thread of pid is stopped by a signal
+// (state T in /proc/<pid>/task/*/stat): a SIGSTOP stops the threads one by
+// one, each when it next runs.
 func processStopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
 		return false
 	}
-	// pid (comm) state ...: comm may hold spaces, the state follows the last ')'.
-	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-	return strings.HasPrefix(strings.TrimSpace(rest), "T")
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: comm may hold spaces; the state follows the last ')'.
+		if rest := string(b[strings.LastIndexByte(string(b), ')')+1:]); !strings.HasPrefix(strings.TrimSpace(rest), "T") {
+			return false
+		}
+	}
+	return true
 }

@@ -17,8 +17,8 @@
 //	                             ask for a release (the frozen-worker
 //	                             job), with release-first only on attempt 1,
 //	                             or fail with RELWORKER_SLEEP_THEN=fail; with
-//	                             RELWORKER_SLEEP_FREEZE=end the process stops
-//	                             itself (SIGSTOP) after recording "end"
+//	                             RELWORKER_SLEEP_GATE=<file> it waits after
+//	                             recording "end" until that file exists
 //	App\Jobs\BatchedSleepJob      as SleepJob (a SleepJob that can be in a batch)
 //	LaraWorker\Reliability\Panic panic with the loaded configuration in scope
 package main
@@ -32,7 +32,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
@@ -124,11 +123,21 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"}); err != nil {
 		return err
 	}
-	if os.Getenv("RELWORKER_SLEEP_FREEZE") == "end" {
-		// Frozen as the handler returns: what it decided reaches the worker
-		// as soon as the process is continued.
-		if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
-			return err
+	if gate := os.Getenv("RELWORKER_SLEEP_GATE"); gate != "" {
+		// Held at its end until the test has frozen the process and made
+		// the file: what the handler decided then reaches the worker as soon
+		// as the process is continued. (A process cannot stop itself at an
+		// exact point: its other threads run on until the stop reaches
+		// them.)
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 	}
 	switch then := os.Getenv("RELWORKER_SLEEP_THEN"); {
