@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/phprun"
 )
 
 // readConfigPHP boots a Laravel app with its own PHP and prints the
@@ -368,7 +370,7 @@ func runReadConfig(ctx context.Context, php, appDir, envFile string, opts Option
 	cmd := exec.CommandContext(ctx, php, "-d", "display_errors=stderr", "-d", "log_errors=0", "--", appDir, envFile, opts.Connection)
 	cmd.Dir = appDir
 	cmd.Env = environ
-	cmd.Stdin = bytes.NewReader(readConfigPHP)
+	cmd.Stdin = bytes.NewReader(phprun.WithAppBoot(readConfigPHP))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &limitedBuffer{max: 64 << 10, buf: &stderr}
 	cmd.ExtraFiles = []*os.File{secretsW}

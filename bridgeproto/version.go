@@ -52,7 +52,7 @@ func checkVersion(v string) error {
 }
 
 // ShapeFor is the payload key set Laravel's dispatch() writes on the app's
-// version (payload.Shape): "" gives Shape8, which every version reads.
+// version (payload.ShapeOf): "" gives Shape8, which every version reads.
 func ShapeFor(version string) (payload.Shape, error) {
 	if version == "" {
 		return payload.Shape8, nil
@@ -60,13 +60,6 @@ func ShapeFor(version string) (payload.Shape, error) {
 	if err := checkVersion(version); err != nil {
 		return 0, err
 	}
-	switch {
-	case !atLeast(version, "12.11"):
-		return payload.Shape8, nil
-	case !atLeast(version, "12.51"):
-		return payload.Shape12, nil
-	case !atLeast(version, "13"):
-		return payload.Shape1251, nil
-	}
-	return payload.Shape13, nil
+	nums, _ := parseVersion(version)
+	return payload.ShapeOf(nums[0], nums[1]), nil
 }

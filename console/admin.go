@@ -21,6 +21,7 @@ func adminCommands() []*cli.Command {
 	return []*cli.Command{
 		failedCommand(), retryCommand(), forgetCommand(), flushCommand(),
 		pruneFailedCommand(), clearCommand(), sizeCommand(), tablesCommand(),
+		pauseCommand(), continueCommand(),
 	}
 }
 
@@ -176,22 +177,25 @@ func failedCommand() *cli.Command {
 	}
 }
 
-// failedJSON is one failed job in --json output.
+// failedJSON is one failed job in --json output. Keys are snake_case on
+// every command, as failed_jobs' columns are.
 type failedJSON struct {
 	ID         int64  `json:"id"`
 	UUID       string `json:"uuid"`
 	Connection string `json:"connection"`
 	Queue      string `json:"queue"`
 	Class      string `json:"class"`
-	FailedAt   string `json:"failedAt"`
+	FailedAt   string `json:"failed_at"`
 	Exception  string `json:"exception"`
+	// Deprecated: failed_at's former name, kept for one release.
+	FailedAtOld string `json:"failedAt"`
 }
 
 func printFailed(c *cli.Context, failed []jobqueue.FailedJob) error {
 	if c.Bool("json") {
 		out := make([]failedJSON, 0, len(failed))
 		for _, f := range failed {
-			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, f.Exception})
+			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, f.Exception, f.FailedAt})
 		}
 		return writeJSON(c.App.Writer, out)
 	}
@@ -220,7 +224,9 @@ what PHP would keep too): then it becomes now + (retryUntil - createdAt), the
 same window from now. Payloads without createdAt (8.x to 12.10) keep the
 stored value, so a job whose deadline passed fails again at once.
 
-Unknown ids are reported on stderr; the exit status is then 1.`
+Unknown ids, and a --queue without failed jobs, are reported on stderr and
+the exit status stays 0, as with artisan; a job that could not be pushed
+back makes it 1.`
 
 func retryCommand() *cli.Command {
 	return &cli.Command{
@@ -262,7 +268,8 @@ func runRetry(c *cli.Context, ids []string) error {
 		return s.fail(err)
 	}
 	if queue != "" && len(results) == 0 {
-		return cli.Exit(s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", queue)), 1)
+		warn(c, "%s", s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", printable(queue))))
+		return nil
 	}
 	return reportRetries(c, s, results)
 }
@@ -271,17 +278,22 @@ func runRetry(c *cli.Context, ids []string) error {
 type retryJSON struct {
 	UUID  string `json:"uuid"`
 	Queue string `json:"queue"`
-	JobID int64  `json:"jobId,omitempty"`
+	JobID int64  `json:"job_id,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Deprecated: job_id's former name, kept for one release.
+	JobIDOld int64 `json:"jobId,omitempty"`
 }
 
 func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) error {
 	failures := 0
 	out := make([]retryJSON, 0, len(results))
 	for _, r := range results {
-		item := retryJSON{UUID: r.Failed.UUID, Queue: r.Failed.Queue, JobID: r.NewID}
+		item := retryJSON{UUID: r.Failed.UUID, Queue: r.Failed.Queue, JobID: r.NewID, JobIDOld: r.NewID}
 		if r.Err != nil {
-			failures++
+			// artisan reports an unknown id and goes on, exit status 0.
+			if !errors.Is(r.Err, jobqueue.ErrFailedJobNotFound) {
+				failures++
+			}
 			item.Error = s.clean(retryErrorText(r))
 			if !c.Bool("json") {
 				warn(c, "%s", item.Error)
@@ -383,9 +395,9 @@ func flushCommand() *cli.Command {
 		Description: `Asks for confirmation first in production (APP_ENV=production, or APP_ENV
 unset as Laravel reads it) and whenever stdin is a terminal; --force skips
 the question. Without a terminal, production refuses without --force.`,
-		Flags: adminFlags(&cli.IntFlag{Name: "hours", Usage: "only those that failed at least this many hours ago (Laravel 9+)"}, forceFlag()),
+		Flags: adminFlags(countFlag("hours", 0, "only those that failed at least this many hours ago (Laravel 9+)"), forceFlag()),
 		Action: noArgs(func(c *cli.Context) error {
-			hours := c.Int("hours")
+			hours := int(countOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("flush: --hours must not be negative", 2)
 			}
@@ -422,9 +434,9 @@ func pruneFailedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-failed",
 		Usage: "delete failed jobs older than --hours, like `php artisan queue:prune-failed`",
-		Flags: adminFlags(&cli.IntFlag{Name: "hours", Value: 24, Usage: "the number of hours to retain failed jobs data"}),
+		Flags: adminFlags(countFlag("hours", 24, "the number of hours to retain failed jobs data")),
 		Action: noArgs(func(c *cli.Context) error {
-			hours := c.Int("hours")
+			hours := int(countOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("prune-failed: --hours must not be negative", 2)
 			}

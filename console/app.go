@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Version, when set at build time, is the version every program built with
+// Version is, when set at build time, the version every program built with
 // New reports unless its Options name one:
 //
 //	go build -ldflags "-X github.com/laraworker/laraworker/console.Version=1.4.0"

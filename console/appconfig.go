@@ -40,13 +40,39 @@ func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Confi
 	if ci := c.String("cipher"); ci != "" {
 		overrides["APP_CIPHER"] = ci
 	}
-	return appconfig.Load(c.Context, appconfig.Options{
+	cfg, info, err := appconfig.Load(c.Context, appconfig.Options{
 		AppDir:     c.String("app"),
 		EnvFile:    c.String("env"),
 		PHP:        c.String("php"),
 		Connection: c.String("connection"),
 		Overrides:  overrides,
 	})
+	if err == nil {
+		err = appFound(cfg, info)
+	}
+	return cfg, info, err
+}
+
+// defaultSQLite is the database Laravel's defaults leave when nothing
+// names one.
+var defaultSQLite = appconfig.Config{}.WithDefaults().Database
+
+// appFound refuses to go on when nothing said where the app is: no .env
+// here, no --app or --env, no database named by a variable or a flag, and
+// the one that leaves (Laravel's default SQLite file) does not exist. Opening it would fail with SQLite's
+// "unable to open database file", or create an empty file in the current
+// folder, neither of which says what is wrong.
+func appFound(cfg appconfig.Config, info appconfig.AppInfo) error {
+	if info.EnvFile != "" || info.AppDir != "" || cfg.Driver != appconfig.EngineSQLite || cfg.Database != defaultSQLite {
+		return nil // an app, a .env, or a database named by a variable or flag
+	}
+	if _, err := os.Stat(cfg.Database); err == nil {
+		return nil
+	}
+	here, _ := os.Getwd()
+	return fmt.Errorf("no .env in %s and no --app or --env: laraworker reads the app's database from its .env (or its config, with --app); "+
+		"run it in the app's folder, or pass --app DIR (the folder holding artisan) or --env FILE, or set DB_CONNECTION and the DB_* variables "+
+		"(without them it looked for SQLite's %s, which does not exist)", here, cfg.Database)
 }
 
 // readKeyFile reads an APP_KEY from a file: the key alone on its first

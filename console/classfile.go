@@ -29,7 +29,8 @@ import (
 //	      "failUntil":    {"type": "int"},
 //	      "secretNote":   {"visibility": "protected", "type": "?string"},
 //	      "privateCount": {"visibility": "private", "type": "int"},
-//	      "inherited":    {"visibility": "private", "declaredIn": "App\\Jobs\\BaseJob"}
+//	      "inherited":    {"visibility": "private", "declaredIn": "App\\Jobs\\BaseJob"},
+//	      "quality":      {"type": "string", "default": "hd"}
 //	    }
 //	  }
 //	}
@@ -38,7 +39,14 @@ import (
 // list is refused (PHP would make it a dynamic property, which its
 // handle() never reads). Types: int, float, string, bool, array, mixed,
 // with a leading ? for nullable; a value of another type is refused (PHP's
-// unserialize would throw a TypeError into the job).
+// unserialize would throw a TypeError into the job). "default" is the
+// property's declared default (`public string $quality = 'hd';`; not a
+// constructor-promoted parameter's, which PHP does not count as one): from
+// Laravel 9.4, a property holding it is left out of the command, as
+// SerializesModels does; so are the queue options at their declared value.
+
+// classFileFormat is the shape of a class file, for errors.
+const classFileFormat = `a class file is JSON keyed by class name, e.g. {"App\\Jobs\\RetryJob": {"tries": 4, "backoff": [2, 5, 10], "properties": {"failUntil": {"type": "int"}, "note": {"visibility": "protected", "type": "?string", "default": null}}}}; 'laraworker push --help' lists every key`
 
 // classDecl is one class's entry in a class file.
 type classDecl struct {
@@ -57,6 +65,8 @@ type propertyDecl struct {
 	Visibility string `json:"visibility"` // public (default), protected, private
 	DeclaredIn string `json:"declaredIn"` // for private: the declaring class, default the class
 	Type       string `json:"type"`
+	// Default is the declared default as JSON; absent: none declared.
+	Default json.RawMessage `json:"default"`
 }
 
 // loadClassDecl reads the entry of class (matched case-insensitively, as
@@ -66,9 +76,12 @@ func loadClassDecl(path, class string) (*classDecl, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("<?php")) {
+		return nil, fmt.Errorf("this is PHP source; --class-file takes a JSON declaration of the class, not its PHP file: %s", classFileFormat)
+	}
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("want a JSON object keyed by class name: %v", err)
+		return nil, fmt.Errorf("not a JSON class declaration (%v): %s", err, classFileFormat)
 	}
 	for name, entry := range entries {
 		if !strings.EqualFold(strings.TrimPrefix(name, `\`), class) {
@@ -78,7 +91,7 @@ func loadClassDecl(path, class string) (*classDecl, error) {
 		dec.DisallowUnknownFields()
 		var d classDecl
 		if err := dec.Decode(&d); err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return nil, fmt.Errorf("%s: %v (%s)", name, err, classFileFormat)
 		}
 		if err := d.validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -109,6 +122,9 @@ func (d *classDecl) validate() error {
 		}
 		if _, ok := phpTypes[strings.TrimPrefix(p.Type, "?")]; !ok && p.Type != "" {
 			return fmt.Errorf("property %s: type %q: want int, float, string, bool, array or mixed (? for nullable)", name, p.Type)
+		}
+		if _, err := p.defaultValue(name); err != nil {
+			return err
 		}
 	}
 	if len(d.Backoff) > 0 {
@@ -188,20 +204,47 @@ var queueOptionProps = map[string]bool{
 	"chained": true, "chainConnection": true, "chainQueue": true, "chainCatchCallbacks": true, "batchId": true,
 }
 
-// applyProps checks the given properties against the declaration and
-// writes each under its visibility's name, as PHP serializes it; a value
-// PHP could not hold is refused, naming the property.
-func (d *classDecl) applyProps(class string, props []phpserialize.Entry) ([]phpserialize.Entry, error) {
-	out := make([]phpserialize.Entry, 0, len(props))
+// checkProps checks the given properties (by plain name) against the
+// declaration: a property the class does not declare, or a value PHP
+// could not hold, is refused, naming the property.
+func (d *classDecl) checkProps(class string, props []phpserialize.Entry) error {
 	for _, e := range props {
 		name := e.Key.Str
 		decl, listed := d.Properties[name]
 		if !listed && len(d.Properties) > 0 && !queueOptionProps[name] {
-			return nil, fmt.Errorf("%s declares no property %q in the class file (known: %s)", class, name, strings.Join(d.propertyNames(), ", "))
+			return fmt.Errorf("%s declares no property %q in the class file (known: %s)", class, name, strings.Join(d.propertyNames(), ", "))
 		}
 		if err := checkType(class, name, decl.Type, e.Value); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+// coerce converts what PHP converts when it assigns to a typed property:
+// an int given to a float property is a float (`d:5;`, not `i:5;`).
+func (d *classDecl) coerce(props []phpserialize.Entry) []phpserialize.Entry {
+	out := make([]phpserialize.Entry, len(props))
+	for i, e := range props {
+		out[i] = phpserialize.Entry{Key: e.Key, Value: coerceTo(d.Properties[e.Key.Str].Type, e.Value)}
+	}
+	return out
+}
+
+func coerceTo(typ string, v *phpserialize.Value) *phpserialize.Value {
+	if strings.TrimPrefix(typ, "?") == "float" && v.Kind == phpserialize.KindInt {
+		return phpserialize.Float(float64(v.Int))
+	}
+	return v
+}
+
+// mangle writes each property under its visibility's name, as PHP
+// serializes it.
+func (d *classDecl) mangle(class string, props []phpserialize.Entry) []phpserialize.Entry {
+	out := make([]phpserialize.Entry, 0, len(props))
+	for _, e := range props {
+		name := e.Key.Str
+		decl := d.Properties[name]
 		switch decl.Visibility {
 		case "protected":
 			out = append(out, phpserialize.Protected(name, e.Value))
@@ -211,7 +254,77 @@ func (d *classDecl) applyProps(class string, props []phpserialize.Entry) ([]phps
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// withoutDefaults leaves out the properties that hold their declared
+// default, compared as PHP's === does, as SerializesModels::__serialize
+// does from Laravel 9.4: a property's "default", and the queue options the
+// class declares (its $tries, $backoff...).
+func (d *classDecl) withoutDefaults(props []phpserialize.Entry) []phpserialize.Entry {
+	declared, _ := d.declared()
+	out := make([]phpserialize.Entry, 0, len(props))
+	for _, e := range props {
+		def := declared[e.Key.Str]
+		if p, ok := d.Properties[e.Key.Str]; ok && len(p.Default) > 0 {
+			def, _ = p.defaultValue(e.Key.Str)
+		}
+		if def != nil && identical(e.Value, def) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// defaultValue is the property's declared default as PHP holds it; nil
+// when none is declared.
+func (p propertyDecl) defaultValue(name string) (*phpserialize.Value, error) {
+	if len(p.Default) == 0 {
+		return nil, nil
+	}
+	v, err := payload.FromJSON(p.Default)
+	if err != nil {
+		return nil, fmt.Errorf("property %s: default: %v", name, err)
+	}
+	if p.Type != "" && !(v.Kind == phpserialize.KindNull && (strings.HasPrefix(p.Type, "?") || p.Type == "mixed")) &&
+		!phpTypes[strings.TrimPrefix(p.Type, "?")](v) {
+		return nil, fmt.Errorf("property %s: default %s is not of its type %s", name, p.Default, p.Type)
+	}
+	return coerceTo(p.Type, v), nil
+}
+
+// identical is PHP's ===: same type and value; arrays with the same keys
+// and identical values in the same order.
+func identical(a, b *phpserialize.Value) bool {
+	a, b = a.Deref(), b.Deref()
+	if a == nil || b == nil || a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case phpserialize.KindNull:
+		return true
+	case phpserialize.KindBool:
+		return a.Bool == b.Bool
+	case phpserialize.KindInt:
+		return a.Int == b.Int
+	case phpserialize.KindFloat:
+		return a.Float == b.Float
+	case phpserialize.KindString:
+		return bytes.Equal(a.Str, b.Str)
+	case phpserialize.KindArray:
+		if len(a.Entries) != len(b.Entries) {
+			return false
+		}
+		for i := range a.Entries {
+			ka, kb := a.Entries[i].Key, b.Entries[i].Key
+			if ka.IsInt != kb.IsInt || ka.String() != kb.String() || !identical(a.Entries[i].Value, b.Entries[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (d *classDecl) propertyNames() []string {

@@ -37,6 +37,10 @@ type connection struct {
 	// classes waiting on a queue.
 	schema  jobqueue.Schema
 	classes jobqueue.ClassSampler
+	// jobs reads one queued job (inspect --id, --uuid); batches lists and
+	// cancels batches (the dashboard).
+	jobs    jobqueue.JobFinder
+	batches jobqueue.BatchAdmin
 	// sql is the SQL database the queue lives in, for what reads or writes
 	// it beside the store: laraworker's own tables (the fleet), the
 	// dashboard's reads, handlers' App.DB.
@@ -123,6 +127,8 @@ func newConnection(cfg appconfig.Config, store jobqueue.Store, opts connectionOp
 	c.failed, _ = store.(jobqueue.FailedJobs)
 	c.schema, _ = store.(jobqueue.Schema)
 	c.classes, _ = store.(jobqueue.ClassSampler)
+	c.jobs, _ = store.(jobqueue.JobFinder)
+	c.batches, _ = store.(jobqueue.BatchAdmin)
 	return c
 }
 

@@ -16,9 +16,11 @@ import (
 )
 
 const dashboardHelp = `Serves the web dashboard on the app's queue tables: queues and their wait,
-the workers, running, pending and failed jobs; retry and forget failed jobs
-(as queue:retry and queue:forget); pause and resume Go workers per worker or
-per queue.
+the workers, running, pending, recent and failed jobs, jobs tagged by the
+models they hold, metrics per class (throughput, runtime and wait), batches;
+retry and forget failed jobs (as queue:retry and queue:forget), cancel a
+batch and retry its failed jobs (as queue:retry-batch); pause and resume Go
+workers per worker or per queue.
 
 It binds 127.0.0.1 by default. Any other address needs credentials, read
 from the environment or from the file LARAWORKER_DASHBOARD_AUTH_FILE names
@@ -31,8 +33,8 @@ Run ` + "`laraworker tables`" + ` once so the workers, pauses and history tables
 
 func dashboardFlags(prefix string) []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: prefix + "read-only", Usage: "serve pages only: no retry, forget, pause or resume"},
-		&cli.BoolFlag{Name: prefix + "hide-payloads", Usage: "never show payloads, commands or exception messages (personal data)"},
+		&cli.BoolFlag{Name: prefix + "read-only", Usage: "serve pages only: no retry, forget, cancel, pause or resume"},
+		&cli.BoolFlag{Name: prefix + "hide-payloads", Usage: "never show payloads, commands, exception messages, batch names or tags (model ids) (personal data)"},
 	}
 }
 
@@ -113,7 +115,7 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 		return nil, err
 	}
 	srv, err := dashboard.New(dashboard.Options{
-		Tables: own.tables, Failed: conn.failed, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Tables: own.tables, Failed: conn.failed, Batches: conn.batches, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
 		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secretsOf(conn.cfg), Logger: log, Version: Version,
 	})
 	if err != nil {

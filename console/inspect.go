@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
@@ -16,27 +18,56 @@ import (
 func inspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
-		Usage:     "decode a job payload (JSON) or a bare serialized PHP value and print it as JSON",
+		Usage:     "decode a job payload (JSON) or a bare serialized PHP value and print it as JSON; or a job of the queue by --id / --uuid",
 		ArgsUsage: "[FILE|-]",
-		Flags: append(keyFlags(),
+		Description: `Without --id or --uuid it decodes FILE (or stdin). --id N reads the job N of
+the jobs table (reserved or not), --failed --id N the failed job N; --uuid U
+looks in failed_jobs (its uuid index), then in the jobs table (which has no
+uuid column: the payloads of every row are read). The document is the one
+inspect FILE prints, with "row": the row's other columns.`,
+		Flags: append(connectionFlags(),
 			&cli.BoolFlag{Name: "compact", Usage: "print the JSON on one line"},
 			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` declaring the class's properties (as for push): those absent from the command are listed under \"absent\""},
+			&cli.Int64Flag{Name: "id", Usage: "inspect the job `N` of the jobs table (with --failed: of failed_jobs)"},
+			&cli.StringFlag{Name: "uuid", Usage: "inspect the job whose payload's uuid is `UUID` (failed_jobs, then jobs)"},
+			&cli.BoolFlag{Name: "failed", Usage: "--id and --uuid read failed_jobs only"},
 		),
 		Action: runInspect,
 	}
 }
 
 func runInspect(c *cli.Context) error {
-	if c.NArg() > 1 {
+	fromQueue := c.IsSet("id") || c.IsSet("uuid")
+	switch {
+	case c.NArg() > 1:
 		return cli.Exit("inspect: takes one FILE (or - for stdin)", 2)
+	case fromQueue && c.NArg() > 0:
+		return usageError("inspect: give FILE or --id/--uuid, not both")
+	case c.IsSet("id") && c.IsSet("uuid"):
+		return usageError("inspect: give --id or --uuid, not both")
+	case c.Bool("failed") && !fromQueue:
+		return usageError("inspect: --failed goes with --id or --uuid")
+	case c.IsSet("id") && c.Int64("id") <= 0:
+		return usageError("inspect: --id %d: want a job id (1 or more)", c.Int64("id"))
 	}
-	input, err := readInput(c.Args().First(), c.App.Reader)
-	if err != nil {
-		return cli.Exit("inspect: "+err.Error(), 1)
-	}
-	enc, err := encrypterFromFlags(c)
-	if err != nil {
-		return cli.Exit("inspect: "+err.Error(), 1)
+	var (
+		input []byte
+		row   map[string]any
+		err   error
+		enc   *payload.Encrypter
+	)
+	if fromQueue {
+		input, row, enc, err = inspectFromQueue(c)
+		if err != nil {
+			return err
+		}
+	} else {
+		if input, err = readInput(c.Args().First(), c.App.Reader); err != nil {
+			return cli.Exit("inspect: "+err.Error(), 1)
+		}
+		if enc, err = encrypterFromFlags(c); err != nil {
+			return cli.Exit("inspect: "+err.Error(), 1)
+		}
 	}
 	doc, err := inspect(input, enc)
 	if err != nil {
@@ -45,12 +76,80 @@ func runInspect(c *cli.Context) error {
 	if err := markAbsent(doc, input, enc, c.String("class-file")); err != nil {
 		return cli.Exit("inspect: "+oneLine(err.Error()), 1)
 	}
+	if m, ok := doc.(map[string]any); ok && row != nil {
+		m["row"] = row
+	}
 	out, err := formatJSON(doc, c.Bool("compact"))
 	if err != nil {
 		return cli.Exit("inspect: "+err.Error(), 1)
 	}
 	_, err = c.App.Writer.Write(append(out, '\n'))
 	return err
+}
+
+// inspectFromQueue reads the job --id or --uuid names from the queue's
+// tables: its payload, its row's other columns, and the app's key.
+func inspectFromQueue(c *cli.Context) ([]byte, map[string]any, *payload.Encrypter, error) {
+	s, err := openSession(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer s.Close()
+	enc, err := encrypterFor(s.cfg)
+	if err != nil {
+		return nil, nil, nil, s.fail(err)
+	}
+	id, uuid, failedOnly := c.Int64("id"), c.String("uuid"), c.Bool("failed")
+	if failedOnly || uuid != "" {
+		key := uuid
+		if key == "" {
+			key = strconv.FormatInt(id, 10)
+		}
+		f, err := s.q.FindFailed(c.Context, key)
+		switch {
+		case err == nil && (uuid == "" || f.UUID == uuid):
+			return f.Payload, failedRowDoc(f, s.cfg.FailedTable), enc, nil
+		case err != nil && !errors.Is(err, jobqueue.ErrFailedJobNotFound):
+			return nil, nil, nil, s.fail(err)
+		case failedOnly:
+			return nil, nil, nil, s.fail(fmt.Errorf("no failed job %s in [%s] (retried, forgotten or pruned)", key, s.cfg.FailedTable))
+		}
+	}
+	if s.conn.jobs == nil {
+		return nil, nil, nil, s.fail(s.conn.lacks("lookup of single jobs"))
+	}
+	var j jobqueue.JobRow
+	if uuid != "" {
+		j, err = s.conn.jobs.FindJobByUUID(c.Context, uuid)
+	} else {
+		j, err = s.conn.jobs.FindJob(c.Context, id)
+	}
+	if errors.Is(err, jobqueue.ErrJobNotFound) {
+		if uuid != "" {
+			return nil, nil, nil, s.fail(fmt.Errorf("no job with uuid %s in [%s] nor in [%s]", uuid, s.cfg.FailedTable, s.cfg.JobsTable))
+		}
+		return nil, nil, nil, s.fail(fmt.Errorf("no job %d in [%s] (done, failed or released meanwhile; for a failed job's id add --failed)", id, s.cfg.JobsTable))
+	}
+	if err != nil {
+		return nil, nil, nil, s.fail(err)
+	}
+	return j.Payload, jobRowDoc(j, s.cfg.JobsTable), enc, nil
+}
+
+// jobRowDoc is a jobs row's columns beside the payload.
+func jobRowDoc(j jobqueue.JobRow, table string) map[string]any {
+	var reserved any
+	if j.ReservedAt != nil {
+		reserved = *j.ReservedAt
+	}
+	return map[string]any{"table": table, "id": j.ID, "queue": j.Queue, "attempts": j.Attempts,
+		"reserved_at": reserved, "available_at": j.AvailableAt, "created_at": j.CreatedAt}
+}
+
+// failedRowDoc is a failed_jobs row's columns beside the payload.
+func failedRowDoc(f jobqueue.FailedJob, table string) map[string]any {
+	return map[string]any{"table": table, "id": f.ID, "uuid": f.UUID, "connection": f.Connection, "queue": f.Queue,
+		"failed_at": f.FailedAt, "exception": f.Exception}
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

@@ -11,14 +11,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// jsonFlag switches a command's output to JSON for scripts.
 // laravelVersionFlag is the app's Laravel version, for the commands whose
-// output depends on it (payload key sets, exception texts).
-func laravelVersionFlag() cli.Flag {
+// output depends on it; picks says what it decides for the command, and
+// what the command does without it.
+func laravelVersionFlag(picks string) cli.Flag {
 	return &cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"},
-		Usage: "the app's Laravel `VERSION` (e.g. 8.83, 12.67): it picks the payload keys push writes (default: 8.x's) and the exception texts work writes (default: 10.10+'s)"}
+		Usage: "the app's Laravel `VERSION` (e.g. 8.83, 12.67), over the version read from the app: " + picks}
 }
 
+// jsonFlag switches a command's output to JSON for scripts.
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -31,25 +32,33 @@ the payload's maxTries, backoff, timeout and retryUntil are computed; they
 replace a property of the same name in place, else come after the others
 (use --prop tries=3 to place one yourself).
 
---laravel-version is the app's Laravel version (as for work), which picks the payload's key set: before 12.11 every key 8.x writes (and
-every trait property serialized, as 8.x does); 12.11+ adds createdAt and
-delay; 12.51+ data.batchId; 13 deleteWhenMissingModels. 9.4+ leaves
-default-valued trait properties out of the command, so 12.11 and later do
-too.
+The app's Laravel version picks what dispatch() writes: --laravel-version,
+else the version read from the app as work reads it (--app, or the folder of
+--env: Application::VERSION through its PHP, else vendor/ or composer.lock),
+else 8.x's payload, which every version reads. 8.x (and 9.0 - 9.3) serialize
+every property, the trait properties and declared defaults included; from
+9.4 a property that still holds its declared default is left out of the
+command (SerializesModels), so only the properties you give (and --queue,
+--delay) are there. Payload keys: 12.11+ adds createdAt and delay; 12.51+
+data.batchId; 13 deleteWhenMissingModels.
 
 --encrypt encrypts the command with the APP_KEY as ShouldBeEncrypted does.
 
---class-file FILE (or LARAWORKER_CLASS_FILE) declares, once per class, what
-dispatch() learns from the class itself: its queue options (tries, backoff,
-timeout, maxExceptions, failOnTimeout, retryUntil, deleteWhenMissingModels,
-which go into the payload as PHP reads them from the object; 9.4+ leaves
-them out of the command, 8.x serializes them), "encrypted" for
-ShouldBeEncrypted, and its properties' visibility (protected and private
-ones are written under PHP's mangled names) and types. A property the file
-does not list, or a value of the wrong type, is refused. Format:
+--class-file FILE (or LARAWORKER_CLASS_FILE) is a JSON declaration, once per
+class, of what dispatch() learns from the class itself: its queue options
+(tries, backoff, timeout, maxExceptions, failOnTimeout, retryUntil,
+deleteWhenMissingModels, which go into the payload as PHP reads them from
+the object; 9.4+ leaves them out of the command, 8.x serializes them),
+"encrypted" for ShouldBeEncrypted, and its properties' visibility (protected
+and private ones are written under PHP's mangled names), types (an int given
+to a float property becomes a float) and declared defaults ("default": 9.4+
+leaves a property holding it out of the command; not for constructor-promoted
+properties, which have none). A property the file does not list, or a value
+of the wrong type, is refused. Format:
 
   {"App\\Jobs\\RetryJob": {"tries": 4, "backoff": [2, 5, 10], "encrypted": false,
      "properties": {"failUntil": {"type": "int"},
+                    "quality": {"type": "string", "default": "hd"},
                     "note": {"visibility": "protected", "type": "?string"}}}}
 
 Prints the new job's id and uuid (--json: as a JSON object).`
@@ -65,14 +74,17 @@ func pushCommand() *cli.Command {
 			&cli.StringFlag{Name: "props", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
 			&cli.StringFlag{Name: "queue", Usage: "queue to push onto (default: the connection's default queue)"},
 			durationFlag("delay", 0, "how long before the job becomes available, in whole seconds"),
-			&cli.Int64Flag{Name: "tries", Usage: "public $tries (payload maxTries)"},
+			countFlag("tries", 0, "public $tries (payload maxTries)"),
 			&cli.StringFlag{Name: "backoff", Usage: "public $backoff in seconds, `N` or N,N,... (payload backoff)"},
 			durationFlag("timeout", 0, "public $timeout, in whole seconds (payload timeout)"),
 			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
 			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
 			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` (JSON) declaring, per class, its queue options, ShouldBeEncrypted and its properties' visibility and types"},
-			laravelVersionFlag(),
+			laravelVersionFlag("it picks the payload keys and which properties the command holds (default: the app's version, read as work reads it; without an app, 8.x's payload, which every version reads)"),
 			jsonFlag(),
+			// Removed flags, kept for one release with a hint (pushDeprecated).
+			&cli.StringFlag{Name: "shape", Hidden: true},
+			&cli.StringFlag{Name: "output", Hidden: true},
 			// Tests compare pushes with PHP fixtures byte for byte.
 			&cli.StringFlag{Name: "uuid", Hidden: true},
 			&cli.Int64Flag{Name: "created-at", Hidden: true},
@@ -90,7 +102,12 @@ func (p *propList) String() string     { return "" }
 
 func runPush(c *cli.Context, args []string) error {
 	if len(args) != 1 {
-		return cli.Exit("push: takes one CLASS, e.g. 'App\\Jobs\\ProcessPodcast'", 2)
+		msg := "push: takes one CLASS, e.g. 'App\\Jobs\\ProcessPodcast'"
+		if len(args) > 1 && c.Bool("json") {
+			// Before --props, --json FILE held the properties.
+			msg += " (--json is a switch for JSON output now; the properties file is --props FILE)"
+		}
+		return cli.Exit(msg, 2)
 	}
 	req, err := pushRequestFrom(c, args[0])
 	if err != nil {
@@ -101,15 +118,20 @@ func runPush(c *cli.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	shape, err := req.shape(s.info)
+	if err != nil {
+		return s.fail(err)
+	}
+	command, build := req.build(shape)
 	if c.Bool("encrypt") || req.encrypt {
-		if req.build.Encrypter, err = encrypterFor(s.cfg); err != nil {
+		if build.Encrypter, err = encrypterFor(s.cfg); err != nil {
 			return s.fail(err)
 		}
-		if req.build.Encrypter == nil {
-			return cli.Exit("push: --encrypt needs an APP_KEY (in the .env, APP_KEY or LARAWORKER_APP_KEY, or --key)", 1)
+		if build.Encrypter == nil {
+			return cli.Exit("push: --encrypt needs an APP_KEY (in the .env, APP_KEY or LARAWORKER_APP_KEY, or --key-file)", 1)
 		}
 	}
-	raw, err := payload.BuildObjectPayload(req.command, req.build)
+	raw, err := payload.BuildObjectPayload(command, build)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -125,8 +147,8 @@ func runPush(c *cli.Context, args []string) error {
 	if err != nil {
 		return s.fail(err)
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": req.command.Class})
+	if req.jsonOut {
+		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": command.Class})
 	}
 	say(c, "Pushed job [%v] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
 	return nil
@@ -147,14 +169,27 @@ func pushWithID(ctx context.Context, admin jobqueue.Admin, item jobqueue.PushIte
 	return admin.Push(ctx, item)
 }
 
-// pushRequest is everything push needs besides the database.
+// pushRequest is everything push needs besides the database and the
+// app's Laravel version: what the command line and the class file say.
 type pushRequest struct {
-	command *phpserialize.Value
-	build   payload.BuildOptions
-	queue   string
-	delay   time.Duration
+	class string
+	// props are the class's own properties, by plain name, names and
+	// types checked against the class file.
+	props []phpserialize.Entry
+	// decl is the class file's entry for the class; nil without one.
+	decl *classDecl
+	// version is --laravel-version (or what --shape stands for); "" reads
+	// the app's.
+	version string
+	// base holds the dispatch time, uuid and declared queue options.
+	base      payload.BuildOptions
+	queue     string
+	delaySecs *int64
+	delay     time.Duration
 	// encrypt: the class file declares ShouldBeEncrypted.
 	encrypt bool
+	// jsonOut is --json (or the deprecated --output json).
+	jsonOut bool
 }
 
 func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
@@ -163,66 +198,105 @@ func pushRequestFrom(c *cli.Context, classArg string) (pushRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	if req.build.Shape, err = shapeFor(c.String("laravel-version")); err != nil {
+	req.class = class
+	if req.version, err = pushVersionFlag(c); err != nil {
+		return req, err
+	}
+	if req.jsonOut, err = pushJSONFlag(c); err != nil {
 		return req, err
 	}
 	now := time.Now()
 	if c.IsSet("created-at") {
 		now = time.Unix(c.Int64("created-at"), 0)
 	}
-	req.build.Now, req.build.UUID = now, c.String("uuid")
-	props, err := commandProps(c, now)
-	if err != nil {
+	req.base.Now, req.base.UUID = now, c.String("uuid")
+	if req.props, err = commandProps(c, now); err != nil {
 		return req, err
 	}
-	if props, err = req.applyClassFile(c.String("class-file"), class, props); err != nil {
+	if err := req.readClassFile(c.String("class-file")); err != nil {
 		return req, err
 	}
-	d := payload.Dispatch{Queue: c.String("queue"), Shape: req.build.Shape}
+	req.queue = c.String("queue")
 	if c.IsSet("delay") {
 		secs, err := wholeSeconds(c, "delay")
 		if err != nil {
 			return req, err
 		}
-		d.Delay, req.build.Delay = &secs, &secs
+		req.delaySecs = &secs
 		req.delay = time.Duration(secs) * time.Second
 	}
-	req.queue = d.Queue
-	req.command = payload.NewCommand(class, props, d)
 	return req, nil
 }
 
-// applyClassFile checks the properties' names, and applies what the class
-// file declares for class: visibility and types of its properties, its
-// queue options, ShouldBeEncrypted.
-func (req *pushRequest) applyClassFile(path, class string, props []phpserialize.Entry) ([]phpserialize.Entry, error) {
-	for _, p := range props {
+// shape is the payload shape of the app's Laravel version: the flag's,
+// else the version the app's configuration reported (as work reads it),
+// else 8.x's, which every version reads.
+func (req *pushRequest) shape(info appconfig.AppInfo) (payload.Shape, error) {
+	if req.version != "" {
+		return shapeFor(req.version, "--laravel-version")
+	}
+	if info.Version == "" {
+		return payload.Shape8, nil
+	}
+	what := "the app's Laravel version (from " + info.VersionFrom + ")"
+	release := leadingVersionRE.FindString(info.Version) // 10.50.3 of 10.50.3-dev
+	if release == "" {
+		return 0, fmt.Errorf("%s %q names no release: pass --laravel-version", what, info.Version)
+	}
+	return shapeFor(release, what)
+}
+
+// leadingVersionRE is the major.minor a version string starts with.
+var leadingVersionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?`)
+
+// build is the command object and the payload options dispatch() writes
+// for the shape: from 9.4 a property that still holds the class's declared
+// default is left out of the command, as SerializesModels does; 8.x
+// serializes every property, the declared queue options included.
+func (req *pushRequest) build(shape payload.Shape) (*phpserialize.Value, payload.BuildOptions) {
+	props := req.props
+	if req.decl != nil {
+		if shape.SerializesDefaults() {
+			props = withDeclared(props, req.base.Declared)
+		} else {
+			props = req.decl.withoutDefaults(props)
+		}
+		props = req.decl.mangle(req.class, props)
+	}
+	d := payload.Dispatch{Queue: req.queue, Shape: shape, Delay: req.delaySecs}
+	o := req.base
+	o.Shape, o.Delay = shape, req.delaySecs
+	return payload.NewCommand(req.class, props, d), o
+}
+
+// readClassFile checks the properties' names, and reads what the class
+// file declares for the class: visibility, types and defaults of its
+// properties, its queue options, ShouldBeEncrypted.
+func (req *pushRequest) readClassFile(path string) error {
+	for _, p := range req.props {
 		if err := checkPropName(p.Key.Str); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if path == "" {
-		return props, nil
+		return nil
 	}
-	decl, err := loadClassDecl(path, class)
+	decl, err := loadClassDecl(path, req.class)
 	if err != nil {
-		return nil, fmt.Errorf("--class-file %s: %w", path, err)
+		return fmt.Errorf("--class-file %s: %w", path, err)
 	}
 	if decl == nil {
-		return nil, fmt.Errorf("--class-file %s has no entry for %s", path, class)
+		return fmt.Errorf("--class-file %s has no entry for %s (%s)", path, req.class, classFileFormat)
 	}
-	if props, err = decl.applyProps(class, props); err != nil {
-		return nil, err
+	if err := decl.checkProps(req.class, req.props); err != nil {
+		return err
 	}
-	if req.build.Declared, err = decl.declared(); err != nil {
-		return nil, err
+	req.props = decl.coerce(req.props)
+	if req.base.Declared, err = decl.declared(); err != nil {
+		return err
 	}
-	if req.build.Shape == payload.Shape8 {
-		// 8.x (and 9.0-9.3) serialize every property, defaults included.
-		props = withDeclared(props, req.build.Declared)
-	}
-	req.encrypt = decl.Encrypted
-	return props, nil
+	req.decl, req.encrypt = decl, decl.Encrypted
+	return nil
 }
 
 // withDeclared appends the declared queue options the properties do not
@@ -254,23 +328,59 @@ func phpClassName(s string) (string, error) {
 	return s, nil
 }
 
-// shapeFor picks the payload key set the app's Laravel version writes.
-func shapeFor(version string) (payload.Shape, error) {
-	if version == "" {
-		return payload.Shape8, nil
+// shapeVersions are the Laravel versions the removed --shape values stood
+// for (--shape 8 serialized every property, as 8.x does).
+var shapeVersions = map[string]string{"8": "8.83", "12": "12.11", "12.51": "12.51", "13": "13.0"}
+
+// pushVersionFlag is --laravel-version, or the version the deprecated
+// --shape stands for (with a hint on stderr); "" when neither is given.
+func pushVersionFlag(c *cli.Context) (string, error) {
+	version := c.String("laravel-version")
+	if version != "" {
+		if _, err := shapeFor(version, "--laravel-version"); err != nil {
+			return "", err
+		}
 	}
+	if !c.IsSet("shape") {
+		return version, nil
+	}
+	shape := c.String("shape")
+	if c.IsSet("laravel-version") {
+		return "", errors.New("--shape is the old name of --laravel-version: give only --laravel-version")
+	}
+	v, ok := shapeVersions[shape]
+	if !ok {
+		return "", fmt.Errorf("--shape %q: want 8, 12, 12.51 or 13 (better: --laravel-version with the app's version)", shape)
+	}
+	warn(c, "push: --shape is deprecated and goes away in the next release: use --laravel-version (--shape %s is --laravel-version %s; give the app's own version, which push reads from the app when it can)", shape, v)
+	return v, nil
+}
+
+// pushJSONFlag is --json, or the deprecated --output json (with a hint).
+func pushJSONFlag(c *cli.Context) (bool, error) {
+	if !c.IsSet("output") {
+		return c.Bool("json"), nil
+	}
+	switch out := c.String("output"); out {
+	case "json", "text":
+		warn(c, "push: --output is deprecated and goes away in the next release: use --json (or nothing for text)")
+		return out == "json" || c.Bool("json"), nil
+	default:
+		return false, fmt.Errorf("--output %q: want text or json (better: --json)", out)
+	}
+}
+
+// shapeFor is the payload shape of a Laravel version; what names the
+// version's source in errors.
+func shapeFor(version, what string) (payload.Shape, error) {
 	if !appconfig.ValidVersion(version) {
-		return 0, fmt.Errorf("--laravel-version %q: want a version such as 8.83 or 12.67", version)
+		return 0, fmt.Errorf("%s %q: want a version such as 8.83 or 12.67", what, version)
 	}
-	switch {
-	case appconfig.VersionCompare(version, "12.11") < 0:
-		return payload.Shape8, nil
-	case appconfig.VersionCompare(version, "12.51") < 0:
-		return payload.Shape12, nil
-	case appconfig.VersionCompare(version, "13") < 0:
-		return payload.Shape1251, nil
+	shape, err := bridgeproto.ShapeFor(version)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: push writes the payloads of Laravel 8 to 13", what, version)
 	}
-	return payload.Shape13, nil
+	return shape, nil
 }
 
 // commandProps gathers the class's own properties: --props, then --prop,
@@ -345,7 +455,7 @@ func setProp(props []phpserialize.Entry, name string, v *phpserialize.Value) []p
 func optionProps(c *cli.Context, now time.Time) ([]phpserialize.Entry, error) {
 	var out []phpserialize.Entry
 	if c.IsSet("tries") {
-		out = append(out, phpserialize.Public("tries", phpserialize.Int(c.Int64("tries"))))
+		out = append(out, phpserialize.Public("tries", phpserialize.Int(countOf(c, "tries"))))
 	}
 	if c.IsSet("backoff") {
 		v, err := parseBackoff(c.String("backoff"))

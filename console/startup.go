@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -82,10 +83,17 @@ func databaseConnectionHint(info appconfig.AppInfo) string {
 // missingTablesError is the error for queue tables that do not exist.
 func missingTablesError(missing []jobqueue.MissingTable) error {
 	parts := make([]string, len(missing))
+	queueTables := false
 	for i, m := range missing {
 		parts[i] = m.String()
+		queueTables = queueTables || m.Role != "cache"
 	}
-	return fmt.Errorf("%s (laraworker work --create-tables creates them too)", strings.Join(parts, "; "))
+	if !queueTables {
+		// The app's cache table is its own migration's: --create-tables
+		// makes only the queue's tables.
+		return errors.New(strings.Join(parts, "; "))
+	}
+	return fmt.Errorf("%s (laraworker work --create-tables creates the queue's tables too)", strings.Join(parts, "; "))
 }
 
 // routeWarnings checks each Go route against the classes waiting on the

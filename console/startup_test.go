@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +241,118 @@ func TestWorkExceptionTextsFollowTheDetectedVersion(t *testing.T) {
 	}
 	if !strings.Contains(exception, `App\Jobs\A has been attempted too many times or run too long. The job may have previously timed out.`) {
 		t.Errorf("exception %.200q, want Laravel 8's MaxAttemptsExceeded text", exception)
+	}
+}
+
+// TestWorkWarnsWhenQueueRestartCannotReachGo: with a cache store Go does
+// not share with PHP, work says at startup that queue:restart and shared
+// maxExceptions do not reach it, and what to do; with the database store
+// it says nothing.
+func TestWorkWarnsWhenQueueRestartCannotReachGo(t *testing.T) {
+	cases := []struct {
+		env, version, store, fix string
+	}{
+		{"CACHE_DRIVER=file\n", "", "file", "CACHE_STORE=database (CACHE_DRIVER=database before Laravel 11)"},
+		{"CACHE_STORE=redis\n", "12.67", "redis", "use the database cache store: CACHE_STORE=database"},
+		{"CACHE_DRIVER=memcached\n", "10.50", "memcached", "use the database cache store: CACHE_DRIVER=database"},
+		{"", "", "", "CACHE_STORE=database (CACHE_DRIVER=database before Laravel 11)"},
+		{"CACHE_DRIVER=database\n", "", "database", ""},
+	}
+	for _, c := range cases {
+		dir, q := sqliteApp(t)
+		appendFile(t, filepath.Join(dir, ".env"), c.env)
+		if c.store == "database" {
+			createCacheTable(t, q, "cache")
+		}
+		args := []string{"--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`}
+		if c.version != "" {
+			args = append(args, "--laravel-version", c.version)
+		}
+		out, code := runWorkCLI(t, args...)
+		line := lineWith(out, "does not stop this worker")
+		switch {
+		case code != 0:
+			t.Errorf("%q: exit %d:\n%s", c.env, code, out)
+		case c.store == "database":
+			if line != "" {
+				t.Errorf("database store: %s", line)
+			}
+		case !strings.Contains(line, `"level":"warn"`) || !strings.Contains(line, `"cache_store":"`+c.store+`"`) ||
+			!strings.Contains(line, "does not stop this worker") || !strings.Contains(line, "restart Go workers with SIGTERM") ||
+			!strings.Contains(line, c.fix):
+			t.Errorf("%q: no warning that says what to do:\n%s", c.env, out)
+		}
+	}
+}
+
+func appendFile(t *testing.T, path, content string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoEnvSaysWhereTheAppIs: run outside the app (no .env, no --app,
+// no --env), a command says so and how to point it at the app, instead of
+// SQLite's "unable to open database file"; it creates nothing here.
+func TestNoEnvSaysWhereTheAppIs(t *testing.T) {
+	for _, withFolder := range []bool{false, true} {
+		here := t.TempDir()
+		if withFolder { // database/ exists: SQLite would create the file
+			if err := os.Mkdir(filepath.Join(here, "database"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, args := range [][]string{{"failed"}, {"work", "--route", `App\Jobs\A=noop`, "--stop-when-empty"}} {
+			cmd := exec.Command(laraworkerBinary(t), args...)
+			cmd.Dir = here
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no .env in "+here+" and no --app or --env") ||
+				!strings.Contains(string(out), "pass --app DIR") || strings.Contains(string(out), "unable to open") {
+				t.Errorf("%v (database/ there: %v): %v\n%s", args, withFolder, err, out)
+			}
+			if _, err := os.Stat(filepath.Join(here, "database", "database.sqlite")); err == nil {
+				t.Errorf("%v created database/database.sqlite", args)
+			}
+		}
+	}
+	// A database named by the environment needs no .env: `tables` creates
+	// a new SQLite file's tables as before.
+	here := t.TempDir()
+	cmd := exec.Command(laraworkerBinary(t), "tables")
+	cmd.Dir = here
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DB_CONNECTION=sqlite", "DB_DATABASE=" + filepath.Join(here, "new.sqlite")}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "are ready") {
+		t.Errorf("tables on DB_DATABASE without a .env: %v\n%s", err, out)
+	}
+}
+
+// createCacheTable makes the table `php artisan cache:table` creates.
+func createCacheTable(t *testing.T, q *dbqueue.Queue, table string) {
+	t.Helper()
+	d := q.Dialect()
+	ddl := fmt.Sprintf("create table %s (%s varchar(255) not null primary key, %s text not null, %s integer not null)",
+		d.Quote(table), d.Quote("key"), d.Quote("value"), d.Quote("expiration"))
+	if _, err := q.DB().Exec(ddl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkNamesAMissingCacheTable: an app whose cache store is database
+// and has no cache table gets a startup error naming the artisan command,
+// not a restart-signal error every loop.
+func TestWorkNamesAMissingCacheTable(t *testing.T) {
+	dir, _ := sqliteApp(t)
+	appendFile(t, filepath.Join(dir, ".env"), "CACHE_DRIVER=database\n")
+	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`)
+	if code != 1 || !strings.Contains(out, `the cache table "cache" does not exist`) || !strings.Contains(out, "php artisan cache:table") ||
+		strings.Contains(out, "--create-tables") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

@@ -14,8 +14,10 @@ func tablesCommand() *cli.Command {
 		Description: `Tables that already exist are left as they are. Names come from --table,
 --failed-table and --batches-table (or DB_QUEUE_TABLE, QUEUE_FAILED_TABLE,
 QUEUE_BATCHES_TABLE). laraworker's own tables (laraworker_workers,
-laraworker_pauses, laraworker_history: the dashboard's fleet, pause requests
-and job history) are created beside them.
+laraworker_pauses, laraworker_history, laraworker_recent: the dashboard's
+fleet, pause requests, job history with runtimes and waits, and recent jobs)
+are created beside them; the columns an earlier version's tables lack are
+added (run it again after an upgrade).
 
 --index adds the claim index to the jobs table: two indexes and, on
 MySQL/MariaDB, a VIRTUAL generated column laraworker_class (the payload's
@@ -89,11 +91,11 @@ func printTables(c *cli.Context, cfg appconfig.Config, own *queueDatabase, index
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, map[string]string{
 			"jobs": cfg.JobsTable, "failed": cfg.FailedTable, "batches": cfg.BatchesTable,
-			"workers": ot.Workers, "pauses": ot.Pauses, "history": ot.History,
+			"workers": ot.Workers, "pauses": ot.Pauses, "history": ot.History, "recent": ot.Recent,
 		})
 	}
 	say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
-	say(c, "laraworker's tables [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History)
+	say(c, "laraworker's tables [%s], [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History, ot.Recent)
 	if c.Bool("index") {
 		say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, index.ClassIndexName(), index.ClaimIndexName())
 	}

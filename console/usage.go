@@ -82,7 +82,9 @@ func flagUsageError(prefix, helpFor string, flags []cli.Flag, err error) error {
 		name := undefinedFlagRE.FindStringSubmatch(msg)[1]
 		name, _, _ = strings.Cut(name, "=")
 		out := fmt.Sprintf("%sunknown flag --%s", prefix, name)
-		if s, ok := suggestFlag(name, flagNames(flags)); ok {
+		if why, ok := removedFlags[name]; ok {
+			out += " (" + why + ")"
+		} else if s, ok := suggestFlag(name, flagNames(flags)); ok {
 			out += fmt.Sprintf(" (did you mean --%s?)", s)
 		}
 		return usageError("%s%s", out, see)
@@ -98,6 +100,13 @@ func flagUsageError(prefix, helpFor string, flags []cli.Flag, err error) error {
 		return usageError("%s--%s %q: a switch takes no value (or --%s=true/false)%s", prefix, m[2], m[1], m[2], see)
 	}
 	return usageError("%s%s%s", prefix, strings.TrimPrefix(msg, "flag "), see)
+}
+
+// removedFlags are flags that are gone without an alias, and why; the
+// usage error says what to use instead. (Flags renamed for a release stay
+// as hidden aliases that print a hint: push --shape, --output.)
+var removedFlags = map[string]string{
+	"key": "removed: a key on the command line shows in `ps`; put it in a file and pass --key-file FILE, or set APP_KEY or LARAWORKER_APP_KEY",
 }
 
 // suggestFlag is the flag name meant: a close spelling, else the only

@@ -43,7 +43,13 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"work", "--concurrency", "lots"}, 2, "", `laraworker: work: --concurrency "lots": want a number; see 'laraworker work --help'`},
 		{[]string{"work", "--unrouted", "fial", "--route", `A=noop`}, 2, "", `laraworker: work: --unrouted "fial": want "skip" or "fail"`},
 		{[]string{"work", "stray"}, 2, "", `laraworker: work: unexpected argument "stray"`},
-		{[]string{"inspect", "--key", "base64:c2VjcmV0"}, 2, "", `laraworker: inspect: unknown flag --key (did you mean --key-file?); see 'laraworker inspect --help'`},
+		{[]string{"inspect", "--key", "base64:c2VjcmV0"}, 2, "", "laraworker: inspect: unknown flag --key (removed: a key on the command line shows in `ps`; put it in a file and pass --key-file FILE, or set APP_KEY or LARAWORKER_APP_KEY); see 'laraworker inspect --help'"},
+		// Counts are never negative (artisan's --tries=-1 fails every job at once).
+		{[]string{"work", "--tries=-1", "--route", `A=noop`}, 2, "", `laraworker: work: --tries "-1": want a whole number, 0 or more; see 'laraworker work --help'`},
+		{[]string{"work", "--memory", "-5", "--route", `A=noop`}, 2, "", `laraworker: work: --memory "-5": want a whole number, 0 or more; see 'laraworker work --help'`},
+		{[]string{"work", "--max-jobs", "1.5", "--route", `A=noop`}, 2, "", `laraworker: work: --max-jobs "1.5": want a whole number, 0 or more; see 'laraworker work --help'`},
+		{[]string{"push", `App\Jobs\A`, "--tries", "-1"}, 2, "", `laraworker: push: --tries "-1": want a whole number, 0 or more; see 'laraworker push --help'`},
+		{[]string{"flush", "--hours", "-1"}, 2, "", `laraworker: flush: --hours "-1": want a whole number, 0 or more; see 'laraworker flush --help'`},
 		{[]string{"retry", "5", "--quue=x"}, 2, "", `laraworker: retry: unknown flag --quue (did you mean --queue?); see 'laraworker retry --help'`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
+	"github.com/mattn/go-isatty"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -35,22 +36,23 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			durationFlag("rest", 0, "how long to rest after each claim that found jobs"),
 			&cli.BoolFlag{Name: "once", Usage: "run a single job, then stop"},
 			&cli.BoolFlag{Name: "stop-when-empty", Usage: "stop when the queues are empty"},
-			&cli.IntFlag{Name: "max-jobs", Usage: "stop after this many jobs (0: no limit)"},
+			countFlag("max-jobs", 0, "stop after this many jobs (0: no limit)"),
 			durationFlag("max-time", 0, "stop after this long (0: no limit)"),
-			&cli.IntFlag{Name: "memory", Value: worker.DefaultMemoryMB, Usage: "stop with status 12 when RSS reaches this many MB (0: never)"},
+			countFlag("memory", worker.DefaultMemoryMB, "stop with status 12 when RSS reaches this many MB (0: never)"),
 			durationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
-			&cli.IntFlag{Name: "tries", Value: worker.DefaultTries, Usage: "attempts when the payload sets no maxTries (0: unlimited)"},
+			countFlag("tries", worker.DefaultTries, "attempts when the payload sets no maxTries (0: unlimited)"),
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
 			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
 			durationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
+			&cli.StringSliceFlag{Name: "run-without-php-middleware", Usage: "`CLASS` whose jobs run in Go even when part of their job middleware is PHP code (a custom class, a closure) or keeps its state where Go cannot reach it; each such job is logged (repeatable; * for every class). By default they are left to PHP workers"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
-			laravelVersionFlag(),
+			laravelVersionFlag("it picks the exception texts written to failed_jobs and the unique lock keys of 8 to 11.38 (default: the app's version; unknown: 10.10+'s texts)"),
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"LARAWORKER_LOG_LEVEL"}, Usage: "`LEVEL`: debug (every job's start too), info (every job's end), warn, error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
@@ -188,6 +190,7 @@ func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info app
 	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
+	warnUnsharedCache(conn, f.worker.LaravelVersion, f.log)
 	return nil
 }
 
@@ -197,6 +200,8 @@ type workerDeps struct {
 	metrics *worker.Metrics // --metrics-addr
 	counts  *fleet.Counts   // --heartbeat
 	locks   map[string]jobqueue.LockStore
+	// state is where job middleware keep their state.
+	state middlewareState
 	// closeLocks closes the lock stores' clients.
 	closeLocks func()
 }
@@ -213,7 +218,7 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 		}
 	}
 	d := workerDeps{enc: enc}
-	d.locks, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
+	d.locks, d.state, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
 	if f.metricsAddr != "" {
 		if d.metrics, err = workerMetrics(); err != nil {
 			d.closeLocks()
@@ -235,8 +240,9 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = f.log, d.enc, d.metrics
 	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
 	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
+	wcfg.StateStores, wcfg.DurationLimiters = d.state.stores, d.state.limiters
 	if d.counts != nil {
-		wcfg.Written = d.counts.Written
+		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
 	}
 	return wcfg
 }
@@ -301,17 +307,19 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 		Rest:           durationOf(c, "rest"),
 		Once:           c.Bool("once"),
 		StopWhenEmpty:  c.Bool("stop-when-empty"),
-		MaxJobs:        c.Int("max-jobs"),
+		MaxJobs:        int(countOf(c, "max-jobs")),
 		MaxTime:        durationOf(c, "max-time"),
-		MemoryMB:       orNone(c.Int("memory")),
+		MemoryMB:       orNone(int(countOf(c, "memory"))),
 		Timeout:        orNone(durationOf(c, "timeout")),
-		Tries:          orNone(c.Int("tries")),
+		Tries:          orNone(int(countOf(c, "tries"))),
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
 		Grace:          orNone(durationOf(c, "grace")),
 		WriteGrace:     orNone(durationOf(c, "write-grace")),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
+
+		RunWithoutPHPMiddleware: c.StringSlice("run-without-php-middleware"),
 	}
 }
 
@@ -464,28 +472,39 @@ func workLogger(c *cli.Context) (zerolog.Logger, error) {
 }
 
 // buildLogger writes JSON lines, or readable text (format "text", or
-// "auto" on a terminal).
+// "auto" on a terminal). Text is coloured only on a terminal, and never
+// with NO_COLOR set: escape codes in a log file or a journal are noise.
 func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
 	if out == nil {
 		out = os.Stderr
 	}
+	tty := writesToTerminal(out)
 	text := false
 	switch format {
 	case "json":
 	case "text":
 		text = true
 	case "auto":
-		if f, ok := out.(*os.File); ok {
-			st, err := f.Stat()
-			text = err == nil && st.Mode()&os.ModeCharDevice != 0
-		}
+		text = tty
 	default:
 		return zerolog.Nop(), fmt.Errorf("work: --log-format %q: want json, text or auto", format)
 	}
 	if text {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly}
+		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly, NoColor: !tty || os.Getenv("NO_COLOR") != ""}
 	}
 	return zerolog.New(out).With().Timestamp().Logger(), nil
+}
+
+// writesToTerminal reports whether w is a terminal; a writer may say so
+// itself (tests).
+func writesToTerminal(w io.Writer) bool {
+	switch v := w.(type) {
+	case interface{ IsTerminal() bool }:
+		return v.IsTerminal()
+	case *os.File:
+		return isatty.IsTerminal(v.Fd()) || isatty.IsCygwinTerminal(v.Fd())
+	}
+	return false
 }
 
 // startHeartbeat records w in the workers table and applies pauses from

@@ -120,7 +120,7 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 	}
 	for _, f := range ran {
 		doc, _ := os.ReadFile(f)
-		if !strings.HasPrefix(string(doc), `{"uuid":"`+strings.TrimPrefix(filepath.Ext(f), ".")+`"`) || !strings.Contains(string(doc), `"displayName":"App\\Jobs\\A","payload":{`) {
+		if !strings.HasPrefix(string(doc), `{"version":2,"uuid":"`+strings.TrimPrefix(filepath.Ext(f), ".")+`"`) || !strings.Contains(string(doc), `"displayName":"App\\Jobs\\A","payload":{`) {
 			t.Errorf("stdin of the exec handler: %s", doc)
 		}
 	}
@@ -220,7 +220,12 @@ func TestMetricsAndHealth(t *testing.T) {
 		_, body = httpGet("http://" + addr + "/metrics")
 		return strings.Contains(body, done)
 	})
-	for _, want := range []string{"laraworker_job_duration_seconds_bucket", "laraworker_claim_seconds_count", "laraworker_queue_depth"} {
+	// Counters with labels known at start are there before their first
+	// event, at 0 (an alert on them has a series to read).
+	for _, want := range []string{"laraworker_job_duration_seconds_bucket", "laraworker_claim_seconds_count", "laraworker_queue_depth",
+		`laraworker_config_errors_total{kind="app_key"} 0`, `laraworker_config_errors_total{kind="schema"} 0`,
+		`laraworker_jobs_total{class="App\\Jobs\\A",outcome="failed",queue="default"} 0`,
+		`laraworker_lost_reservations_total{op="delete"} 0`, `laraworker_outcomes_dropped_total{op="fail"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

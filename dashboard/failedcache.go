@@ -40,6 +40,8 @@ type failedCache struct {
 	// perMinute counts failures by minute and class as first seen, for
 	// the charts: a failure stays counted when its row is retried.
 	perMinute map[int64]map[uint32]int64
+	// tags are the models the rows hold (nil: not read).
+	tags *tagSet
 }
 
 func newFailedCache() *failedCache {
@@ -94,6 +96,15 @@ func (c *failedCache) readTail(ctx context.Context, src *source, budget int, now
 				missing = append(missing, r.id)
 			}
 		}
+		var tags [][]string
+		if c.tags != nil {
+			tags = make([][]string, len(rows))
+			for i, r := range rows {
+				if r.models != nil {
+					tags[i] = tagsOf(r.models)
+				}
+			}
+		}
 		if len(missing) > 0 {
 			full, err := src.payloads(ctx, src.failed, missing)
 			if err != nil {
@@ -109,6 +120,9 @@ func (c *failedCache) readTail(ctx context.Context, src *source, budget int, now
 		for i, r := range rows {
 			f := cachedFailed{id: r.id, failedAt: clampU32(r.failedAt), class: c.classes.id(classes[i]), queue: uint16(c.queues.id(r.queue))}
 			c.rows = append(c.rows, f)
+			if tags != nil && tags[i] != nil {
+				c.tags.set(r.id, tags[i])
+			}
 			if r.failedAt >= oldest {
 				m := r.failedAt / 60 * 60
 				if c.perMinute[m] == nil {
@@ -144,8 +158,7 @@ func (c *failedCache) dropBelowMin(ctx context.Context, src *source) error {
 	defer c.mu.Unlock()
 	for i := range c.rows {
 		if r := &c.rows[i]; !r.dead && r.id < low && r.id <= c.maxID {
-			r.dead = true
-			c.dead++
+			c.kill(r)
 		}
 	}
 	return nil
@@ -177,8 +190,7 @@ func (c *failedCache) rollOn(ctx context.Context, src *source, limit int, now ti
 	i := sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id > from })
 	for ; i < len(c.rows) && c.rows[i].id <= upTo; i++ {
 		if r := &c.rows[i]; !r.dead && !present[r.id] {
-			r.dead = true
-			c.dead++
+			c.kill(r)
 		}
 	}
 	if upTo >= top {
@@ -197,19 +209,37 @@ func (c *failedCache) forget(ids []int64) {
 	for _, id := range ids {
 		i := sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id >= id })
 		if i < len(c.rows) && c.rows[i].id == id && !c.rows[i].dead {
-			c.rows[i].dead = true
-			c.dead++
+			c.kill(&c.rows[i])
 		}
 	}
+}
+
+// kill marks a cached row deleted (under c.mu); its tags go now.
+func (c *failedCache) kill(r *cachedFailed) {
+	r.dead = true
+	c.dead++
+	if c.tags != nil {
+		c.tags.drop(r.id)
+	}
+}
+
+// tagsOfRows lists the tags of the cached rows ids, by id.
+func (c *failedCache) tagsOfRows(ids []int64) map[int64][]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return tagsByID(c.tags, ids)
 }
 
 // failedFilter selects cached failed rows.
 type failedFilter struct {
 	class, queue string
-	from, to     int64 // failed_at bounds, unix; 0: none
+	from, to     int64  // failed_at bounds, unix; 0: none
+	tag          string // a model, "App\Models\Podcast:42"
 }
 
-func (f failedFilter) any() bool { return f.class != "" || f.queue != "" || f.from != 0 || f.to != 0 }
+func (f failedFilter) any() bool {
+	return f.class != "" || f.queue != "" || f.from != 0 || f.to != 0 || f.tag != ""
+}
 
 // select returns up to limit ids matching f, below before (0: from the
 // newest), newest first, and whether more match further down.
@@ -231,20 +261,42 @@ func (c *failedCache) selectIDs(f failedFilter, before int64, limit int) (ids []
 		}
 		queue = uint16(id)
 	}
+	match := func(r cachedFailed) bool {
+		return !r.dead && (f.class == "" || r.class == class) && (f.queue == "" || r.queue == queue) &&
+			(f.from == 0 || int64(r.failedAt) >= f.from) && (f.to == 0 || int64(r.failedAt) < f.to)
+	}
+	if f.tag != "" {
+		if c.tags == nil {
+			return nil, false
+		}
+		tagged := c.tags.rowsWith(f.tag)
+		for k := len(tagged) - 1; k >= 0; k-- {
+			id := tagged[k]
+			if before > 0 && id >= before {
+				continue
+			}
+			i := sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id >= id })
+			if i < len(c.rows) && c.rows[i].id == id && match(c.rows[i]) {
+				if len(ids) == limit {
+					return ids, true
+				}
+				ids = append(ids, id)
+			}
+		}
+		return ids, false
+	}
 	i := len(c.rows) - 1
 	if before > 0 {
 		i = sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id >= before }) - 1
 	}
 	for ; i >= 0; i-- {
-		r := c.rows[i]
-		if r.dead || (f.class != "" && r.class != class) || (f.queue != "" && r.queue != queue) ||
-			(f.from != 0 && int64(r.failedAt) < f.from) || (f.to != 0 && int64(r.failedAt) >= f.to) {
+		if !match(c.rows[i]) {
 			continue
 		}
 		if len(ids) == limit {
 			return ids, true
 		}
-		ids = append(ids, r.id)
+		ids = append(ids, c.rows[i].id)
 	}
 	return ids, false
 }

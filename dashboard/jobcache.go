@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -55,6 +56,8 @@ type jobCache struct {
 	caughtUp bool
 	pass     passState
 	front    map[uint16]int // how many ready rows to verify per queue
+	// tags are the models the rows hold (nil: not read, --hide-payloads).
+	tags *tagSet
 }
 
 // passState tracks the rolling verification pass.
@@ -104,7 +107,7 @@ func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error 
 		after := c.maxID
 		c.mu.RUnlock()
 		limit := min(budget, 5000)
-		rows, err := src.jobsAfter(ctx, after, limit)
+		rows, err := src.jobsAfter(ctx, after, limit, true)
 		if err != nil {
 			return err
 		}
@@ -112,9 +115,11 @@ func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error 
 		if err != nil {
 			return err
 		}
+		tags := c.tagsOf(rows)
 		c.mu.Lock()
 		for i, r := range rows {
 			c.rows = append(c.rows, c.cached(r, classes[i]))
+			c.setTags(r.id, tags, i)
 		}
 		if len(rows) > 0 {
 			c.maxID = rows[len(rows)-1].id
@@ -156,6 +161,42 @@ func (c *jobCache) classesOf(ctx context.Context, src *source, rows []scannedJob
 		out[i] = classOfPayload(full[id])
 	}
 	return out, nil
+}
+
+// tagsOf reads the tags of the rows whose payload the read returned
+// (those holding models), by index; nil when tags are off or none has.
+func (c *jobCache) tagsOf(rows []scannedJob) [][]string {
+	if c.tags == nil {
+		return nil
+	}
+	var out [][]string
+	for i, r := range rows {
+		if r.models == nil {
+			continue
+		}
+		if out == nil {
+			out = make([][]string, len(rows))
+		}
+		out[i] = tagsOf(r.models)
+	}
+	return out
+}
+
+// setTags gives row id the tags of index i (under c.mu).
+func (c *jobCache) setTags(id int64, tags [][]string, i int) {
+	if c.tags != nil && tags != nil && tags[i] != nil {
+		c.tags.set(id, tags[i])
+	}
+}
+
+// kill marks a cached row deleted (under c.mu): compact drops it, its
+// tags go now.
+func (c *jobCache) kill(r *cachedJob) {
+	r.dead = true
+	c.dead++
+	if c.tags != nil {
+		c.tags.drop(r.id)
+	}
 }
 
 // classOfPayload names a payload's class as queue:failed does, or says
@@ -203,8 +244,7 @@ func (c *jobCache) dropBelowQueueMins(ctx context.Context, src *source) error {
 	for i := range c.rows {
 		r := &c.rows[i]
 		if !r.dead && int(r.queue) < len(mins) && r.id < mins[r.queue] {
-			r.dead = true
-			c.dead++
+			c.kill(r)
 		}
 	}
 	return nil
@@ -286,8 +326,7 @@ func (c *jobCache) applyByID(ids []int64, fresh []scannedJob) map[uint16]bool {
 		r := &c.rows[i]
 		f, exists := byID[id]
 		if !exists {
-			r.dead = true
-			c.dead++
+			c.kill(r)
 			changed[r.queue] = true
 			continue
 		}
@@ -336,7 +375,7 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	if from == 0 {
 		c.pass.Started = now
 	}
-	rows, err := src.jobsAfter(ctx, from, limit)
+	rows, err := src.jobsAfter(ctx, from, limit, false)
 	if err != nil {
 		return err
 	}
@@ -360,9 +399,13 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	if err != nil {
 		return err
 	}
+	if err := c.readModels(ctx, src, newRows); err != nil {
+		return err
+	}
+	tags := c.tagsOf(newRows)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.replaceRange(from, upTo, rows, newRows, classes)
+	c.replaceRange(from, upTo, rows, newRows, classes, tags)
 	if upTo >= top {
 		c.cursor = 0
 		c.pass.LastDone, c.pass.LastTook = now, now.Sub(c.pass.Started)
@@ -372,9 +415,31 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	return nil
 }
 
+// readModels fills the models payload of rows the rolling pass found
+// that were never cached (committed late): their tags.
+func (c *jobCache) readModels(ctx context.Context, src *source, rows []scannedJob) error {
+	if c.tags == nil || len(rows) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.id
+	}
+	full, err := src.payloads(ctx, src.jobs, ids)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		if p := full[rows[i].id]; bytes.Contains(p, []byte(modelMarker)) {
+			rows[i].models = p
+		}
+	}
+	return nil
+}
+
 // replaceRange makes the rows with from < id <= upTo equal to fresh;
-// newRows (with their classes) are the fresh rows not cached yet.
-func (c *jobCache) replaceRange(from, upTo int64, fresh, newRows []scannedJob, classes []string) {
+// newRows (with their classes and tags) are the fresh rows not cached yet.
+func (c *jobCache) replaceRange(from, upTo int64, fresh, newRows []scannedJob, classes []string, tags [][]string) {
 	present := make(map[int64]scannedJob, len(fresh))
 	for _, f := range fresh {
 		present[f.id] = f
@@ -388,8 +453,7 @@ func (c *jobCache) replaceRange(from, upTo int64, fresh, newRows []scannedJob, c
 		if f, ok := present[r.id]; ok {
 			c.update(r, f)
 		} else {
-			r.dead = true
-			c.dead++
+			c.kill(r)
 		}
 	}
 	if len(newRows) == 0 {
@@ -397,6 +461,7 @@ func (c *jobCache) replaceRange(from, upTo int64, fresh, newRows []scannedJob, c
 	}
 	for k, r := range newRows {
 		c.rows = append(c.rows, c.cached(r, classes[k]))
+		c.setTags(r.id, tags, k)
 	}
 	slices.SortFunc(c.rows, func(a, b cachedJob) int {
 		if a.id != b.id {
@@ -432,6 +497,7 @@ func (c *jobCache) compact() {
 type jobFilter struct {
 	queue, class string
 	state        string // "", "ready", "delayed", "reserved"
+	tag          string // a model, "App\Models\Podcast:42"
 }
 
 // selectIDs returns up to limit ids matching f above after, in id order
@@ -451,18 +517,57 @@ func (c *jobCache) selectIDs(f jobFilter, after int64, limit int, now int64) (id
 			return nil, false
 		}
 	}
+	match := func(r cachedJob) bool {
+		return !r.dead && (f.queue == "" || uint32(r.queue) == queue) && (f.class == "" || r.class == class) && stateIs(r, f.state, now)
+	}
+	if f.tag != "" {
+		if c.tags == nil {
+			return nil, false
+		}
+		for _, id := range c.tags.rowsWith(f.tag) {
+			if id <= after {
+				continue
+			}
+			if i, ok := c.find(id); ok && match(c.rows[i]) {
+				if len(ids) == limit {
+					return ids, true
+				}
+				ids = append(ids, id)
+			}
+		}
+		return ids, false
+	}
 	i := sort.Search(len(c.rows), func(i int) bool { return c.rows[i].id > after })
 	for ; i < len(c.rows); i++ {
-		r := c.rows[i]
-		if r.dead || (f.queue != "" && uint32(r.queue) != queue) || (f.class != "" && r.class != class) || !stateIs(r, f.state, now) {
+		if !match(c.rows[i]) {
 			continue
 		}
 		if len(ids) == limit {
 			return ids, true
 		}
-		ids = append(ids, r.id)
+		ids = append(ids, c.rows[i].id)
 	}
 	return ids, false
+}
+
+// tagsOfRows lists the tags of the cached rows ids, by id.
+func (c *jobCache) tagsOfRows(ids []int64) map[int64][]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return tagsByID(c.tags, ids)
+}
+
+func tagsByID(t *tagSet, ids []int64) map[int64][]string {
+	if t == nil {
+		return nil
+	}
+	out := map[int64][]string{}
+	for _, id := range ids {
+		if tags := t.of(id); tags != nil {
+			out[id] = tags
+		}
+	}
+	return out
 }
 
 func stateIs(r cachedJob, state string, now int64) bool {

@@ -37,11 +37,17 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, v *view) (string, err
 // errNotFound renders as 404.
 var errNotFound = errors.New("not found")
 
+// errRedirected: the page function answered with a redirect.
+var errRedirected = errors.New("redirected")
+
 func (s *Server) page(fn pageFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := &view{CSRF: s.csrfToken(w, r), ReadOnly: s.opt.ReadOnly, HidePayloads: s.opt.HidePayloads,
 			Sum: s.snap.current(), Now: s.now(), Version: s.opt.Version, Notice: notice(r.URL.Query())}
 		name, err := fn(w, r, v)
+		if errors.Is(err, errRedirected) {
+			return
+		}
 		if err != nil {
 			status := http.StatusInternalServerError
 			if errors.Is(err, errNotFound) {
@@ -97,6 +103,10 @@ func notice(q url.Values) string {
 		return "Pause requested: Go workers apply it within seconds."
 	case q.Has("resumed"):
 		return "Resume requested: Go workers apply it within seconds."
+	case q.Has("cancelled"):
+		return "Batch cancelled, as Batch::cancel() does: its jobs that check $this->batch()->cancelled() skip their work."
+	case q.Has("batchretried"):
+		return fmt.Sprintf("%d failed job(s) of the batch pushed back onto their queue; %d could not be.", n("batchretried"), n("errors"))
 	}
 	return ""
 }
@@ -106,6 +116,11 @@ func notice(q url.Values) string {
 type overviewData struct {
 	Queues  []queueRow
 	Workers []workerRow
+	// ShowStopped lists stopped workers too (?stopped=1); Stopped counts
+	// them, shown or not.
+	ShowStopped bool
+	Stopped     int
+	Self        string // this page's URL, for the live refresh
 }
 
 type queueRow struct {
@@ -123,7 +138,17 @@ type workerRow struct {
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
 	v.Title, v.Nav = "Overview", "overview"
-	d := overviewData{Workers: workerRows(v.Sum, v.Now)}
+	d := overviewData{ShowStopped: r.URL.Query().Get("stopped") == "1"}
+	d.Self = link("/", "stopped", map[bool]string{true: "1"}[d.ShowStopped])
+	for _, wr := range workerRows(v.Sum, v.Now) {
+		if wr.State == "stopped" {
+			d.Stopped++
+			if !d.ShowStopped {
+				continue
+			}
+		}
+		d.Workers = append(d.Workers, wr)
+	}
 	failed := map[string]int64{}
 	for _, f := range v.Sum.FailedByQueue {
 		failed[f.Name] = f.Count
@@ -216,7 +241,7 @@ func (s *Server) running(w http.ResponseWriter, r *http.Request, v *view) (strin
 			continue
 		}
 		for _, j := range wr.Running {
-			holders[j.ID] = wr.Name + " (" + wr.Host + ":" + strconv.FormatInt(wr.PID, 10) + ")"
+			holders[j.ID] = workerLabel(wr)
 		}
 	}
 	var rows []runningRow
@@ -231,12 +256,18 @@ func (s *Server) running(w http.ResponseWriter, r *http.Request, v *view) (strin
 	return "running", nil
 }
 
+// workerLabel names a worker as the pages do: "name (host:pid)".
+func workerLabel(wr fleet.WorkerRow) string {
+	return wr.Name + " (" + wr.Host + ":" + strconv.FormatInt(wr.PID, 10) + ")"
+}
+
 // --- jobs ---
 
 type jobsData struct {
 	Queue    string
 	Class    string
 	State    string
+	Tag      string
 	Rows     []JobRow
 	Next     int64 // after= of the next page; 0: none
 	Classes  []ClassCounts
@@ -252,6 +283,9 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request, v *view) (string, 
 	v.Title, v.Nav = "Jobs", "jobs"
 	q := r.URL.Query()
 	f := jobFilter{queue: q.Get("queue"), class: q.Get("class"), state: q.Get("state")}
+	if !s.opt.HidePayloads {
+		f.tag = q.Get("tag")
+	}
 	if !slices.Contains([]string{"", "ready", "delayed", "reserved"}, f.state) {
 		return "", fmt.Errorf("%w: state must be ready, delayed or reserved", errNotFound)
 	}
@@ -263,7 +297,11 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request, v *view) (string, 
 	if err != nil {
 		return "", err
 	}
-	d := jobsData{Queue: f.queue, Class: f.class, State: f.state, Rows: rows, Schedule: v.Sum.Schedule, NextDue: v.Sum.NextDue, States: []string{"ready", "delayed", "reserved"}}
+	tags := s.snap.jobs.tagsOfRows(ids)
+	for i := range rows {
+		rows[i].Tags = tags[rows[i].ID]
+	}
+	d := jobsData{Queue: f.queue, Class: f.class, State: f.state, Tag: f.tag, Rows: rows, Schedule: v.Sum.Schedule, NextDue: v.Sum.NextDue, States: []string{"ready", "delayed", "reserved"}}
 	if more && len(ids) > 0 {
 		d.Next = ids[len(ids)-1]
 	}
@@ -285,6 +323,15 @@ type jobData struct {
 	Error   string
 }
 
+// payloadTags are the tags a job page shows: read from the whole
+// payload, so a job the caches have not tagged (yet) shows them too.
+func (s *Server) payloadTags(raw []byte) []string {
+	if s.opt.HidePayloads {
+		return nil
+	}
+	return tagsOf(raw)
+}
+
 func (s *Server) job(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
@@ -301,6 +348,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request, v *view) (string, e
 	}
 	v.Title, v.Nav = fmt.Sprintf("Job %d", id), "jobs"
 	d := jobData{Row: row}
+	d.Row.Tags = s.payloadTags(row.Payload)
 	if !s.opt.HidePayloads {
 		d.Decoded, d.Error = s.decode(row.Payload)
 	}
@@ -343,6 +391,7 @@ func (s *Server) decode(raw []byte) (string, string) {
 
 type failedData struct {
 	Class, Queue, Text, From, To string
+	Tag                          string
 	Rows                         []FailedRow
 	Next                         int64 // before= of the next page
 	ScannedTo                    int64 // a text search stopped here
@@ -361,8 +410,10 @@ func (s *Server) failedList(w http.ResponseWriter, r *http.Request, v *view) (st
 		Classes: v.Sum.FailedByClass, QueuesList: v.Sum.FailedByQueue, CanSearchText: !s.opt.HidePayloads}
 	if s.opt.HidePayloads {
 		d.Text = "" // searching hidden text would reveal it
+	} else {
+		d.Tag = q.Get("tag")
 	}
-	f := failedFilter{class: d.Class, queue: d.Queue}
+	f := failedFilter{class: d.Class, queue: d.Queue, tag: d.Tag}
 	var err error
 	if f.from, err = s.parseDay(d.From, 0); err != nil {
 		return "", err
@@ -409,6 +460,14 @@ func (s *Server) failedList(w http.ResponseWriter, r *http.Request, v *view) (st
 			rows[i].Exception = exceptionClass(rows[i].Exception)
 			rows[i].Payload = nil
 		}
+	}
+	listed := make([]int64, len(rows))
+	for i, r := range rows {
+		listed[i] = r.ID
+	}
+	tags := s.snap.failed.tagsOfRows(listed)
+	for i := range rows {
+		rows[i].Tags = tags[rows[i].ID]
 	}
 	d.Rows = rows
 	v.Data = d
@@ -460,6 +519,7 @@ func (s *Server) failedJob(w http.ResponseWriter, r *http.Request, v *view) (str
 	}
 	v.Title, v.Nav = "Failed job "+row.UUID, "failed"
 	d := failedJobData{Row: row}
+	d.Row.Tags = s.payloadTags(row.Payload)
 	if s.opt.HidePayloads {
 		d.Row.Exception = exceptionClass(row.Exception)
 	} else {
@@ -469,6 +529,26 @@ func (s *Server) failedJob(w http.ResponseWriter, r *http.Request, v *view) (str
 	d.Row.Payload = nil
 	v.Data = d
 	return "failedjob", nil
+}
+
+// failedByUUID sends the browser to the failed job with uuid (the links
+// of the recent jobs and batches pages), or says it is gone.
+func (s *Server) failedByUUID(w http.ResponseWriter, r *http.Request) {
+	s.page(func(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+		uuid := r.PathValue("uuid")
+		ctx, cancel := requestCtx(r)
+		defer cancel()
+		rows, err := s.snap.src.failedByUUIDs(ctx, []string{uuid})
+		if err != nil {
+			return "", err
+		}
+		row, ok := rows[uuid]
+		if !ok {
+			return "", fmt.Errorf("%w: no failed job %s in failed_jobs (retried, forgotten or pruned)", errNotFound, uuid)
+		}
+		http.Redirect(w, r, "/failed/"+strconv.FormatInt(row.ID, 10), http.StatusSeeOther)
+		return "", errRedirected
+	})(w, r)
 }
 
 // --- control ---

@@ -29,7 +29,10 @@ type Options struct {
 	Tables Tables
 	// Failed retries and forgets failed jobs (the Failed page's actions).
 	Failed jobqueue.FailedJobs
-	Fleet  *fleet.Store
+	// Batches lists and cancels job batches (the Batches page); nil: the
+	// store has none, and the page says so.
+	Batches jobqueue.BatchAdmin
+	Fleet   *fleet.Store
 	// Snapshot is the background reader; Run it. New builds one when nil.
 	Snapshot *Snapshot
 	// Auth is required on every request when configured.
@@ -77,6 +80,9 @@ func New(opt Options) (*Server, error) {
 	if s.snap == nil {
 		s.snap = NewSnapshot(opt.Tables, opt.Fleet, opt.Logger, s.clean)
 	}
+	if !opt.HidePayloads {
+		s.snap.readTags()
+	}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err
 	}
@@ -97,7 +103,12 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /jobs/{id}", s.page(s.job))
 	m.HandleFunc("GET /failed", s.page(s.failedList))
 	m.HandleFunc("GET /failed/{id}", s.page(s.failedJob))
+	m.HandleFunc("GET /failed/uuid/{uuid}", s.failedByUUID)
 	m.HandleFunc("GET /control", s.page(s.control))
+	m.HandleFunc("GET /stats", s.page(s.stats))
+	m.HandleFunc("GET /recent", s.page(s.recent))
+	m.HandleFunc("GET /batches", s.page(s.batches))
+	m.HandleFunc("GET /batches/{id}", s.page(s.batch))
 	m.HandleFunc("GET /api/series", s.series)
 	m.HandleFunc("GET /login", s.loginForm)
 	m.HandleFunc("POST /login", s.login)
@@ -105,6 +116,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /failed/forget", s.change(s.forget))
 	m.HandleFunc("POST /control/pause", s.change(s.pause))
 	m.HandleFunc("POST /control/resume", s.change(s.resume))
+	m.HandleFunc("POST /batches/cancel", s.change(s.cancelBatch))
+	m.HandleFunc("POST /batches/retry", s.change(s.retryBatch))
 	s.mux = m
 }
 

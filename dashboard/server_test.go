@@ -40,7 +40,7 @@ type rig struct {
 func newRig(t *testing.T, q *dbqueue.Queue, opt Options) *rig {
 	t.Helper()
 	r := &rig{q: q, fl: fleetFor(t, q)}
-	opt.Tables, opt.Failed, opt.Fleet, opt.Secrets, opt.Logger = tablesOf(q), q, r.fl, []string{dbPassword, appKey}, zerolog.Nop()
+	opt.Tables, opt.Failed, opt.Batches, opt.Fleet, opt.Secrets, opt.Logger = tablesOf(q), q, q, r.fl, []string{dbPassword, appKey}, zerolog.Nop()
 	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)

@@ -79,6 +79,12 @@ type Summary struct {
 	// under way (large tables take several refreshes).
 	JobsCaughtUp bool
 
+	// Tags says whether the caches read the models jobs hold (off with
+	// --hide-payloads); TagsDropped counts tags not kept because a cache
+	// held maxDistinctTags.
+	Tags        bool
+	TagsDropped int64
+
 	FailedTotal    int64
 	FailedByClass  []Named
 	FailedByQueue  []Named
@@ -320,6 +326,9 @@ func (s *Snapshot) summarizeJobs(sum *Summary, now time.Time) {
 	sum.NextDue = due
 	sum.JobsPass = c.pass
 	sum.JobsCaughtUp = c.caughtUp
+	if c.tags != nil {
+		sum.Tags, sum.TagsDropped = true, c.tags.dropped
+	}
 }
 
 // appendDue keeps the maxDueShown soonest delayed jobs, soonest first.
@@ -358,6 +367,16 @@ func (s *Snapshot) summarizeFailed(sum *Summary) {
 	slices.SortFunc(sum.FailedByQueue, byCount)
 	sum.FailedCaughtUp = c.caughtUp
 	sum.FailedPass = c.pass
+	if c.tags != nil {
+		sum.TagsDropped += c.tags.dropped
+	}
+}
+
+// readTags turns the reading of tags on (before Run): the tail reads
+// then return the payloads that hold models.
+func (s *Snapshot) readTags() {
+	s.src.tags = true
+	s.jobs.tags, s.failed.tags = newTagSet(), newTagSet()
 }
 
 // NewSnapshot builds the caches of the queue's tables and fl's; clean

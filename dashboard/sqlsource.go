@@ -19,6 +19,9 @@ type source struct {
 	jobs   string // quoted
 	failed string // quoted
 	loc    *time.Location
+	// tags: the tail reads return whole the payloads holding models, for
+	// their tags (see tags.go).
+	tags bool
 }
 
 // Tables says where the dashboard reads Laravel's database queue.
@@ -56,16 +59,29 @@ func (s *source) jobCols(withPrefix bool) string {
 	return c
 }
 
+// modelsCol is the whole payload of a row whose command holds a model
+// (its tags), null for the others.
+func (s *source) modelsCol() string {
+	return fmt.Sprintf("case when %s like '%%%s%%' then %s end", s.col("payload"), modelMarker, s.col("payload"))
+}
+
 // scannedJob is one row as read, before it is interned.
 type scannedJob struct {
 	id, attempts, available, created int64
 	reserved                         sql.NullInt64
 	queue                            string
 	prefix                           []byte
+	// models is the whole payload when it holds a model (withModels).
+	models []byte
 }
 
-func (s *source) queryJobs(ctx context.Context, withPrefix bool, where string, args ...any) ([]scannedJob, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.Rebind("select "+s.jobCols(withPrefix)+" from "+s.jobs+" where "+where), args...)
+func (s *source) queryJobs(ctx context.Context, withPrefix, withModels bool, where string, args ...any) ([]scannedJob, error) {
+	cols := s.jobCols(withPrefix)
+	withModels = withModels && withPrefix && s.tags
+	if withModels {
+		cols += ", " + s.modelsCol()
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.Rebind("select "+cols+" from "+s.jobs+" where "+where), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +93,9 @@ func (s *source) queryJobs(ctx context.Context, withPrefix bool, where string, a
 		if withPrefix {
 			dest = append(dest, &j.prefix)
 		}
+		if withModels {
+			dest = append(dest, &j.models)
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -85,9 +104,10 @@ func (s *source) queryJobs(ctx context.Context, withPrefix bool, where string, a
 	return out, rows.Err()
 }
 
-// jobsAfter reads up to limit rows with id > after, in id order.
-func (s *source) jobsAfter(ctx context.Context, after int64, limit int) ([]scannedJob, error) {
-	return s.queryJobs(ctx, true, fmt.Sprintf("%s > ? order by %s limit %d", s.col("id"), s.col("id"), limit), after)
+// jobsAfter reads up to limit rows with id > after, in id order; with
+// models, the payloads that hold models too.
+func (s *source) jobsAfter(ctx context.Context, after int64, limit int, models bool) ([]scannedJob, error) {
+	return s.queryJobs(ctx, true, models, fmt.Sprintf("%s > ? order by %s limit %d", s.col("id"), s.col("id"), limit), after)
 }
 
 // jobsByID reads the rows among ids that still exist (no prefix: a row's
@@ -96,7 +116,7 @@ func (s *source) jobsByID(ctx context.Context, ids []int64) ([]scannedJob, error
 	var out []scannedJob
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
-		part, err := s.queryJobs(ctx, false, s.col("id")+" in ("+placeholders(n)+")", int64Args(ids[:n])...)
+		part, err := s.queryJobs(ctx, false, false, s.col("id")+" in ("+placeholders(n)+")", int64Args(ids[:n])...)
 		if err != nil {
 			return nil, err
 		}
@@ -149,12 +169,17 @@ type scannedFailed struct {
 	queue    string
 	failedAt int64
 	prefix   []byte
+	models   []byte // the whole payload when it holds a model (tags on)
 }
 
 // failedAfter reads up to limit failed rows with id > after, in id order.
 func (s *source) failedAfter(ctx context.Context, after int64, limit int) ([]scannedFailed, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.Rebind(fmt.Sprintf("select %s, %s, %s, substr(%s, 1, %d) from %s where %s > ? order by %s limit %d",
-		s.col("id"), s.col("queue"), s.col("failed_at"), s.col("payload"), prefixLen, s.failed, s.col("id"), s.col("id"), limit)), after)
+	models := "null"
+	if s.tags {
+		models = s.modelsCol()
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.Rebind(fmt.Sprintf("select %s, %s, %s, substr(%s, 1, %d), %s from %s where %s > ? order by %s limit %d",
+		s.col("id"), s.col("queue"), s.col("failed_at"), s.col("payload"), prefixLen, models, s.failed, s.col("id"), s.col("id"), limit)), after)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +188,7 @@ func (s *source) failedAfter(ctx context.Context, after int64, limit int) ([]sca
 	for rows.Next() {
 		var f scannedFailed
 		var at any
-		if err := rows.Scan(&f.id, &f.queue, &at, &f.prefix); err != nil {
+		if err := rows.Scan(&f.id, &f.queue, &at, &f.prefix, &f.models); err != nil {
 			return nil, err
 		}
 		f.failedAt = s.unixOf(at)
@@ -241,6 +266,7 @@ type JobRow struct {
 	CreatedAt   time.Time
 	UUID, Class string
 	Payload     []byte // whole payload (detail) or a prefix (lists)
+	Tags        []string
 }
 
 func (s *source) jobRows(ctx context.Context, ids []int64) ([]JobRow, error) {
@@ -265,7 +291,7 @@ func (s *source) jobsByIDWithPrefix(ctx context.Context, ids []int64) ([]scanned
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return s.queryJobs(ctx, true, s.col("id")+" in ("+placeholders(len(ids))+")", int64Args(ids)...)
+	return s.queryJobs(ctx, true, false, s.col("id")+" in ("+placeholders(len(ids))+")", int64Args(ids)...)
 }
 
 func toJobRow(r scannedJob) JobRow {
@@ -310,6 +336,7 @@ type FailedRow struct {
 	FailedAt   time.Time
 	Payload    []byte // whole (detail) or a prefix (lists)
 	Exception  string // whole (detail) or its start (lists)
+	Tags       []string
 }
 
 const failedListCols = "%s, %s, %s, %s, %s, substr(%s, 1, %d), substr(%s, 1, 300)"
@@ -388,6 +415,28 @@ func (s *source) failedByID(ctx context.Context, id int64) (FailedRow, bool, err
 		return FailedRow{}, false, err
 	}
 	return rows[0], true, nil
+}
+
+// failedByUUIDs reads the failed rows (list columns) of uuids, through
+// failed_jobs' uuid index; uuids not there are left out.
+func (s *source) failedByUUIDs(ctx context.Context, uuids []string) (map[string]FailedRow, error) {
+	out := map[string]FailedRow{}
+	for len(uuids) > 0 {
+		n := min(len(uuids), 500)
+		args := make([]any, n)
+		for i, u := range uuids[:n] {
+			args[i] = u
+		}
+		rows, err := s.queryFailed(ctx, s.failedListSelect(), s.col("uuid")+" in ("+placeholders(n)+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.UUID] = r
+		}
+		uuids = uuids[n:]
+	}
+	return out, nil
 }
 
 // failedUUIDs maps ids to uuids (what queue:retry and queue:forget take).

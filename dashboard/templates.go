@@ -9,21 +9,24 @@ import (
 	"time"
 )
 
-var pageNames = []string{"overview", "running", "jobs", "job", "failed", "failedjob", "control", "confirm", "login", "error"}
+var pageNames = []string{"overview", "running", "jobs", "job", "failed", "failedjob", "control", "confirm", "login", "error",
+	"stats", "recent", "batches", "batch", "batchconfirm"}
 
 func (s *Server) parseTemplates() error {
 	funcs := template.FuncMap{
-		"ago":   ago,
-		"dur":   humanDuration,
-		"num":   thousands,
-		"ts":    func(t time.Time) string { return t.In(s.snap.src.loc).Format(time.DateTime) },
-		"join":  strings.Join,
-		"short": short,
-		"link":  link,
-		"deref": func(t *time.Time) time.Time { return *t },
-		"mb":    func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) },
-		"unix":  func(n int64) time.Time { return time.Unix(n, 0) },
-		"sub":   func(a, b int) int { return a - b },
+		"ago":      ago,
+		"dur":      humanDuration,
+		"num":      thousands,
+		"ts":       func(t time.Time) string { return t.In(s.snap.src.loc).Format(time.DateTime) },
+		"join":     strings.Join,
+		"short":    short,
+		"link":     link,
+		"deref":    func(t *time.Time) time.Time { return *t },
+		"mb":       func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/(1<<20)) },
+		"unix":     func(n int64) time.Time { return time.Unix(n, 0) },
+		"sub":      func(a, b int) int { return a - b },
+		"ms":       shortDuration,
+		"derefInt": func(n *int64) int64 { return *n },
 	}
 	s.pages = map[string]*template.Template{}
 	for _, name := range pageNames {

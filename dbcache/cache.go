@@ -70,6 +70,28 @@ func (c *Cache) Put(ctx context.Context, key string, serialized []byte, ttl time
 	})
 }
 
+// Add stores a PHP-serialized value for ttl only when key is missing or
+// expired, and reports whether it did (DatabaseStore::add: an insert;
+// when the key exists, an update that only takes an expired row).
+func (c *Cache) Add(ctx context.Context, key string, serialized []byte, ttl time.Duration) (bool, error) {
+	now := c.db.UnixNow()
+	expiration := now + int64(ttl/time.Second)
+	value := c.encode(serialized)
+	_, err := c.db.Pool.ExecContext(ctx, c.sql("insert into %[1]s (%[2]s, %[3]s, %[4]s) values (?, ?, ?)"), c.prefix+key, value, expiration)
+	if err == nil {
+		return true, nil
+	}
+	if !c.db.Dialect.IsUniqueViolation(err) {
+		return false, err
+	}
+	res, err := c.db.Pool.ExecContext(ctx, c.sql("update %[1]s set %[3]s = ?, %[4]s = ? where %[2]s = ? and %[4]s <= ?"), value, expiration, c.prefix+key, now)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
 // Forget deletes key.
 func (c *Cache) Forget(ctx context.Context, key string) error {
 	_, err := c.db.Pool.ExecContext(ctx, c.sql("delete from %[1]s where %[2]s = ?"), c.prefix+key)

@@ -33,13 +33,31 @@ func (q *Queue) LockStores() map[string]jobqueue.LockStore {
 // DefaultCacheStore is the app's default cache store's name.
 func (q *Queue) DefaultCacheStore() string { return q.cfg.CacheStore }
 
+// StateStores is jobqueue.MiddlewareState's: the app's "database" cache
+// store on the queue's database (its cache and cache_locks tables), where
+// job middleware keep their state when it is the app's store. Keys are
+// whole: the cache prefix is the caller's (StateStore.Prefix).
+func (q *Queue) StateStores() map[string]jobqueue.StateStore {
+	return map[string]jobqueue.StateStore{"database": {
+		Driver: "database", Prefix: q.cfg.CachePrefix,
+		Table: q.cfg.CacheTable, LockTable: q.cfg.CacheLockTable, LockTimeout: dbcache.DefaultLockTimeout,
+		Cache: dbcache.New(q.conn, q.cfg.CacheTable, ""),
+		Locks: dbcache.NewLocks(q.conn, q.cfg.CacheLockTable, ""),
+	}}
+}
+
+// DurationLimiters is jobqueue.MiddlewareState's: none (they live in
+// Redis).
+func (q *Queue) DurationLimiters() map[string]jobqueue.DurationLimiter { return nil }
+
 var (
-	_ jobqueue.Store        = (*Queue)(nil)
-	_ jobqueue.CacheAccess  = (*Queue)(nil)
-	_ jobqueue.Batches      = (*Queue)(nil)
-	_ jobqueue.ModelLookup  = (*Queue)(nil)
-	_ jobqueue.Admin        = (*Queue)(nil)
-	_ jobqueue.FailedJobs   = (*Queue)(nil)
-	_ jobqueue.Schema       = (*Queue)(nil)
-	_ jobqueue.ClassSampler = (*Queue)(nil)
+	_ jobqueue.Store           = (*Queue)(nil)
+	_ jobqueue.CacheAccess     = (*Queue)(nil)
+	_ jobqueue.MiddlewareState = (*Queue)(nil)
+	_ jobqueue.Batches         = (*Queue)(nil)
+	_ jobqueue.ModelLookup     = (*Queue)(nil)
+	_ jobqueue.Admin           = (*Queue)(nil)
+	_ jobqueue.FailedJobs      = (*Queue)(nil)
+	_ jobqueue.Schema          = (*Queue)(nil)
+	_ jobqueue.ClassSampler    = (*Queue)(nil)
 )

@@ -179,14 +179,21 @@ func SortedClasses(m map[string]int64) []string {
 }
 
 // MissingTables checks that the jobs, failed_jobs and job_batches tables
-// exist (jobqueue.Schema). Other errors (no permission, connection lost) are returned.
+// exist (jobqueue.Schema), and the cache table when the app's cache store
+// is database (queue:restart and maxExceptions live there: without it
+// every loop's restart check fails). Other errors (no permission,
+// connection lost) are returned.
 func (q *Queue) MissingTables(ctx context.Context) ([]jobqueue.MissingTable, error) {
 	var missing []jobqueue.MissingTable
-	for _, t := range []jobqueue.MissingTable{
+	tables := []jobqueue.MissingTable{
 		{Table: q.st.t.Jobs, Role: "jobs", Artisan: "queue:table"},
 		{Table: q.st.t.Failed, Role: "failed_jobs", Artisan: "queue:failed-table"},
 		{Table: q.st.t.Batches, Role: "job_batches", Artisan: "queue:batches-table"},
-	} {
+	}
+	if q.cache != nil {
+		tables = append(tables, jobqueue.MissingTable{Table: q.cfg.CacheTable, Role: "cache", Artisan: "cache:table"})
+	}
+	for _, t := range tables {
 		rows, err := q.db.QueryContext(ctx, "select 1 from "+q.d.Quote(t.Table)+" where 1 = 0")
 		if err == nil {
 			rows.Close()

@@ -2,8 +2,10 @@ package dbqueue
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/jobqueue"
 )
 
@@ -136,4 +138,28 @@ func TestMissingTablesAndClassSample(t *testing.T) {
 			t.Fatalf("sample: %v %d %v", got, read, err)
 		}
 	})
+}
+
+// TestMissingCacheTable: an app whose cache store is database needs the
+// cache table (queue:restart, maxExceptions); the startup check names it
+// with the artisan command that makes it.
+func TestMissingCacheTable(t *testing.T) {
+	for _, engine := range allEngines {
+		t.Run(engine, func(t *testing.T) {
+			cfg := engineConfig(t, engine, t.TempDir())
+			cfg.CacheStore, cfg.CacheTable, cfg.CachePrefix = "database", "cache_"+testdsn.Suffix(t), "laravel_cache"
+			e := openEnv(t, engine, cfg, Options{})
+			m, err := e.q.MissingTables(e.ctx)
+			if err != nil || len(m) != 1 || m[0].Role != "cache" || m[0].Table != cfg.CacheTable {
+				t.Fatalf("missing %+v %v", m, err)
+			}
+			if s := m[0].String(); !strings.Contains(s, "cache:table") || strings.Contains(s, "laraworker tables") {
+				t.Fatalf("message %q", s)
+			}
+			createCacheTable(t, e.q)
+			if m, err := e.q.MissingTables(e.ctx); err != nil || len(m) != 0 {
+				t.Fatalf("after cache:table: %+v %v", m, err)
+			}
+		})
+	}
 }

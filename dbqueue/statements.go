@@ -298,6 +298,29 @@ func (s statements) cancelBatch() string {
 		s.q("cancelled_at"), s.q("finished_at"), s.q("id")))
 }
 
+// listBatches is DatabaseBatchRepository::get: by id, highest first,
+// below a given id when before.
+func (s statements) listBatches(before bool, limit int) string {
+	b := "select * from " + s.q(s.t.Batches)
+	if before {
+		b += " where " + s.q("id") + " < ?"
+	}
+	return s.sql(b + fmt.Sprintf(" order by %s desc limit %d", s.q("id"), limit))
+}
+
+// findJob reads one jobs row by id (Laravel's columns: * would compute the
+// claim index's generated column on MySQL/MariaDB).
+func (s statements) findJob() string {
+	return s.sql(fmt.Sprintf("select %s from %s where %s = ?", s.quotedList(jobColumns), s.q(s.t.Jobs), s.q("id")))
+}
+
+// findJobByUUID reads the rows whose payload holds a uuid key with the
+// value; the caller checks the payload's own uuid.
+func (s statements) findJobByUUID(limit int) string {
+	return s.sql(fmt.Sprintf("select %s from %s where %s like ? order by %s limit %d",
+		s.quotedList(jobColumns), s.q(s.t.Jobs), s.q("payload"), s.q("id"), limit))
+}
+
 // unreserve restores a claimed row as it was before the claim, guarded by
 // the reservation this worker made.
 func (s statements) unreserve() string {
@@ -362,7 +385,10 @@ func (s statements) catalogue() []namedStatement {
 		{"batch lock", "", s.findBatch(true)},
 		{"batch update counters", "", s.updateBatchCounts()},
 		{"batch finished", "", s.finishBatch()},
-		{"batch cancel", "", s.cancelBatch()},
+		{"batch cancel", "Batch::cancel() (the dashboard's cancel locks the row first: `batch lock`)", s.cancelBatch()},
+		{"batch list (50, below an id)", "DatabaseBatchRepository::get: the dashboard's batches page", s.listBatches(true, 50)},
+		{"find a job by id (laraworker inspect --id)", "", s.findJob()},
+		{"find a job by uuid (laraworker inspect --uuid)", "binding: `%\"uuid\":\"UUID\"%`; reads the whole table (the payload has no index); the payload's uuid is checked in Go", s.findJobByUUID(uuidCandidates)},
 		{"move: count a class by state (laraworker move)", "bindings: queue, the class's displayName patterns", s.countClassByState(1)},
 		{"move: read candidates (no lock)", "bindings: from, patterns, last id read; displayName checked exactly in Go", s.moveSelect(1, moveBatch)},
 		{"move: move (3 ids)", "bindings: to, from, ids; a row reserved meanwhile is not touched", s.moveJobs(3)},

@@ -30,7 +30,7 @@ func onMariaDB(t *testing.T, test func(t *testing.T, s *suite)) {
 		s.laraworker(t, "tables")
 		clearOwn := func() {
 			// A pause left behind would stop the other tests' workers.
-			for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history"} {
+			for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history", "laraworker_recent"} {
 				s.exec(t, "delete from "+table)
 			}
 		}

@@ -64,7 +64,7 @@ func (s *suite) fleetTables(t *testing.T) *fleet.Store {
 	s.laraworker(t, "tables")
 	own := fleet.On(s.q.DB(), s.q.Dialect(), s.q.Config().TablePrefix)
 	empty := func() {
-		for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history"} {
+		for _, table := range []string{"laraworker_workers", "laraworker_pauses", "laraworker_history", "laraworker_recent"} {
 			s.exec(t, "delete from "+table)
 		}
 	}
@@ -189,19 +189,104 @@ func testPHPWorkerInFleet(t *testing.T, s *suite) {
 	if lines := laraworkerLines(s.phpLog(t)); len(lines) != 0 {
 		t.Errorf("the recorder logged: %q", lines)
 	}
+	s.checkPHPTimings(t, own, w, stopped-started)
 	s.checkDashboardShows(t, w)
 }
 
+// checkPHPTimings: the PHP worker counted a runtime and a wait for each
+// of its 7 runs (in the history's buckets, beside the other worker's
+// counts that have none) and listed each in the recent jobs.
+func (s *suite) checkPHPTimings(t *testing.T, own *fleet.Store, w fleet.WorkerRow, took int64) {
+	t.Helper()
+	stats, err := own.ClassStats(s.ctx(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int64{}
+	for _, c := range stats {
+		if c.Run.Count() != c.Wait.Count() {
+			t.Errorf("%s: %d runtimes but %d waits", c.Class, c.Run.Count(), c.Wait.Count())
+		}
+		if slowest, over, _ := c.Run.Quantile(1); over || slowest > time.Duration(took+1)*time.Second {
+			t.Errorf("%s: a runtime of up to %s in a run of %d s", c.Class, slowest, took)
+		}
+		runs[c.Class] = c.Run.Count()
+	}
+	if runs[`App\Jobs\NoopJob`] != 3 || runs[`App\Jobs\FailingJob`] != 1 || runs[`App\Jobs\DeclaredRetryJob`] != 3 {
+		t.Errorf("runtimes counted per class: %v, want NoopJob 3, FailingJob 1, DeclaredRetryJob 3", runs)
+	}
+	recent, err := own.Recent(s.ctx(t), 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for _, j := range recent {
+		if j.Worker != w.ID || j.JobID <= 0 || j.UUID == "" || j.Attempt < 1 || j.RunMS < 0 || j.FinishedAt < w.StartedAt {
+			t.Errorf("recent job %+v of worker %s", j, w.ID)
+		}
+		outcomes[j.Class+" "+j.Outcome]++
+	}
+	want := map[string]int{`App\Jobs\NoopJob done`: 3, `App\Jobs\FailingJob failed`: 1, `App\Jobs\DeclaredRetryJob released`: 2, `App\Jobs\DeclaredRetryJob done`: 1}
+	if len(recent) != 7 || len(outcomes) != len(want) {
+		t.Errorf("recent jobs by outcome %v, want %v", outcomes, want)
+	}
+	for k, n := range want {
+		if outcomes[k] != n {
+			t.Errorf("recent %s: %d, want %d", k, outcomes[k], n)
+		}
+	}
+}
+
+// TestPHPWorkerOnEarlierFleetTables: on laraworker's tables of an earlier
+// version (a history without runtime columns, no recent jobs table) a PHP
+// worker still records its counts and logs nothing; once `laraworker
+// tables` added what is missing, the next worker records runtimes and
+// recent jobs too.
+func TestPHPWorkerOnEarlierFleetTables(t *testing.T) { onEachDB(t, testPHPWorkerOnEarlierFleetTables) }
+
+func testPHPWorkerOnEarlierFleetTables(t *testing.T, s *suite) {
+	own := s.fleetTables(t)
+	s.exec(t, "drop table laraworker_history")
+	s.exec(t, "drop table laraworker_recent")
+	s.exec(t, "create table laraworker_history (minute bigint not null, queue varchar(191) not null, class varchar(191) not null, "+
+		"done bigint not null, failed bigint not null, released bigint not null, primary key (minute, queue, class))")
+	t.Cleanup(func() { s.laraworker(t, "tables") })
+	s.installFleetConfig(t)
+	s.phpLog(t)
+	s.artisan(t, "app:dispatch", "noop", "--count=2")
+	s.phpWork(t, "--stop-when-empty")
+	if lines := laraworkerLines(s.phpLog(t)); len(lines) != 0 {
+		t.Errorf("the recorder logged on the earlier tables: %q", lines)
+	}
+	if h := s.historyByClass(t, own)[`default App\Jobs\NoopJob`]; h.Done != 2 {
+		t.Errorf("history on the earlier table: %+v", h)
+	}
+	s.laraworker(t, "tables")
+	s.artisan(t, "app:dispatch", "noop", "--count=2")
+	s.phpWork(t, "--stop-when-empty")
+	stats, err := own.ClassStats(s.ctx(t), 0)
+	if err != nil || len(stats) != 1 || stats[0].Done != 4 || stats[0].Run.Count() != 2 {
+		t.Errorf("after laraworker tables: %+v %v, want 4 done of which 2 timed", stats, err)
+	}
+	if recent, err := own.Recent(s.ctx(t), 10, ""); err != nil || len(recent) != 2 {
+		t.Errorf("recent jobs after laraworker tables: %d %v", len(recent), err)
+	}
+}
+
 // checkDashboardShows: `laraworker dashboard` lists the PHP worker's row
-// as it lists Go workers' and charts its jobs.
+// as it lists Go workers' (among the stopped ones) and charts its jobs.
 func (s *suite) checkDashboardShows(t *testing.T, w fleet.WorkerRow) {
 	t.Helper()
 	base, _ := s.startDashboard(t, nil)
-	home := httpGet(t, base+"/")
-	row := regexp.MustCompile(`(?s)<tr data-worker="` + regexp.QuoteMeta(w.ID) + `">(.*?)</tr>`).FindStringSubmatch(home)
-	if row == nil {
-		t.Fatalf("the overview does not list %s", w.ID)
-	}
+	var row []string
+	// The first read of the tables may not have ended when the page is asked.
+	eventually(t, 15*time.Second, func() string {
+		home := httpGet(t, base+"/?stopped=1") // the worker has stopped
+		if row = regexp.MustCompile(`(?s)<tr data-worker="` + regexp.QuoteMeta(w.ID) + `">(.*?)</tr>`).FindStringSubmatch(home); row == nil {
+			return "the overview does not list " + w.ID
+		}
+		return ""
+	})
 	var cells []string
 	for _, m := range regexp.MustCompile(`<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(row[1], -1) {
 		cells = append(cells, regexp.MustCompile(`<[^>]+>`).ReplaceAllString(m[1], ""))

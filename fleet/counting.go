@@ -9,13 +9,36 @@ import (
 )
 
 // Written counts an outcome the worker wrote (worker.Config.Written), per
-// minute, queue and class, for the history table.
+// minute, queue and class, for the history table; with the run's times
+// (Ran) it adds them to the runtimes and waits and lists the job among
+// the recent ones.
 func (c *Counts) Written(job jobqueue.JobRow, o worker.Outcome) {
 	if o == worker.OutcomeReturned {
+		c.mu.Lock()
+		delete(c.pending, job.ID)
+		c.mu.Unlock()
 		return // not run here: PHP's to count
 	}
 	c.add(job, o)
 }
+
+// Ran notes when a job's run started and how long it took
+// (worker.Config.Ran), until Written says how its outcome was written.
+func (c *Counts) Ran(job jobqueue.JobRow, started time.Time, took time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending[job.ID] = ranJob{started: started, took: took}
+}
+
+// ranJob is a run whose outcome is being written.
+type ranJob struct {
+	started time.Time
+	took    time.Duration
+}
+
+// pendingKeep bounds how long a run waits for its outcome's write: one
+// never written (lost to another worker, or dropped) is forgotten then.
+const pendingKeep = time.Hour
 
 // maxClasses bounds the distinct (queue, class) pairs one process
 // tracks: class names come from payloads, which whoever can write the
@@ -30,10 +53,12 @@ type countKey struct {
 // Counts accumulates outcomes per minute, queue and class until a
 // heartbeat takes them.
 type Counts struct {
-	mu    sync.Mutex
-	now   func() time.Time
-	m     map[countKey]*HistoryRow
-	pairs map[[2]string]bool
+	mu      sync.Mutex
+	now     func() time.Time
+	m       map[countKey]*HistoryRow
+	pairs   map[[2]string]bool
+	pending map[int64]ranJob
+	recent  recentRing
 }
 
 // NewCounts starts empty; now is the clock (nil: time.Now).
@@ -41,7 +66,7 @@ func NewCounts(now func() time.Time) *Counts {
 	if now == nil {
 		now = time.Now
 	}
-	return &Counts{now: now, m: map[countKey]*HistoryRow{}, pairs: map[[2]string]bool{}}
+	return &Counts{now: now, m: map[countKey]*HistoryRow{}, pairs: map[[2]string]bool{}, pending: map[int64]ranJob{}}
 }
 
 func (c *Counts) add(job jobqueue.JobRow, o worker.Outcome) {
@@ -49,6 +74,7 @@ func (c *Counts) add(job jobqueue.JobRow, o worker.Outcome) {
 	if !ok {
 		class = "unknown"
 	}
+	name := class // the recent jobs name it even past maxClasses
 	minute := c.now().Unix() / 60 * 60
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,14 +92,48 @@ func (c *Counts) add(job jobqueue.JobRow, o worker.Outcome) {
 		r = &HistoryRow{Minute: minute, Queue: job.Queue, Class: class}
 		c.m[k] = r
 	}
+	outcome := OutcomeDone
 	switch o {
 	case worker.OutcomeDone:
 		r.Done++
 	case worker.OutcomeFailed:
 		r.Failed++
+		outcome = OutcomeFailed
 	case worker.OutcomeReleased:
 		r.Released++
+		outcome = OutcomeReleased
 	}
+	run, ok := c.pending[job.ID]
+	if !ok {
+		return
+	}
+	delete(c.pending, job.ID)
+	// available_at is in whole seconds: a wait reads up to a second long.
+	wait := max(run.started.Sub(time.Unix(job.AvailableAt, 0)), 0)
+	r.Run.Observe(run.took)
+	r.Wait.Observe(wait)
+	c.recent.push(RecentJob{JobID: job.ID, UUID: UUIDOf(job.Payload), Queue: job.Queue, Class: name, Outcome: outcome,
+		Attempt: int64(job.Attempts), FinishedAt: run.started.Add(run.took).Unix(), RunMS: run.took.Milliseconds(), WaitMS: wait.Milliseconds()})
+}
+
+// takeRecent returns the recent jobs not written yet and forgets the runs
+// whose outcome never came (see pendingKeep).
+func (c *Counts) takeRecent() []RecentJob {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.now().Add(-pendingKeep)
+	for id, r := range c.pending {
+		if r.started.Before(old) {
+			delete(c.pending, id)
+		}
+	}
+	return c.recent.take()
+}
+
+func (c *Counts) putBackRecent(jobs []RecentJob) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recent.putBack(jobs)
 }
 
 // take returns and forgets what was counted.
@@ -104,6 +164,8 @@ func (c *Counts) putBack(rows []HistoryRow) {
 			cur.Done += r.Done
 			cur.Failed += r.Failed
 			cur.Released += r.Released
+			cur.Run.Add(r.Run)
+			cur.Wait.Add(r.Wait)
 		} else {
 			rr := r
 			c.m[k] = &rr

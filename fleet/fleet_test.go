@@ -107,7 +107,7 @@ func TestPauseFromTable(t *testing.T) {
 		reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
 		counts := NewCounts(nil)
 		w, err := worker.New(q, reg, worker.Config{
-			Queues: []string{"a", "b"}, Sleep: 50 * time.Millisecond, Concurrency: 2, Written: counts.Written,
+			Queues: []string{"a", "b"}, Sleep: 50 * time.Millisecond, Concurrency: 2, Written: counts.Written, Ran: counts.Ran,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -195,6 +195,21 @@ func TestPauseFromTable(t *testing.T) {
 			}
 			return done == 4
 		})
+		waitFor("the recent jobs to list the 4 jobs", func() bool {
+			jobs, err := s.Recent(ctx, 10, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jobs {
+				if j.Worker != hb.ID() || j.Class != `App\Jobs\NoopJob` || j.Outcome != OutcomeDone || j.Attempt != 1 || j.UUID == "" {
+					t.Fatalf("recent job %+v", j)
+				}
+			}
+			return len(jobs) == 4
+		})
+		if stats, err := s.ClassStats(ctx, 0); err != nil || len(stats) != 2 || stats[0].Run.Count()+stats[1].Run.Count() != 4 {
+			t.Errorf("class stats: %+v %v", stats, err)
+		}
 		// A beat writes the worker's row, then the history: the row can lag
 		// one beat behind.
 		var rows []WorkerRow

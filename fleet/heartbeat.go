@@ -125,10 +125,32 @@ func (h *Heartbeat) beat(ctx context.Context) {
 			h.Counts.putBack(rows)
 			h.check("writing job history", err)
 		}
+		h.checkTimings(ctx)
+		recent := h.Counts.takeRecent()
+		if err := h.Store.PutRecent(ctx, h.id, recent); err != nil {
+			h.Counts.putBackRecent(recent)
+			h.check("writing recent jobs", err)
+		}
 	}
 	if now.Sub(h.lastPrune) > 10*time.Minute {
 		h.lastPrune = now
 		h.check("pruning old history", h.Store.Prune(ctx, now))
+	}
+}
+
+// checkTimings warns once when the history table lacks the runtime and
+// wait columns (tables of an earlier version), which are then not
+// recorded.
+func (h *Heartbeat) checkTimings(ctx context.Context) {
+	ok, err := h.Store.TimingColumns(ctx)
+	if err != nil || ok {
+		delete(h.warned, "timings")
+		return
+	}
+	if !h.warned["timings"] {
+		h.warned["timings"] = true
+		h.Logger.Warn().Str("table", h.Store.Tables().History).
+			Msg("laraworker's history table has no runtime and wait columns (made by an earlier version): run `laraworker tables` to add them; until then runtimes and waits are not recorded")
 	}
 }
 

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Tables names laraworker's own tables. Every process of an app, Go or
@@ -10,17 +11,20 @@ import (
 // connection's table prefix (On), unless tests give each run its
 // own.
 type Tables struct {
-	Workers, Pauses, History string
+	Workers, Pauses, History, Recent string
 }
 
 // DefaultTables are the names `laraworker tables` creates on a connection
 // without a table prefix.
 var DefaultTables = TablesWithPrefix("laraworker_")
 
-// TablesWithPrefix names the three tables prefix+"workers", ...
+// TablesWithPrefix names the tables prefix+"workers", ...
 func TablesWithPrefix(prefix string) Tables {
-	return Tables{Workers: prefix + "workers", Pauses: prefix + "pauses", History: prefix + "history"}
+	return Tables{Workers: prefix + "workers", Pauses: prefix + "pauses", History: prefix + "history", Recent: prefix + "recent"}
 }
+
+// all lists the tables in creation order.
+func (t Tables) all() []string { return []string{t.Workers, t.Pauses, t.History, t.Recent} }
 
 // Column types per engine: MySQL/MariaDB needs lengths on indexed text
 // (191 characters keeps a utf8mb4 key under the 767-byte limit of old
@@ -46,7 +50,7 @@ func typesFor(engine string) columnTypes {
 func createStatements(d Dialect, tb Tables) []string {
 	t := typesFor(d.Name())
 	q := d.Quote
-	return []string{
+	stmts := []string{
 		"create table if not exists " + q(tb.Workers) + " (" +
 			q("id") + " " + t.key + " not null primary key, " +
 			q("kind") + " varchar(16) not null, " +
@@ -78,27 +82,74 @@ func createStatements(d Dialect, tb Tables) []string {
 			q("done") + " " + t.bigint + " not null, " +
 			q("failed") + " " + t.bigint + " not null, " +
 			q("released") + " " + t.bigint + " not null, " +
+			timingDDL(d) +
 			"primary key (" + q("minute") + ", " + q("queue") + ", " + q("class") + "))" + t.tail,
+		"create table if not exists " + q(tb.Recent) + " (" +
+			q("worker") + " " + t.key + " not null, " +
+			q("slot") + " " + t.bigint + " not null, " +
+			q("job_id") + " " + t.bigint + " not null, " +
+			q("uuid") + " varchar(64) not null, " +
+			q("queue") + " " + t.key + " not null, " +
+			q("class") + " " + t.key + " not null, " +
+			q("outcome") + " varchar(16) not null, " +
+			q("attempt") + " " + t.bigint + " not null, " +
+			q("finished_at") + " " + t.bigint + " not null, " +
+			q("run_ms") + " " + t.bigint + " not null, " +
+			q("wait_ms") + " " + t.bigint + " not null, " +
+			"primary key (" + q("worker") + ", " + q("slot") + ")" + recentIndexInline(d, tb) + ")" + t.tail,
 	}
+	if d.Name() != "mysql" {
+		// MySQL has no "create index if not exists": its index is declared
+		// in the table (recentIndexInline).
+		stmts = append(stmts, "create index if not exists "+q(recentIndex(tb))+" on "+q(tb.Recent)+" ("+q("finished_at")+")")
+	}
+	return stmts
 }
 
-// CreateTables creates laraworker's own tables if they are missing; it
-// never touches Laravel's.
+// timingDDL declares the history's runtime and wait columns (see
+// timing.go), each "bigint not null default 0" so writers that do not
+// know them (older workers and bridges) still insert rows.
+func timingDDL(d Dialect) string {
+	var b strings.Builder
+	for _, c := range timingColumns {
+		b.WriteString(d.Quote(c) + " " + typesFor(d.Name()).bigint + " not null default 0, ")
+	}
+	return b.String()
+}
+
+// recentIndex names the index that lists recent jobs newest first.
+func recentIndex(tb Tables) string { return tb.Recent + "_finished_at_index" }
+
+func recentIndexInline(d Dialect, tb Tables) string {
+	if d.Name() != "mysql" {
+		return ""
+	}
+	return ", index " + d.Quote(recentIndex(tb)) + " (" + d.Quote("finished_at") + ")"
+}
+
+// CreateTables creates laraworker's own tables if they are missing and
+// adds the columns an earlier version's tables lack (the history's runtime
+// and wait columns); it never touches Laravel's.
 func (s *Store) CreateTables(ctx context.Context) error {
 	for _, stmt := range createStatements(s.d, s.t) {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("fleet: creating laraworker's tables: %w", err)
 		}
 	}
+	if err := s.addMissingColumns(ctx, s.t.History, timingColumns); err != nil {
+		return fmt.Errorf("fleet: adding the runtime and wait columns to %s: %w", s.t.History, err)
+	}
+	s.schema.forget()
 	return nil
 }
 
 // DropTables drops laraworker's own tables (tests, tooling).
 func (s *Store) DropTables(ctx context.Context) error {
-	for _, t := range []string{s.t.Workers, s.t.Pauses, s.t.History} {
+	for _, t := range s.t.all() {
 		if _, err := s.db.ExecContext(ctx, "drop table if exists "+s.d.Quote(t)); err != nil {
 			return fmt.Errorf("fleet: dropping %s: %w", t, err)
 		}
 	}
+	s.schema.forget()
 	return nil
 }

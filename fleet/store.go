@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,9 +14,10 @@ import (
 // Store reads and writes laraworker's own tables. It is safe for
 // concurrent use.
 type Store struct {
-	db *sql.DB
-	d  Dialect
-	t  Tables
+	db     *sql.DB
+	d      Dialect
+	t      Tables
+	schema *schemaCache
 }
 
 // Dialect is the little of an engine's SQL the store needs (sqldb.Dialect
@@ -28,7 +30,9 @@ type Dialect interface {
 }
 
 // NewStore works on db with dialect d and the tables t.
-func NewStore(db *sql.DB, d Dialect, t Tables) *Store { return &Store{db: db, d: d, t: t} }
+func NewStore(db *sql.DB, d Dialect, t Tables) *Store {
+	return &Store{db: db, d: d, t: t, schema: &schemaCache{}}
+}
 
 // On is the store on an app's database with the default tables behind
 // the connection's table prefix, where Laravel's query builder puts them
@@ -240,28 +244,46 @@ func (s *Store) ClearPause(ctx context.Context, scope, target string) error {
 }
 
 // HistoryRow is the jobs of one queue and class the workers finished in
-// one minute.
+// one minute, with their runtimes and waits (the time from available_at
+// to the start) when the workers measured them.
 type HistoryRow struct {
 	Minute                 int64 // unix seconds of the minute's start
 	Queue, Class           string
 	Done, Failed, Released int64
+	Run, Wait              Histogram
 }
 
+var historyKey = []string{"minute", "queue", "class"}
+
 // AddHistory adds the rows' counts to the stored ones (several workers
-// report the same minute).
+// report the same minute). Runtimes and waits are left out while the
+// table lacks their columns (an earlier version's: `laraworker tables`
+// adds them).
 func (s *Store) AddHistory(ctx context.Context, rows []HistoryRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	stmt := s.upsert(s.t.History, []string{"minute", "queue", "class", "done", "failed", "released"},
-		[]string{"minute", "queue", "class"}, []string{"done", "failed", "released"}, true)
+	timings, err := s.TimingColumns(ctx)
+	if err != nil {
+		return err
+	}
+	counts := []string{"done", "failed", "released"}
+	if timings {
+		counts = append(counts, timingColumns...)
+	}
+	stmt := s.upsert(s.t.History, append(slices.Clone(historyKey), counts...), historyKey, counts, true)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	for _, r := range rows {
-		if _, err := tx.ExecContext(ctx, stmt, r.Minute, clip(r.Queue, 191), clip(r.Class, 191), r.Done, r.Failed, r.Released); err != nil {
+		args := []any{r.Minute, clip(r.Queue, 191), clip(r.Class, 191), r.Done, r.Failed, r.Released}
+		if timings {
+			args = append(args, timingArgs(r.Run, r.Wait)...)
+		}
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+			s.schema.forget() // a column dropped meanwhile is looked for again
 			return err
 		}
 	}
@@ -290,23 +312,28 @@ func (s *Store) History(ctx context.Context, since int64) ([]HistoryRow, error) 
 	return out, rows.Err()
 }
 
-// Retention bounds the tables: history minutes older than HistoryKeep and
-// workers not seen for WorkerKeep are deleted by Prune.
+// Retention bounds the tables: history minutes older than HistoryKeep,
+// workers not seen for WorkerKeep and recent jobs older than RecentKeep
+// are deleted by Prune.
 const (
 	HistoryKeep = 25 * time.Hour
 	WorkerKeep  = 24 * time.Hour
+	RecentKeep  = 24 * time.Hour
 )
 
-// Prune deletes history and worker rows past their retention.
+// Prune deletes history, worker and recent job rows past their retention.
 func (s *Store) Prune(ctx context.Context, now time.Time) error {
 	q := s.d.Quote
-	if _, err := s.db.ExecContext(ctx, s.d.Rebind(fmt.Sprintf("delete from %s where %s < ?", q(s.t.History), q("minute"))),
-		now.Add(-HistoryKeep).Unix()); err != nil {
-		return err
+	for _, p := range []struct {
+		table, column string
+		keep          time.Duration
+	}{{s.t.History, "minute", HistoryKeep}, {s.t.Workers, "last_seen_at", WorkerKeep}, {s.t.Recent, "finished_at", RecentKeep}} {
+		if _, err := s.db.ExecContext(ctx, s.d.Rebind(fmt.Sprintf("delete from %s where %s < ?", q(p.table), q(p.column))),
+			now.Add(-p.keep).Unix()); err != nil {
+			return err
+		}
 	}
-	_, err := s.db.ExecContext(ctx, s.d.Rebind(fmt.Sprintf("delete from %s where %s < ?", q(s.t.Workers), q("last_seen_at"))),
-		now.Add(-WorkerKeep).Unix())
-	return err
+	return nil
 }
 
 func jsonList(v []string) string {

@@ -24,6 +24,9 @@ type Class struct {
 	// Models are the Eloquent models whose rows the worker looks up before
 	// running a job, as SerializesModels does when PHP unserializes it.
 	Models []Model
+	// Middleware is the class's job middleware (middleware()), in order,
+	// outermost first: WithoutOverlapping, RateLimited, ... (jobmiddleware.go).
+	Middleware []JobMiddleware
 }
 
 // Unique describes a ShouldBeUnique class.
@@ -178,6 +181,11 @@ func (c Class) validate(displayName string) error {
 	for _, m := range c.Models {
 		if m.Class == "" || m.Table == "" {
 			return fmt.Errorf("handlers: %s: a Model needs a Class and a Table", displayName)
+		}
+	}
+	for _, m := range c.Middleware {
+		if err := m.validate(); err != nil {
+			return fmt.Errorf("%w (registering %s)", err, displayName)
 		}
 	}
 	return nil

@@ -26,9 +26,19 @@ const ExitRelease = 75
 // logged.
 const stderrTail = 4096
 
+// ExecInputVersion is the version of ExecInput's shape, its "version" key.
+// 2: the command's properties are an object keyed by name
+// (.command.properties.podcastId), visibility beside them; 1 (no
+// "version" key, before 2026-11-30): a list of {name, visibility, value}.
+// It goes up with every change a handler script could trip over.
+const ExecInputVersion = 2
+
 // ExecInput is the JSON document the exec handler writes to the command's
 // stdin.
 type ExecInput struct {
+	// Version is ExecInputVersion: a handler can refuse a shape it was
+	// not written for.
+	Version     int             `json:"version"`
 	UUID        string          `json:"uuid"`
 	ID          int64           `json:"id"`
 	Queue       string          `json:"queue"`
@@ -121,7 +131,7 @@ func withheld(name string) bool {
 
 func execInput(job *Job) ([]byte, error) {
 	in := ExecInput{
-		UUID: job.UUID, ID: job.ID, Queue: job.Queue, Attempts: job.Attempts,
+		Version: ExecInputVersion, UUID: job.UUID, ID: job.ID, Queue: job.Queue, Attempts: job.Attempts,
 		DisplayName: job.DisplayName, Payload: json.RawMessage(job.Payload.Raw), Command: json.RawMessage("null"),
 	}
 	if job.Payload.Data.Command != "" {

@@ -185,6 +185,15 @@ func TestExecHandlerContract(t *testing.T) {
 	if !strings.Contains(string(in.Command), `"podcastId"`) {
 		t.Fatalf("command tree missing: %s", in.Command)
 	}
+	// The shape's version comes first; the properties are keyed by name
+	// (what `jq .command.properties.podcastId` reads).
+	var tree struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if !strings.HasPrefix(string(raw), `{"version":2,`) || in.Version != ExecInputVersion ||
+		json.Unmarshal(in.Command, &tree) != nil || string(tree.Properties["podcastId"]) != "42" {
+		t.Fatalf("version and properties by name: %s", raw)
+	}
 	if env, _ := os.ReadFile(filepath.Join(dir, "env")); strings.TrimSpace(string(env)) != `App\Jobs\ScalarsJob` {
 		t.Fatalf("LARAWORKER_JOB_CLASS = %q", env)
 	}

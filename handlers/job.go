@@ -162,7 +162,7 @@ func (j *Job) Decision() Decision {
 	return j.decision
 }
 
-// ReleaseError, returned by a handler, releases the job after Delay (the
+// ReleaseError is returned by a handler to release the job after Delay (the
 // exec handler's exit status 75 maps to it with the job's backoff).
 type ReleaseError struct {
 	Delay time.Duration

@@ -121,6 +121,20 @@ func (r *Registry) Unique() map[string]Unique {
 	return out
 }
 
+// Middleware lists the registered classes that declared job middleware
+// (WithoutOverlapping, RateLimited, ...), with their declarations.
+func (r *Registry) Middleware() map[string][]JobMiddleware {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := map[string][]JobMiddleware{}
+	for _, rt := range r.handlers {
+		if len(rt.class.Middleware) > 0 {
+			out[rt.name] = rt.class.Middleware
+		}
+	}
+	return out
+}
+
 // Origin returns the function or Handler registered for a class, as the
 // user wrote it (before middleware and typed decoding), nil if none.
 func (r *Registry) Origin(displayName string) any {

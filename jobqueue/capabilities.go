@@ -16,6 +16,31 @@ type Batches interface {
 	FindBatch(ctx context.Context, id string) (Batch, error)
 }
 
+// BatchAdmin is a store that lists and cancels Laravel's job batches (the
+// dashboard's batches page), as Laravel's DatabaseBatchRepository does.
+type BatchAdmin interface {
+	Batches
+	// ListBatches returns up to limit batches whose id sorts below before
+	// (all when before is ""), highest id first: DatabaseBatchRepository::get,
+	// what Horizon's batches page lists (ids are ordered UUIDs, so the
+	// newest come first).
+	ListBatches(ctx context.Context, before string, limit int) ([]Batch, error)
+	// CancelBatch is Batch::cancel(): cancelled_at and finished_at set to
+	// now. It returns ErrBatchNotFound when there is no such batch.
+	CancelBatch(ctx context.Context, id string) error
+}
+
+// JobFinder reads one queued job (a jobs row, reserved or not) by id or by
+// its payload's uuid: `laraworker inspect --id` and `--uuid`.
+type JobFinder interface {
+	// FindJob returns the job with id, or ErrJobNotFound.
+	FindJob(ctx context.Context, id int64) (JobRow, error)
+	// FindJobByUUID returns the job whose payload has uuid, or
+	// ErrJobNotFound. A store without an index on the uuid may read every
+	// job to find it.
+	FindJobByUUID(ctx context.Context, uuid string) (JobRow, error)
+}
+
 // Cache is the part of Laravel's cache store that PHP and Go workers
 // share: the queue:restart signal and maxExceptions counters. Values are
 // PHP-serialized.

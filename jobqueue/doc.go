@@ -4,7 +4,8 @@
 // chain's next link, the batch's counters), the errors every store returns
 // alike (ErrReservationLost, ErrMissingTable, ...), the Store interface the
 // worker runs on and the optional capabilities a store may have (a shared
-// cache, unique locks, batches, admin operations).
+// cache, unique locks, batches, admin operations, the cache stores and
+// Redis limiters where Laravel's job middleware keep their state).
 //
 // It holds data types and interfaces only, and imports no database or
 // Redis driver: the drivers implement it (package dbqueue for Laravel's

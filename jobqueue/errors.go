@@ -23,6 +23,9 @@ var (
 // ErrBatchNotFound is returned for an unknown batch id.
 var ErrBatchNotFound = errors.New("jobqueue: batch not found")
 
+// ErrJobNotFound is returned when no queued job matches.
+var ErrJobNotFound = errors.New("jobqueue: job not found")
+
 // ErrFailedJobNotFound is returned when no failed job matches.
 var ErrFailedJobNotFound = errors.New("jobqueue: failed job not found")
 

@@ -22,10 +22,15 @@ type Schema interface {
 // MissingTable names a queue table that does not exist and how to make it.
 type MissingTable struct {
 	Table   string
-	Role    string // jobs, failed_jobs, job_batches
+	Role    string // jobs, failed_jobs, job_batches, or cache
 	Artisan string // the artisan command that writes its migration
 }
 
 func (m MissingTable) String() string {
+	if m.Role == "cache" {
+		// laraworker tables does not create the app's cache table: the
+		// app's own migration does, for PHP's workers too.
+		return fmt.Sprintf("the cache table %q does not exist, and the app's cache store is database: PHP's workers and laraworker read queue:restart and maxExceptions there (php artisan %s && php artisan migrate; Laravel 11+: php artisan make:cache-table)", m.Table, m.Artisan)
+	}
 	return fmt.Sprintf("the %s table %q does not exist (php artisan %s && php artisan migrate, or laraworker tables)", m.Role, m.Table, m.Artisan)
 }

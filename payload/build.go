@@ -19,8 +19,13 @@ import (
 type Shape int
 
 const (
-	// Shape8 is 8.43 to 12.10: ... backoff, timeout, retryUntil, data.
+	// Shape8 is 8.43 to 9.3: ... backoff, timeout, retryUntil, data; the
+	// command holds every property (NewCommand), defaults included.
 	Shape8 Shape = iota
+	// Shape94 is 9.4 to 12.10: Shape8's keys; SerializesModels leaves out
+	// of the command every property that still holds its declared default
+	// (NewCommand writes no default-valued trait property).
+	Shape94
 	// Shape12 is 12.11 to 12.50: + createdAt and delay.
 	Shape12
 	// Shape1251 is 12.51+: + data.batchId.
@@ -28,6 +33,27 @@ const (
 	// Shape13 is 13.x: + deleteWhenMissingModels.
 	Shape13
 )
+
+// ShapeOf is the shape dispatch() writes on Laravel major.minor. Before
+// 8.43 it is Shape8, which every version reads.
+func ShapeOf(major, minor int) Shape {
+	switch {
+	case major < 9 || major == 9 && minor < 4:
+		return Shape8
+	case major < 12 || major == 12 && minor < 11:
+		return Shape94
+	case major == 12 && minor < 51:
+		return Shape12
+	case major == 12:
+		return Shape1251
+	}
+	return Shape13
+}
+
+// SerializesDefaults tells whether the command holds the properties that
+// still have their declared default: 8.x and 9.0 to 9.3 serialize them,
+// 9.4+'s SerializesModels::__serialize leaves them out.
+func (s Shape) SerializesDefaults() bool { return s == Shape8 }
 
 // BuildOptions are what the dispatching side decides, not the class.
 type BuildOptions struct {

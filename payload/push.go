@@ -16,7 +16,8 @@ type Dispatch struct {
 	Delay      *int64 // delay(seconds); nil leaves null
 	// Shape8 writes every InteractsWithQueue and Queueable property, as 8.x
 	// (and 9.0 to 9.3) serialize them; later shapes follow 9.4+'s
-	// SerializesModels, which leaves out properties holding their default.
+	// SerializesModels, which leaves out properties holding their default
+	// (SerializesDefaults).
 	Shape Shape
 }
 
@@ -37,7 +38,7 @@ func NewCommand(class string, props []phpserialize.Entry, d Dispatch) *phpserial
 		if own[t.Key.Str] {
 			continue
 		}
-		if d.Shape == Shape8 || !t.isDefault {
+		if d.Shape.SerializesDefaults() || !t.isDefault {
 			entries = append(entries, t.Entry)
 		}
 	}
@@ -51,7 +52,9 @@ type traitProp struct {
 
 // traitProps lists InteractsWithQueue's and Queueable's public properties
 // in the order ReflectionClass reports them for the shape's Laravel
-// version (Queueable was reordered in 11.x).
+// version (Queueable was reordered in 11.x). Shape94 spans both orders,
+// but of the properties NewCommand can set (connection, queue, delay)
+// both keep the same order, and the others are left out as defaults.
 func traitProps(d Dispatch) []traitProp {
 	str := func(name, s string) traitProp {
 		if s == "" {
@@ -65,7 +68,7 @@ func traitProps(d Dispatch) []traitProp {
 	if d.Delay != nil {
 		delay = traitProp{phpserialize.Public("delay", phpserialize.Int(*d.Delay)), false}
 	}
-	if d.Shape == Shape8 {
+	if d.Shape.SerializesDefaults() {
 		return []traitProp{null("job"), str("connection", d.Connection), str("queue", d.Queue),
 			null("chainConnection"), null("chainQueue"), null("chainCatchCallbacks"), delay,
 			null("afterCommit"), empty("middleware"), empty("chained")}

@@ -70,7 +70,7 @@ func Reflect(ctx context.Context, opts Options) (*App, error) {
 	}
 	out, err := phprun.Run(ctx, phprun.Script{
 		PHP:     php,
-		Source:  reflectScript,
+		Source:  phprun.WithAppBoot(reflectScript),
 		Args:    append([]string{appDir, envFile}, opts.Classes...),
 		Dir:     appDir,
 		Env:     environ,

@@ -241,6 +241,33 @@ func TestReflectErrors(t *testing.T) {
 	}
 }
 
+// TestReflectBootsAsArtisanDoes: the class reader boots the app with what
+// its artisan requires before bootstrap/app.php, beside a vendor/ that
+// loads no framework (Debian's app after `composer require` of the bridge)
+// and in Composer's standard layout.
+func TestReflectBootsAsArtisanDoes(t *testing.T) {
+	phptest.NeedPHP(t)
+	for name, setup := range map[string]func(testing.TB, string){
+		"stray vendor/autoload.php": phptest.StrayVendorAutoload,
+		"composer layout":           phptest.ComposerLayout,
+	} {
+		t.Run(name, func(t *testing.T) {
+			app := phptest.CopyApp(t)
+			setup(t, app)
+			a := reflect(t, app, `App\Jobs\PrivatePropsJob`)
+			if a.Version != "8.83.26" || class(t, a, `App\Jobs\PrivatePropsJob`).Name != `App\Jobs\PrivatePropsJob` {
+				t.Errorf("version %q, classes %+v", a.Version, a.Classes)
+			}
+		})
+	}
+	app := phptest.CopyApp(t)
+	phptest.WriteFile(t, filepath.Join(app, "artisan"), "<?php\n\nrequire __DIR__.'/vendor/autoload.php';\n$app = require_once __DIR__.'/bootstrap/app.php';\n")
+	_, err := phpclass.Reflect(context.Background(), phpclass.Options{AppDir: app, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	if err == nil || !strings.Contains(err.Error(), "vendor/autoload.php, which does not exist (run composer install)") {
+		t.Errorf("artisan's autoloader missing: %v", err)
+	}
+}
+
 // TestReflectOutputIsData: the JSON the script prints is what App holds,
 // with no field the model drops (a renamed key would silently read as
 // empty).

@@ -60,8 +60,8 @@ func MangleProp(vis Visibility, class, name string) string {
 	return name
 }
 
-// Public, Protected and Private build object properties with PHP's name
-// mangling.
+// Public builds a public object property; Protected and Private build the
+// others with PHP's name mangling.
 func Public(name string, v *Value) Entry { return Entry{Key: StrKey(name), Value: v} }
 func Protected(name string, v *Value) Entry {
 	return Entry{Key: StrKey(MangleProp(VisProtected, "", name)), Value: v}

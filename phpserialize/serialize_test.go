@@ -96,7 +96,7 @@ func TestSerializeRejectsBrokenTrees(t *testing.T) {
 			t.Errorf("%s: serialized to %q", name, out)
 		}
 	}
-	var deep *Value = Null()
+	deep := Null()
 	for range MaxDepth + 1 {
 		deep = List(deep)
 	}

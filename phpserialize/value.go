@@ -82,7 +82,8 @@ func (k Key) String() string {
 	return k.Str
 }
 
-// Constructors for building values in Go (pushing jobs, editing commands).
+// Null builds PHP's null; it and the constructors below build values in Go
+// (pushing jobs, editing commands).
 func Null() *Value                { return &Value{Kind: KindNull} }
 func Bool(b bool) *Value          { return &Value{Kind: KindBool, Bool: b} }
 func Int(i int64) *Value          { return &Value{Kind: KindInt, Int: i} }

@@ -36,7 +36,7 @@ func New(rdb redis.UniversalClient, prefix string) *Cache {
 	return &Cache{rdb: rdb, prefix: prefix}
 }
 
-var _ jobqueue.Cache = (*Cache)(nil)
+var _ jobqueue.CacheStore = (*Cache)(nil)
 
 // Key is the Redis key of name.
 func (c *Cache) Key(name string) string { return c.prefix + name }
@@ -76,6 +76,27 @@ func (c *Cache) Increment(ctx context.Context, key string) (int64, bool, error) 
 		return 0, false, c.wrap(err)
 	}
 	return n, true, nil
+}
+
+// addScript is RedisStore::add's semantics: SETEX only when the key does
+// not exist, in one step.
+var addScript = redis.NewScript(`if redis.call("exists", KEYS[1]) < 1 then
+	return redis.call("setex", KEYS[1], ARGV[2], ARGV[1])
+end
+return false`)
+
+// Add stores a PHP-serialized value for ttl (at least a second) only when
+// key does not exist, and reports whether it did (RedisStore::add).
+func (c *Cache) Add(ctx context.Context, key string, serialized []byte, ttl time.Duration) (bool, error) {
+	seconds := int64(max(ttl/time.Second, 1))
+	err := addScript.Run(ctx, c.rdb, []string{c.Key(key)}, storedValue(serialized), seconds).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap(err)
+	}
+	return true, nil
 }
 
 // Forget deletes key.

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/redis/go-redis/v9"
@@ -60,8 +61,25 @@ func NewWithClient(client *redis.Client, prefix string) *Store {
 	return &Store{client: client, prefix: prefix}
 }
 
+// Client is the store's Redis client (its connection).
+func (s *Store) Client() *redis.Client { return s.client }
+
 // Key is the Redis key of the lock name.
 func (s *Store) Key(name string) string { return s.prefix + name }
+
+// Acquire takes the lock for owner (RedisLock::acquire): SET NX with an
+// expiry of seconds, or, for 0 seconds, SETNX with none.
+func (s *Store) Acquire(ctx context.Context, name, owner string, seconds int64) (bool, error) {
+	if seconds > 0 {
+		err := s.client.SetArgs(ctx, s.Key(name), owner, redis.SetArgs{Mode: "NX", TTL: time.Duration(seconds) * time.Second}).Err()
+		if errors.Is(err, redis.Nil) {
+			return false, nil
+		}
+		return err == nil, s.wrap(err)
+	}
+	ok, err := s.client.SetNX(ctx, s.Key(name), owner, 0).Result()
+	return ok, s.wrap(err)
+}
 
 // ForceRelease deletes the lock whoever holds it (RedisLock::forceRelease).
 func (s *Store) ForceRelease(ctx context.Context, name string) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/rediscache"
+	"github.com/laraworker/laraworker/redislimiter"
 	"github.com/laraworker/laraworker/redislock"
 	"github.com/laraworker/laraworker/redisqueue"
 	"github.com/redis/go-redis/v9"
@@ -90,6 +91,9 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 			return fail(err)
 		}
 	}
+	if err := o.durationLimiters(app, &storeOpts); err != nil {
+		return fail(err)
+	}
 	if o.Store, err = New(q, db, storeOpts); err != nil {
 		return fail(err)
 	}
@@ -113,6 +117,7 @@ func (o *Opened) redisCache(app App, opts *Options) error {
 	}
 	o.closers = append(o.closers, client.Close)
 	opts.Cache = rediscache.New(client, conn.Prefix+storePrefix)
+	state := jobqueue.StateStore{Driver: "redis", Prefix: storePrefix, Cache: rediscache.New(client, conn.Prefix)}
 
 	lockName := orDefault(phpStr(app.CacheStore["lock_connection"]), name)
 	lockConn, err := redisqueue.RedisConnection(lockName, app.Redis, app.Version)
@@ -129,6 +134,31 @@ func (o *Opened) redisCache(app App, opts *Options) error {
 		return fmt.Errorf("redisstore: the %s cache store takes its locks on the cluster %q; unique jobs' locks on a cluster are not supported", app.DB.CacheStore, lockName)
 	}
 	opts.Locks = map[string]jobqueue.LockStore{app.DB.CacheStore: redislock.NewWithClient(single, lockConn.Prefix+storePrefix)}
+	state.Locks = redislock.NewWithClient(single, lockConn.Prefix)
+	opts.StateStores = map[string]jobqueue.StateStore{app.DB.CacheStore: state}
+	return nil
+}
+
+// durationLimiters are the DurationLimiters of the ...WithRedis job
+// middleware on every Redis connection of the app's config (each client
+// dials on first use).
+func (o *Opened) durationLimiters(app App, opts *Options) error {
+	opts.DurationLimiters = map[string]jobqueue.DurationLimiter{}
+	for name := range app.Redis {
+		if name == "client" || name == "options" || name == "clusters" {
+			continue
+		}
+		conn, err := redisqueue.RedisConnection(name, app.Redis, app.Version)
+		if err != nil {
+			continue // not a connection Go reads: a job naming it goes back to PHP, saying so
+		}
+		client, err := redisqueue.NewClient(conn)
+		if err != nil {
+			return err
+		}
+		o.closers = append(o.closers, client.Close)
+		opts.DurationLimiters[name] = redislimiter.New(client, conn.Prefix, nil)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +22,10 @@ type Store struct {
 	db    *dbqueue.Queue
 	cache jobqueue.Cache
 	locks map[string]jobqueue.LockStore
-	log   zerolog.Logger
+	// state and limiters are where job middleware keep their state.
+	state    map[string]jobqueue.StateStore
+	limiters map[string]jobqueue.DurationLimiter
+	log      zerolog.Logger
 
 	// seq numbers the jobs handed out (JobRow.ID).
 	seq atomic.Int64
@@ -53,6 +57,12 @@ type Options struct {
 	// Locks are lock stores by config/cache.php store name ("redis": a
 	// redislock.Store) in addition to the database store's.
 	Locks map[string]jobqueue.LockStore
+	// StateStores are cache stores by config/cache.php name ("redis") in
+	// addition to the database store's, and DurationLimiters the Redis
+	// connections' limiters by name: where job middleware keep their
+	// state (jobqueue.MiddlewareState).
+	StateStores      map[string]jobqueue.StateStore
+	DurationLimiters map[string]jobqueue.DurationLimiter
 	// Logger receives what the store tells about jobs it leaves in place.
 	Logger zerolog.Logger
 }
@@ -77,6 +87,11 @@ func New(q *redisqueue.Queue, db *dbqueue.Queue, opts Options) (*Store, error) {
 	for name, l := range opts.Locks {
 		s.locks[name] = l
 	}
+	s.state = db.StateStores()
+	for name, st := range opts.StateStores {
+		s.state[name] = st
+	}
+	s.limiters = opts.DurationLimiters
 	return s, nil
 }
 
@@ -114,6 +129,13 @@ func (s *Store) LockStores() map[string]jobqueue.LockStore {
 // DefaultCacheStore is the app's default cache store's name.
 func (s *Store) DefaultCacheStore() string { return s.db.DefaultCacheStore() }
 
+// StateStores is jobqueue.MiddlewareState's: the database store's and
+// Options.StateStores.
+func (s *Store) StateStores() map[string]jobqueue.StateStore { return maps.Clone(s.state) }
+
+// DurationLimiters is jobqueue.MiddlewareState's: Options.DurationLimiters.
+func (s *Store) DurationLimiters() map[string]jobqueue.DurationLimiter { return maps.Clone(s.limiters) }
+
 // FindBatch reads a batch from job_batches.
 func (s *Store) FindBatch(ctx context.Context, id string) (jobqueue.Batch, error) {
 	return s.db.FindBatch(ctx, id)
@@ -125,14 +147,15 @@ func (s *Store) ModelExists(ctx context.Context, table, key string, id any) (boo
 }
 
 var (
-	_ jobqueue.Store        = (*Store)(nil)
-	_ jobqueue.CacheAccess  = (*Store)(nil)
-	_ jobqueue.Batches      = (*Store)(nil)
-	_ jobqueue.ModelLookup  = (*Store)(nil)
-	_ jobqueue.Admin        = (*Store)(nil)
-	_ jobqueue.FailedJobs   = (*Store)(nil)
-	_ jobqueue.ClassSampler = (*Store)(nil)
-	_ jobqueue.Schema       = (*Store)(nil)
+	_ jobqueue.Store           = (*Store)(nil)
+	_ jobqueue.CacheAccess     = (*Store)(nil)
+	_ jobqueue.MiddlewareState = (*Store)(nil)
+	_ jobqueue.Batches         = (*Store)(nil)
+	_ jobqueue.ModelLookup     = (*Store)(nil)
+	_ jobqueue.Admin           = (*Store)(nil)
+	_ jobqueue.FailedJobs      = (*Store)(nil)
+	_ jobqueue.ClassSampler    = (*Store)(nil)
+	_ jobqueue.Schema          = (*Store)(nil)
 )
 
 // retrySeconds is how long a pop or an Extend reserves a job.

@@ -9,6 +9,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -34,14 +35,15 @@ func TestSkipSetExpiresAndIsBounded(t *testing.T) {
 }
 
 func TestBatchCacheIsBounded(t *testing.T) {
-	var c batchCache
+	var l batchLookup
+	options := []byte(`a:1:{s:13:"allowFailures";b:1;}`)
 	for i := range 3 * maxCachedBatches {
-		c.put(fmt.Sprint(i), batchInfo{allowFailures: true})
+		l.info(jobqueue.Batch{ID: fmt.Sprint(i), Options: options})
 	}
-	if n := len(c.m); n > maxCachedBatches {
+	if n := len(l.m); n > maxCachedBatches {
 		t.Fatalf("cache holds %d batches, bound %d", n, maxCachedBatches)
 	}
-	if info, ok := c.get(fmt.Sprint(3*maxCachedBatches - 1)); !ok || !info.allowFailures {
+	if info, ok := l.cached(fmt.Sprint(3*maxCachedBatches - 1)); !ok || !info.allowFailures {
 		t.Fatal("the newest batch is not cached")
 	}
 }

@@ -1,12 +1,14 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +160,51 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 		}
 		if b := batchState(t, q, batchID); b.PendingJobs != 1 || b.FailedJobs != 1 {
 			t.Fatalf("batch after the cancelled member: %+v", b)
+		}
+	})
+}
+
+// TestFailuresBeforeOrAroundTheRunCountInTheBatch: a batch member that
+// fails without its handler deciding (attempts already exhausted, a
+// timeout on its last try) is counted in its batch, as Laravel's
+// failed() counts it: the batch is cancelled, not left pending forever.
+func TestFailuresBeforeOrAroundTheRunCountInTheBatch(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+		for _, c := range []struct {
+			name    string
+			raw     func() []byte
+			prepare func(id int64)
+		}{
+			{"max attempts", func() []byte { return fixture(t, "batch-member.json") }, func(id int64) {
+				exec(t, q, fmt.Sprintf("update %s set attempts = 1 where id = ?", q.Config().JobsTable), id)
+			}},
+			{"timed out", func() []byte {
+				return bytes.Replace(fixture(t, "batch-member.json"), []byte(`"timeout":null`), []byte(`"timeout":1`), 1)
+			}, func(int64) {}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				for _, table := range []string{q.Config().JobsTable, q.Config().FailedTable, q.Config().BatchesTable} {
+					exec(t, q, "delete from "+table)
+				}
+				insertBatch(t, q, fixtureBatchID, 2, fixture(t, "batch.options.txt"))
+				reg := handlers.NewRegistry()
+				reg.HandleFunc(`App\Jobs\BatchMemberJob`, func(ctx context.Context, _ *handlers.Job) error {
+					<-ctx.Done() // until its timeout
+					return ctx.Err()
+				})
+				raw := c.raw()
+				p, _ := payload.Parse(raw)
+				c.prepare(pushRaw(t, q, "", raw))
+				w, _ := newTestWorker(t, q, reg, testConfig(), nil)
+				runWorker(t, w, 30*time.Second)
+				if f := failedRows(t, q); len(f) != 1 || f[0].UUID != p.UUID {
+					t.Fatalf("failed jobs %+v", f)
+				}
+				b := batchState(t, q, fixtureBatchID)
+				if b.PendingJobs != 2 || b.FailedJobs != 1 || !slices.Equal(b.FailedJobIDs, []string{p.UUID}) || b.CancelledAt == nil {
+					t.Fatalf("batch after a member's failure: %+v", b)
+				}
+			})
 		}
 	})
 }

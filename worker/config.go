@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/rs/zerolog"
@@ -129,12 +130,41 @@ type Config struct {
 	// Models looks up the rows of models the registrations name
 	// (handlers.Models). Default: the store, when it implements it.
 	Models handlers.ModelLookup
+	// StateStores are the app's cache stores where job middleware keep
+	// their state (overlap locks, rate limiter counters), by
+	// config/cache.php name ("database", "redis"). Default: the store's
+	// (jobqueue.MiddlewareState). A job whose middleware keeps its state in
+	// a store missing here is given back to PHP workers.
+	StateStores map[string]jobqueue.StateStore
+	// DurationLimiters are the Redis DurationLimiters of the ...WithRedis
+	// middleware, by Redis connection name ("default"). Default: the
+	// store's (jobqueue.MiddlewareState).
+	DurationLimiters map[string]jobqueue.DurationLimiter
+	// RunWithoutPHPMiddleware lists the classes whose jobs run in Go even
+	// when part of their job middleware cannot run there (PHP code: a
+	// custom middleware class, a closure, a callback; or state Go cannot
+	// reach): Go applies the rest and logs, on each job, what it did not.
+	// "*" is every class. By default such jobs are given back to PHP
+	// workers untouched and the class is reported as a configuration
+	// problem.
+	RunWithoutPHPMiddleware []string
 	// Written, when set, is called after each outcome's write landed (not
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
 	Written func(job jobqueue.JobRow, o Outcome)
+	// Ran, when set, is called when a job's run ends, before its outcome
+	// is written (Written follows once the write lands): started is when
+	// the worker took the job up, took how long until its outcome was
+	// decided. A dashboard's runtimes and waits come from it. It must be
+	// quick and safe for concurrent use.
+	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+
+	// clock replaces the real clock's timers too (the package's tests:
+	// lease ticks, retries, probes and sleeps on a fake time). Its Now is
+	// the default of Now.
+	clock clock.Clock
 }
 
 // Unrouted is the policy for jobs that have no handler.
@@ -191,8 +221,14 @@ func (c Config) WithDefaults(store jobqueue.Store) Config {
 	if c.Unrouted == "" {
 		c.Unrouted = UnroutedSkip
 	}
+	if c.Now == nil && c.clock != nil {
+		c.Now = c.clock.Now
+	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.clock == nil {
+		c.clock = clock.System(c.Now)
 	}
 	if c.Batches == nil {
 		if b, ok := store.(jobqueue.Batches); ok {
@@ -218,6 +254,14 @@ func (c *Config) withClassDefaults(store jobqueue.Store) {
 	if c.Models == nil {
 		if m, ok := store.(handlers.ModelLookup); ok {
 			c.Models = m
+		}
+	}
+	if s, ok := store.(jobqueue.MiddlewareState); ok {
+		if c.StateStores == nil {
+			c.StateStores = s.StateStores()
+		}
+		if c.DurationLimiters == nil {
+			c.DurationLimiters = s.DurationLimiters()
 		}
 	}
 }

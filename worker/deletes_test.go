@@ -5,24 +5,33 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // deleteRecorder is the real store, recording the ids of every Delete
-// call: the grouped deletes as the database receives them.
+// call: the grouped deletes as the database receives them. It counts the
+// claims too.
 type deleteRecorder struct {
 	jobqueue.Store
-	mu    sync.Mutex
-	calls [][]int64
-	at    []time.Time
+	mu     sync.Mutex
+	calls  [][]int64
+	at     []time.Time
+	claims atomic.Int64
+}
+
+func (d *deleteRecorder) Claim(ctx context.Context, queues []string, n int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+	d.claims.Add(1)
+	return d.Store.Claim(ctx, queues, n, opts)
 }
 
 func (d *deleteRecorder) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
@@ -128,21 +137,11 @@ func TestALoneJobIsDeletedAtOnce(t *testing.T) {
 		defer run.wait(t)
 		defer run.stop()
 
-		time.Sleep(50 * time.Millisecond) // idle: no delete for a while
+		// Idle: the worker has claimed and found nothing a few times.
+		testwait.Until(t, 30*time.Second, "idle claims", func() bool { return store.claims.Load() >= 3 })
 		push(t, q, "", classA)
-		var handled time.Time
-		select {
-		case handled = <-returned:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the job did not run")
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(jobRows(t, q)) != 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the job's row is still there 5 s after its handler returned, with the worker running")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		handled := testwait.Recv(t, returned, 30*time.Second, "the job to run")
+		testwait.Until(t, 5*time.Second, "the job's row to be deleted with the worker running", func() bool { return len(jobRows(t, q)) == 0 })
 		store.mu.Lock()
 		defer store.mu.Unlock()
 		if len(store.calls) != 1 || len(store.calls[0]) != 1 {

@@ -23,11 +23,9 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	q, err := dbqueue.Open(ctx, appconfig.Config{
-		Driver: appconfig.EngineSQLite, Database: filepath.Join(dir, "database.sqlite"),
-		JobsTable: "jobs", FailedTable: "failed_jobs", BatchesTable: "job_batches",
-		DefaultQueue: "default", ConnectionName: "database", RetryAfter: 90, AppTimezone: "UTC",
-	}, dbqueue.Options{})
+	// Laravel's defaults (tables jobs, failed_jobs, job_batches; queue
+	// default; retry_after 90) fill what the Config leaves out.
+	q, err := dbqueue.Open(ctx, appconfig.Config{Driver: "sqlite", Database: filepath.Join(dir, "database.sqlite")}, dbqueue.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

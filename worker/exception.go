@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -114,8 +115,9 @@ func oneException(err error, where frame) string {
 	return b.String()
 }
 
-// classAndMessage picks the PHP-looking class for an error: Laravel's own
-// for the cases it has, else the Go type (e.g. `Go\*fs.PathError`).
+// classAndMessage picks the PHP class name failed_jobs shows for an
+// error: Laravel's own for the cases it has, else a valid PHP class name
+// made from the Go type (goExceptionClass).
 func classAndMessage(err error) (string, string) {
 	var php *PHPException
 	if errors.As(err, &php) && php == err {
@@ -123,9 +125,64 @@ func classAndMessage(err error) (string, string) {
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return `Go\context.DeadlineExceeded`, err.Error()
+		return `LaraWorker\DeadlineExceededException`, err.Error()
+	case errors.Is(err, context.Canceled):
+		return `LaraWorker\CanceledException`, err.Error()
 	}
-	return `Go\` + reflect.TypeOf(err).String(), err.Error()
+	return goExceptionClass(reflect.TypeOf(err)), err.Error()
+}
+
+// modulePath is laraworker's own module: its error types read as
+// LaraWorker's exceptions.
+const modulePath = "github.com/laraworker/laraworker/"
+
+// goExceptionClass names a Go error type as a PHP class, so that
+// failed_jobs holds what artisan, Horizon and log tools parse as one
+// (never `*`, `.` or a package path):
+//
+//   - laraworker's own error types: LaraWorker\<Name>Exception
+//     (*phpserialize.DecodeError is LaraWorker\DecodeException);
+//   - the errors of errors.New and fmt.Errorf, which have no type of their
+//     own: LaraWorker\GoException;
+//   - any other type: Go\<package>\<Type> (*fs.PathError is Go\fs\PathError,
+//     a handler's *main.CardDeclined is Go\main\CardDeclined).
+func goExceptionClass(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Name() == "" {
+		return `LaraWorker\GoException`
+	}
+	pkg, name := t.PkgPath(), t.Name()
+	switch {
+	case pkg == "errors" || pkg == "fmt":
+		return `LaraWorker\GoException`
+	case strings.HasPrefix(pkg+"/", modulePath):
+		return `LaraWorker\` + phpIdent(upperFirst(strings.TrimSuffix(name, "Error"))) + "Exception"
+	}
+	return `Go\` + phpIdent(path.Base(pkg)) + `\` + phpIdent(name)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// phpIdent makes s a PHP identifier: what is not a letter, digit or _
+// (yaml.v3, Pair[int]) becomes _, and a leading digit gets one before it.
+func phpIdent(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80) {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] >= '0' && b[0] <= '9' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
 }
 
 // frame is one line of a stack trace.
@@ -188,4 +245,40 @@ func dropUntilPanic(frames []frame) []frame {
 		}
 	}
 	return frames
+}
+
+// framedError carries the location to print for errors without a stack.
+type framedError struct {
+	error
+	where frame
+}
+
+func (e framedError) Unwrap() error { return e.error }
+
+// failureText is the exception column of a failed job for err: PHP's
+// rendering, located where a framedError in err says, else in the worker.
+func failureText(err error) string {
+	where := frame{File: "laraworker", Func: "worker"}
+	var fe framedError
+	if errors.As(err, &fe) && fe.where.File != "" {
+		where = fe.where
+	}
+	return exceptionText(withoutFrames(err), where)
+}
+
+// withoutFrames removes the framedError wrappers, which only carry the
+// location, so they do not show up as exceptions of their own.
+func withoutFrames(err error) error {
+	if fe, ok := err.(framedError); ok {
+		return fe.error
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := joined.Unwrap()
+		out := make([]error, len(parts))
+		for i, e := range parts {
+			out[i] = withoutFrames(e)
+		}
+		return errors.Join(out...)
+	}
+	return err
 }

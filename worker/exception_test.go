@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/phpserialize"
 )
 
 // failed_jobs.exception is what `php artisan queue:failed` users read: it
@@ -30,19 +33,19 @@ func TestExceptionText(t *testing.T) {
 			timeoutExceeded(`App\Jobs\X`, true),
 			"Illuminate\\Queue\\MaxAttemptsExceededException: App\\Jobs\\X has been attempted too many times or run too long. The job may have previously timed out. in /app/handlers/mail.go:42\n" +
 				"Stack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
-		{"a Go error gets its Go type as class",
+		{"a Go error without a type of its own is a GoException",
 			errors.New("smtp is down"),
-			"Go\\*errors.errorString: smtp is down in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+			"LaraWorker\\GoException: smtp is down in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"a class without a message",
 			&PHPException{Class: ManuallyFailedClass},
 			"Illuminate\\Queue\\ManuallyFailedException in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"wrapped errors print innermost first, as PHP's previous exceptions",
 			fmt.Errorf("sending: %w", &fs.PathError{Op: "open", Path: "/tmp/x", Err: fs.ErrNotExist}),
-			"Go\\*fmt.wrapError: sending: open /tmp/x: file does not exist in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+			"LaraWorker\\GoException: sending: open /tmp/x: file does not exist in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"errors whose text is not repeated by the wrapper come as Next",
 			wrapped{msg: "outer", err: errors.New("inner")},
-			"Go\\*errors.errorString: inner in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}" +
-				"\n\nNext Go\\worker.wrapped: outer in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
+			"LaraWorker\\GoException: inner in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}" +
+				"\n\nNext LaraWorker\\WrappedException: outer in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,7 +67,7 @@ func (w wrapped) Unwrap() error { return w.err }
 func TestJoinedErrorsAreSeparateExceptions(t *testing.T) {
 	got := exceptionText(errors.Join(errors.New("first"), &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
 	parts := strings.Split(got, "\n\nNext ")
-	if len(parts) != 2 || !strings.HasPrefix(parts[0], `Go\*errors.errorString: first in `) ||
+	if len(parts) != 2 || !strings.HasPrefix(parts[0], `LaraWorker\GoException: first in `) ||
 		!strings.HasPrefix(parts[1], `LaraWorker\ChainStoppedException: stop in `) {
 		t.Fatalf("joined errors:\n%s", got)
 	}
@@ -81,7 +84,7 @@ func TestPanicTraceStartsAtThePanickingFunction(t *testing.T) {
 	}
 	got := exceptionText(err, where)
 	lines := strings.Split(got, "\n")
-	if !strings.HasPrefix(lines[0], "Go\\*handlers.PanicError: panic: boom in ") || !strings.Contains(lines[0], "exception_test.go:") {
+	if !strings.HasPrefix(lines[0], "LaraWorker\\PanicException: panic: boom in ") || !strings.Contains(lines[0], "exception_test.go:") {
 		t.Fatalf("first line %q: want the panic's message at the panicking line", lines[0])
 	}
 	if !strings.Contains(lines[2], "worker.panicky()") {
@@ -93,3 +96,35 @@ func TestPanicTraceStartsAtThePanickingFunction(t *testing.T) {
 }
 
 func panicky() { panic("boom") }
+
+// TestGoErrorsGetPHPClassNames: every class failed_jobs gets from a Go
+// error type is a valid PHP class name (no *, no ., no package path).
+func TestGoErrorsGetPHPClassNames(t *testing.T) {
+	phpClass := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\\[A-Za-z_][A-Za-z0-9_]*)+$`)
+	var decodeErr error = &phpserialize.DecodeError{}
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{errors.New("x"), `LaraWorker\GoException`},
+		{fmt.Errorf("x: %w", errors.New("y")), `LaraWorker\GoException`},
+		{decodeErr, `LaraWorker\DecodeException`},
+		{&handlers.ExecError{Command: "/bin/x", Status: 3}, `LaraWorker\ExecException`},
+		{&payload.DecryptError{}, `LaraWorker\DecryptException`},
+		{&fs.PathError{Op: "open", Path: "/x", Err: fs.ErrNotExist}, `Go\fs\PathError`},
+		{wrapped{msg: "x"}, `LaraWorker\WrappedException`},
+		{context.DeadlineExceeded, `LaraWorker\DeadlineExceededException`},
+		{fmt.Errorf("fetching: %w", context.Canceled), `LaraWorker\CanceledException`},
+		{pair[int]{}, `LaraWorker\Pair_int_Exception`},
+	}
+	for _, c := range cases {
+		class, _ := classAndMessage(c.err)
+		if class != c.want || !phpClass.MatchString(class) {
+			t.Errorf("%T: class %q, want %q", c.err, class, c.want)
+		}
+	}
+}
+
+type pair[T any] []T
+
+func (pair[T]) Error() string { return "pair" }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
 // ExceptionCounter stores maxExceptions counters by job uuid, as
@@ -112,22 +113,31 @@ func (c *memoryCounter) sweep(now time.Time) {
 	}
 }
 
-// exceedsMaxExceptions is markJobAsFailedIfWillExceedMaxExceptions: counts
-// this exception and reports whether maxExceptions is reached.
-func (w *Worker) exceedsMaxExceptions(ctx context.Context, p *payload.Payload) bool {
+// exceptionCounts is markJobAsFailedIfWillExceedMaxExceptions's counting:
+// in the shared counter, or in this process's memory while the shared one
+// is unreachable.
+type exceptionCounts struct {
+	shared   ExceptionCounter
+	fallback *memoryCounter
+	log      zerolog.Logger
+}
+
+// exceeded counts this exception of p's job and reports whether
+// maxExceptions is reached.
+func (c *exceptionCounts) exceeded(ctx context.Context, p *payload.Payload) bool {
 	if p.MaxExceptions == nil || p.UUID == "" {
 		return false
 	}
-	n, err := w.exceptions.Increment(ctx, p.UUID)
+	n, err := c.shared.Increment(ctx, p.UUID)
 	if err != nil {
 		// The shared counter is unreachable: count in this process rather
 		// than never failing the job.
-		w.log.Error().Err(err).Str("uuid", p.UUID).Msg("maxExceptions counter unavailable; counting in memory")
-		n, _ = w.fallbackExceptions.Increment(ctx, p.UUID)
+		c.log.Error().Err(err).Str("uuid", p.UUID).Msg("maxExceptions counter unavailable; counting in memory")
+		n, _ = c.fallback.Increment(ctx, p.UUID)
 	}
 	if *p.MaxExceptions <= n {
-		_ = w.exceptions.Forget(ctx, p.UUID)
-		_ = w.fallbackExceptions.Forget(ctx, p.UUID)
+		_ = c.shared.Forget(ctx, p.UUID)
+		_ = c.fallback.Forget(ctx, p.UUID)
 		return true
 	}
 	return false

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -97,10 +99,10 @@ func (p *faultProxy) Restore() {
 	p.mu.Unlock()
 }
 
-// TestDatabaseOutagesLoseNothing cuts the database away several times while
-// a worker runs 400 jobs: claims fail and are retried, outcomes decided
-// while the database is away are written once it is back, and every job
-// runs to completion.
+// TestDatabaseOutagesLoseNothing cuts the database away four times while
+// a worker runs 400 jobs, each time while jobs are running: claims fail
+// and are retried, outcomes decided while the database is away are
+// written once it is back, and every job runs to completion.
 func TestDatabaseOutagesLoseNothing(t *testing.T) {
 	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
@@ -115,18 +117,28 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			}
 			defer q.Close()
 
-			const n = 400
-			pushNumbered(t, admin, classA, n)
+			// The jobs run in five waves: a wave's handlers wait at its gate,
+			// and the database is cut before the gate opens, so the outage
+			// meets running jobs, their outcomes and the next claims.
+			const n, waves = 400, 5
+			gates := make([]*gate, waves)
+			for i := range gates {
+				gates[i] = newGate(t)
+			}
+			gates[0].open()
+			var started atomic.Int64
 			runs := newCounter()
 			reg := handlers.NewRegistry()
 			reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
 				runs.add(job)
-				time.Sleep(2 * time.Millisecond)
+				gates[min(int(started.Add(1)-1)/(n/waves), waves-1)].wait()
 				return nil
 			})
+			pushNumbered(t, admin, classA, n)
 			opts := testConfig()
 			opts.Concurrency = 8
 			opts.LeaseEvery = time.Second
+			opts.Metrics = NewMetrics(prometheus.NewRegistry())
 			// A claim whose commit is cut may have reserved its rows: they
 			// come back after retry_after with that attempt counted, as after
 			// a crash. One spare try keeps such a job from failing.
@@ -134,10 +146,12 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			w, logs := newTestWorker(t, q, reg, opts, nil)
 			run := startWorker(w, 2*time.Minute)
 
-			for i := 0; i < 4; i++ {
-				time.Sleep(150 * time.Millisecond)
+			for i := 1; i < waves; i++ {
+				testwait.Until(t, time.Minute, fmt.Sprintf("wave %d to wait at its gate", i), func() bool { return started.Load() > int64(i*n/waves) })
+				before := databaseErrors(opts.Metrics)
 				proxy.Cut()
-				time.Sleep(700 * time.Millisecond)
+				gates[i].open()
+				testwait.Until(t, time.Minute, "the worker to meet the outage", func() bool { return databaseErrors(opts.Metrics) > before })
 				proxy.Restore()
 			}
 			run.wait(t)
@@ -149,9 +163,10 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 						t.Fatalf("a job left after the outages is not an orphaned reservation: %+v", r)
 					}
 				}
-				t.Logf("%s: %d reservations orphaned by cut commits; rerunning after retry_after", engine, len(left))
-				time.Sleep(time.Duration(cfg.RetryAfter+1) * time.Second)
-				w, _ = newTestWorker(t, q, reg, opts, nil)
+				t.Logf("%s: %d reservations orphaned by cut commits; rerunning them retry_after later", engine, len(left))
+				again := testConfig()
+				again.Tries = opts.Tries
+				w, _ = newTestWorker(t, afterRetryAfter(t, cfg), reg, again, nil)
 				runWorker(t, w, time.Minute)
 			}
 			if left := jobRows(t, admin); len(left) != 0 {
@@ -174,6 +189,15 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			mustContain(t, "log", logs.String(), "retrying")
 		})
 	}
+}
+
+// databaseErrors counts the failed claims and writes the worker met.
+func databaseErrors(m *Metrics) float64 {
+	n := testutil.ToFloat64(m.claimErrors)
+	for _, op := range []string{"delete", "finish", "release", "fail", "unreserve"} {
+		n += testutil.ToFloat64(m.writeErrors.WithLabelValues(op))
+	}
+	return n
 }
 
 func countLines(s, sub string) int {
@@ -211,11 +235,11 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				const n = 6
 				pushNumbered(t, admin, classA, n)
 				started := make(chan struct{}, n)
-				proceed := make(chan struct{})
+				proceed := newGate(t)
 				reg := handlers.NewRegistry()
 				reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
 					started <- struct{}{}
-					<-proceed
+					proceed.wait()
 					var cmd struct {
 						I int64 `php:"i"`
 					}
@@ -240,27 +264,24 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				done := make(chan StopReason, 1)
 				go func() { done <- w.Run(ctx) }()
 				for range n {
-					select {
-					case <-started:
-					case <-time.After(30 * time.Second):
-						t.Fatal("jobs did not start")
-					}
+					testwait.Recv(t, started, 30*time.Second, "the jobs to start")
 				}
 				proxy.Cut()
-				close(proceed)
-				time.Sleep(300 * time.Millisecond) // the outcomes are decided and their writes fail
+				proceed.open()
+				writeErrors := func(op string) float64 { return testutil.ToFloat64(opts.Metrics.writeErrors.WithLabelValues(op)) }
+				testwait.Until(t, 30*time.Second, "every outcome's write to fail", func() bool {
+					return writeErrors("release") >= n/2 && writeErrors("delete") >= 1
+				})
 				stopped := time.Now()
+				failedBefore := databaseErrors(opts.Metrics)
 				stop()
 				if comesBack {
-					time.Sleep(opts.Grace) // 2 s before the write deadline
+					// Back once the writes were retried after the stop signal:
+					// well before the write deadline.
+					testwait.Until(t, 30*time.Second, "a write retried after the stop", func() bool { return databaseErrors(opts.Metrics) > failedBefore })
 					proxy.Restore()
 				}
-				var reason StopReason
-				select {
-				case reason = <-done:
-				case <-time.After(time.Minute):
-					t.Fatal("the worker did not stop")
-				}
+				reason := testwait.Recv(t, done, time.Minute, "the worker to stop")
 				took := time.Since(stopped)
 				st := w.Stats()
 				if bound := opts.Grace + opts.WriteGrace + time.Second; took > bound {
@@ -290,12 +311,11 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				if len(rows) != n {
 					t.Fatalf("%d rows after the dropped outcomes, want the %d jobs still reserved", len(rows), n)
 				}
-				time.Sleep(time.Duration(cfg.RetryAfter+1) * time.Second)
 				reg2 := handlers.NewRegistry()
 				reg2.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 				again := testConfig()
 				again.Tries = 2 // the dropped run counted an attempt, as a crashed one does
-				w2, logs2 := newTestWorker(t, q, reg2, again, nil)
+				w2, logs2 := newTestWorker(t, afterRetryAfter(t, cfg), reg2, again, nil)
 				runWorker(t, w2, time.Minute)
 				if rows := jobRows(t, admin); len(rows) != 0 || w2.Stats().Done != n {
 					t.Fatalf("after retry_after: %d rows left, stats %+v\n%s", len(rows), w2.Stats(), logs2)
@@ -322,11 +342,11 @@ func TestSelfStopWithTheDatabaseDown(t *testing.T) {
 	const n = 4
 	pushNumbered(t, admin, classA, n)
 	started := make(chan struct{}, n)
-	proceed := make(chan struct{})
+	proceed := newGate(t)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 		started <- struct{}{}
-		<-proceed
+		proceed.wait()
 		return errors.New("try again") // tries 3: a release
 	})
 	opts := testConfig()
@@ -338,11 +358,11 @@ func TestSelfStopWithTheDatabaseDown(t *testing.T) {
 	w, _ := newTestWorker(t, q, reg, opts, nil)
 	run := startWorker(w, time.Minute)
 	for range n {
-		<-started
+		testwait.Recv(t, started, 30*time.Second, "the jobs to start")
 	}
 	proxy.Cut()
 	returned := time.Now()
-	close(proceed)
+	proceed.open()
 	reason := run.wait(t)
 	took := time.Since(returned)
 	st := w.Stats()

@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -131,70 +132,97 @@ func logLine(t *testing.T, logs, s string) string {
 
 // TestLeaseRefreshKeepsTheToken: a job running through several refreshes
 // is deleted with the token of the last one (a worker that kept the
-// claim's token would find its own reservation "lost").
+// claim's token would find its own reservation "lost"). The worker and its
+// store run on a fake clock: each second the test advances is a refresh.
 func TestLeaseRefreshKeepsTheToken(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-		reg := handlers.NewRegistry()
-		reg.HandleFunc(classA, func(ctx context.Context, job *handlers.Job) error {
-			time.Sleep(3500 * time.Millisecond)
-			return nil
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			dbcfg := testdb.Config(t, engine)
+			q := testdb.Open(t, dbcfg)
+			cfg := testConfig()
+			fake := withFakeClock(&cfg)
+			wq := openAt(t, dbcfg, fake.Now)
+			started := make(chan struct{}, 1)
+			done := newGate(t)
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+				started <- struct{}{}
+				done.wait()
+				return nil
+			})
+			pushRaw(t, wq, "", objectPayload(t, classA))
+			cfg.LeaseEvery = time.Second
+			cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+			w, logs := newTestWorker(t, wq, reg, cfg, nil)
+			run := startWorker(w, 30*time.Second)
+			testwait.Recv(t, started, 30*time.Second, "the job to start")
+			for i := 1; i <= 3; i++ {
+				fake.Advance(time.Second)
+				testwait.Until(t, 30*time.Second, fmt.Sprintf("refresh %d", i), func() bool { return testutil.ToFloat64(cfg.Metrics.leases) == float64(i) })
+			}
+			done.open()
+			run.wait(t)
+			if rows := jobRows(t, q); len(rows) != 0 {
+				t.Fatalf("rows left: %+v", rows)
+			}
+			if st := w.Stats(); st.Done != 1 || st.Lost != 0 {
+				t.Fatalf("stats %+v, want the job done, nothing lost:\n%s", st, logs)
+			}
 		})
-		push(t, q, "", classA)
-		cfg := testConfig()
-		cfg.LeaseEvery = time.Second
-		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
-		w, logs := newTestWorker(t, q, reg, cfg, nil)
-		runWorker(t, w, 30*time.Second)
-		if rows := jobRows(t, q); len(rows) != 0 {
-			t.Fatalf("rows left: %+v", rows)
-		}
-		if st := w.Stats(); st.Done != 1 || st.Lost != 0 {
-			t.Fatalf("stats %+v, want the job done, nothing lost:\n%s", st, logs)
-		}
-		if n := testutil.ToFloat64(cfg.Metrics.leases); n < 2 {
-			t.Fatalf("%v refreshes, want at least 2 (the test tests nothing)", n)
-		}
-	})
+	}
 }
 
 // TestLeaseRefreshFindsALostReservation: another worker reclaims a running
 // job; the next refresh finds out, cancels the handler (the job runs
 // elsewhere now) with a cause that says so, and the outcome is dropped.
 func TestLeaseRefreshFindsALostReservation(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-		var id int64
-		cause := make(chan error, 1)
-		reg := handlers.NewRegistry()
-		reg.HandleFunc(classA, func(ctx context.Context, job *handlers.Job) error {
-			reclaimAsAnotherWorker(t, q, id)
-			select {
-			case <-ctx.Done():
-				cause <- context.Cause(ctx)
-			case <-time.After(10 * time.Second):
-				cause <- nil
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			dbcfg := testdb.Config(t, engine)
+			q := testdb.Open(t, dbcfg)
+			cfg := testConfig()
+			fake := withFakeClock(&cfg)
+			wq := openAt(t, dbcfg, fake.Now) // the worker's store: its time is the worker's
+			var id int64
+			reclaimed := make(chan struct{}, 1)
+			cause := make(chan error, 1)
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(classA, func(ctx context.Context, job *handlers.Job) error {
+				reclaimAsAnotherWorker(t, q, id)
+				reclaimed <- struct{}{}
+				select {
+				case <-ctx.Done():
+					cause <- context.Cause(ctx)
+				case <-time.After(30 * time.Second):
+					cause <- nil
+				}
+				job.Release(0) // what a handler cut short might do
+				return nil
+			})
+			id = pushRaw(t, wq, "", objectPayload(t, classA))
+			cfg.LeaseEvery = time.Second
+			cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+			w, logs := newTestWorker(t, wq, reg, cfg, nil)
+			run := startWorker(w, 30*time.Second)
+			testwait.Recv(t, reclaimed, 30*time.Second, "the job to run and be reclaimed")
+			fake.Advance(time.Second) // the next refresh
+			if err := testwait.Recv(t, cause, 30*time.Second, "the handler's context to end"); !errors.Is(err, errReservationLost) {
+				t.Fatalf("handler context ended with %v, want the lost reservation", err)
 			}
-			job.Release(0) // what a handler cut short might do
-			return nil
+			run.wait(t)
+			if rows := jobRows(t, q); len(rows) != 1 || rows[0].Attempts != 2 {
+				t.Fatalf("the other worker's row changed: %+v", rows)
+			}
+			if got := testutil.ToFloat64(cfg.Metrics.lost.WithLabelValues("extend")); got != 1 {
+				t.Fatalf("lost{op=extend} = %v, want 1:\n%s", got, logs)
+			}
+			if st := w.Stats(); st.Lost != 1 || st.Released != 0 {
+				t.Fatalf("stats %+v", st)
+			}
 		})
-		id = pushRaw(t, q, "", objectPayload(t, classA))
-		cfg := testConfig()
-		cfg.LeaseEvery = time.Second
-		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
-		w, logs := newTestWorker(t, q, reg, cfg, nil)
-		runWorker(t, w, 30*time.Second)
-		if err := <-cause; !errors.Is(err, errReservationLost) {
-			t.Fatalf("handler context ended with %v, want the lost reservation", err)
-		}
-		if rows := jobRows(t, q); len(rows) != 1 || rows[0].Attempts != 2 {
-			t.Fatalf("the other worker's row changed: %+v", rows)
-		}
-		if got := testutil.ToFloat64(cfg.Metrics.lost.WithLabelValues("extend")); got != 1 {
-			t.Fatalf("lost{op=extend} = %v, want 1:\n%s", got, logs)
-		}
-		if st := w.Stats(); st.Lost != 1 || st.Released != 0 {
-			t.Fatalf("stats %+v", st)
-		}
-	})
+	}
 }
 
 func objectPayload(t *testing.T, class string, props ...phpserialize.Entry) []byte {
@@ -223,9 +251,9 @@ func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
 			}
 			// The batch's options are no longer cached and every store call
 			// of the failure's write fails a few times first.
-			w.batches.mu.Lock()
-			w.batches.m = nil
-			w.batches.mu.Unlock()
+			w.exec.batches.mu.Lock()
+			w.exec.batches.m = nil
+			w.exec.batches.mu.Unlock()
 			store.failNext("find-batch", 3)
 			store.failNext("fail", 2)
 			return errors.New("member failed")

@@ -7,10 +7,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 )
 
 // A configuration problem is a failure the worker's own setup causes: no
@@ -25,8 +28,8 @@ import (
 
 // ConfigError is a configuration problem, as Health reports it.
 type ConfigError struct {
-	Kind  string // "app_key", "schema", "permission"
-	Class string // the job class it stopped, for app_key
+	Kind  string // "app_key", "schema", "permission", "middleware"
+	Class string // the job class it stopped, for app_key and middleware
 	Err   error
 	Since time.Time
 	// blockedUntil: the class is not claimed until then; a claim after it
@@ -48,22 +51,10 @@ const (
 	kindAppKey     = "app_key"
 	kindSchema     = "schema"
 	kindPermission = "permission"
+	// kindMiddleware: a class's job middleware cannot be applied in Go
+	// (middleware.go).
+	kindMiddleware = "middleware"
 )
-
-// setupProblem reports a store error that the app's setup causes (a
-// missing table, a missing permission) as a configuration problem, and
-// says whether it was one.
-func (w *Worker) setupProblem(err error) bool {
-	switch {
-	case errors.Is(err, jobqueue.ErrMissingTable):
-		w.configProblem(&ConfigError{Kind: kindSchema, Err: err})
-	case errors.Is(err, jobqueue.ErrPermissionDenied):
-		w.configProblem(&ConfigError{Kind: kindPermission, Err: err})
-	default:
-		return false
-	}
-	return true
-}
 
 // configLogEvery is how often a persisting problem is logged again.
 const configLogEvery = time.Minute
@@ -73,49 +64,101 @@ const configLogEvery = time.Minute
 // failure may have been one tampered job, not the key).
 const keyProbeEvery = time.Minute
 
-type healthState struct {
+// configProblems are the problems met so far: the producer stops claiming
+// the classes they block, executors report key problems, the completer
+// reports the store's, Health lists them.
+type configProblems struct {
+	log     zerolog.Logger
+	metrics *Metrics
+	clock   clock.Clock
+	// keyVerified: the key has decrypted a command.
+	keyVerified atomic.Bool
+
 	mu       sync.Mutex
 	problems map[string]*ConfigError // by kind and class
 	logged   map[string]time.Time
 }
 
-// report records a problem; it reports whether it is time to log it.
-func (h *healthState) report(e *ConfigError, now time.Time) (logNow bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.problems == nil {
-		h.problems, h.logged = map[string]*ConfigError{}, map[string]time.Time{}
+// report records a problem, logs it at most once a minute, counts it.
+func (c *configProblems) report(e *ConfigError) {
+	now := c.clock.Now()
+	e.Since = now
+	e.blockedUntil = now.Add(keyProbeEvery)
+	c.metrics.configError(e.Kind)
+	if c.record(e, now) {
+		ev := c.log.Error().Str("kind", e.Kind).Err(e.Err).Time("since", e.Since)
+		if e.Class != "" {
+			ev = ev.Str("class", e.Class)
+		}
+		ev.Msg("configuration problem: " + configAdvice(e))
+	}
+}
+
+// record keeps e (since the first report of its kind and class); it
+// reports whether it is time to log it.
+func (c *configProblems) record(e *ConfigError, now time.Time) (logNow bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.problems == nil {
+		c.problems, c.logged = map[string]*ConfigError{}, map[string]time.Time{}
 	}
 	key := e.Kind + "\x00" + e.Class
-	if old, ok := h.problems[key]; ok {
+	if old, ok := c.problems[key]; ok {
 		e.Since = old.Since
 	}
-	h.problems[key] = e
-	if last, ok := h.logged[key]; ok && now.Sub(last) < configLogEvery {
+	c.problems[key] = e
+	if last, ok := c.logged[key]; ok && now.Sub(last) < configLogEvery {
 		return false
 	}
-	h.logged[key] = now
+	c.logged[key] = now
 	return true
 }
 
-// clear drops the problems of a kind (a claim that works again).
-func (h *healthState) clear(kind string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for key, p := range h.problems {
-		if p.Kind == kind {
-			delete(h.problems, key)
-			delete(h.logged, key)
+// setupProblem reports a store error that the app's setup causes (a
+// missing table, a missing permission) as a configuration problem, and
+// says whether it was one.
+func (c *configProblems) setupProblem(err error) bool {
+	switch {
+	case errors.Is(err, jobqueue.ErrMissingTable):
+		c.report(&ConfigError{Kind: kindSchema, Err: err})
+	case errors.Is(err, jobqueue.ErrPermissionDenied):
+		c.report(&ConfigError{Kind: kindPermission, Err: err})
+	default:
+		return false
+	}
+	return true
+}
+
+// clear drops the problems of these kinds (a claim that works again).
+func (c *configProblems) clear(kinds ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, p := range c.problems {
+		if slices.Contains(kinds, p.Kind) {
+			delete(c.problems, key)
+			delete(c.logged, key)
 		}
 	}
 }
 
+// clearClass drops the problem of this kind for one class (its jobs run
+// again).
+func (c *configProblems) clearClass(kind, class string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := kind + "\x00" + class
+	if _, ok := c.problems[key]; ok {
+		delete(c.problems, key)
+		delete(c.logged, key)
+	}
+}
+
 // blockedClasses are the classes not claimed now because of a problem.
-func (h *healthState) blockedClasses(now time.Time) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+func (c *configProblems) blockedClasses(now time.Time) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []string
-	for _, p := range h.problems {
+	for _, p := range c.problems {
 		if p.Class != "" && now.Before(p.blockedUntil) {
 			out = append(out, p.Class)
 		}
@@ -124,11 +167,11 @@ func (h *healthState) blockedClasses(now time.Time) []string {
 	return out
 }
 
-func (h *healthState) all() []*ConfigError {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]*ConfigError, 0, len(h.problems))
-	for _, p := range h.problems {
+func (c *configProblems) all() []*ConfigError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*ConfigError, 0, len(c.problems))
+	for _, p := range c.problems {
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Error() < out[j].Error() })
@@ -139,24 +182,10 @@ func (h *healthState) all() []*ConfigError {
 // configuration problem it has met (a /healthz endpoint turns unhealthy).
 func (w *Worker) Health() error {
 	var errs []error
-	for _, p := range w.health.all() {
+	for _, p := range w.problems.all() {
 		errs = append(errs, p)
 	}
 	return errors.Join(errs...)
-}
-
-// configProblem records a problem, logs it at most once a minute, counts it.
-func (w *Worker) configProblem(e *ConfigError) {
-	e.Since = w.now()
-	e.blockedUntil = e.Since.Add(keyProbeEvery)
-	w.cfg.Metrics.configError(e.Kind)
-	if w.health.report(e, w.now()) {
-		ev := w.log.Error().Str("kind", e.Kind).Err(e.Err).Time("since", e.Since)
-		if e.Class != "" {
-			ev = ev.Str("class", e.Class)
-		}
-		ev.Msg("configuration problem: " + configAdvice(e))
-	}
 }
 
 // configAdvice says what to fix, for the log line.
@@ -168,28 +197,30 @@ func configAdvice(e *ConfigError) string {
 		return "a table is missing (php artisan queue:table / queue:failed-table / queue:batches-table, or laraworker tables); retrying"
 	case kindPermission:
 		return "the database user lacks a permission on the queue tables; retrying"
+	case kindMiddleware:
+		return "its jobs are left to PHP workers; the class is claimed again in a minute"
 	}
 	return "retrying"
 }
 
-// keyProblem tells a command that cannot be decrypted because of this
+// isKeyProblem tells a command that cannot be decrypted because of this
 // worker's key from a damaged one, which PHP would fail too. No key at all
 // is always the worker's problem. A MAC that does not match is the key's
 // problem until the key has decrypted some command: after that, it is
 // this job's (tampered, or encrypted by another app), as PHP sees it.
-func (w *Worker) isKeyProblem(err error) bool {
+func (c *configProblems) isKeyProblem(err error) bool {
 	if errors.Is(err, payload.ErrEncrypted) || errors.Is(err, payload.ErrMissingAppKey) {
 		return true
 	}
 	wrongKey := errors.Is(err, payload.ErrDecryptMACInvalid) || errors.Is(err, payload.ErrDecryptFailed)
-	return wrongKey && !w.keyVerified.Load()
+	return wrongKey && !c.keyVerified.Load()
 }
 
 // keyWorks records that the key decrypted a command: key problems met
 // so far were the jobs', and their classes may be claimed again.
-func (w *Worker) keyWorks() {
-	if !w.keyVerified.Swap(true) {
-		w.health.clear(kindAppKey)
+func (c *configProblems) keyWorks() {
+	if !c.keyVerified.Swap(true) {
+		c.clear(kindAppKey)
 	}
 }
 

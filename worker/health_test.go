@@ -5,14 +5,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
@@ -122,29 +123,42 @@ func TestAMissingTableIsReportedNotLoggedPerClaim(t *testing.T) {
 	cfg := testConfig()
 	cfg.Sleep = time.Millisecond
 	cfg.StopWhenEmpty = false
-	w, logs := newTestWorker(t, q, reg, cfg, nil)
+	fake := withFakeClock(&cfg)
+	store := newFaultStore(q) // counts the claims
+	w, logs := newTestWorker(t, store, reg, cfg, nil)
 	run := startWorker(w, 30*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
-	for w.Health() == nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(3 * time.Second) // a few more failed claims (one a second)
+	testwait.Until(t, 10*time.Second, "Health to report the problem", func() bool { return w.Health() != nil })
+	// A failed claim waits a second before the next: three more.
+	claims := store.count("claim")
+	testwait.Until(t, 10*time.Second, "three more failed claims", func() bool {
+		nextClaim(fake)
+		return store.count("claim") >= claims+3
+	})
 	health := w.Health()
 	if health == nil || !strings.Contains(health.Error(), "schema") {
 		t.Fatalf("Health() = %v, want the missing table", health)
 	}
 	if n := strings.Count(logs.String(), "configuration problem"); n != 1 {
-		t.Errorf("a missing table logged %d times in 3 s, want once", n)
+		t.Errorf("a missing table logged %d times in 4 claims, want once", n)
 	}
 	exec(t, q, "alter table moved_away rename to "+q.Config().JobsTable)
-	deadline = time.Now().Add(10 * time.Second)
-	for w.Health() != nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "Health to clear once a claim works", func() bool {
+		nextClaim(fake)
+		return w.Health() == nil
+	})
 	run.stop()
 	run.wait(t)
 	if err := w.Health(); err != nil {
 		t.Fatalf("Health() = %v after the table came back", err)
+	}
+}
+
+// nextClaim moves the fake clock to a waiting worker's next claim: past
+// the sleep after a failed claim. A worker not yet waiting (its lease
+// ticker is its only timer) is left alone.
+func nextClaim(fake *clock.Fake) {
+	if fake.Waiters() >= 2 {
+		fake.Advance(time.Second + time.Millisecond)
 	}
 }
 
@@ -211,19 +225,17 @@ func TestATamperedJobFailsOnceTheKeyIsKnownGood(t *testing.T) {
 func TestAKeyProblemIsProbedAgain(t *testing.T) {
 	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	pushEncrypted(t, q, newKeyEncrypter(t))
-	var clock atomic.Int64
-	clock.Store(time.Now().UnixNano())
 	cfg := testConfig()
-	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	fake := withFakeClock(&cfg)
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
 	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
 	runWorker(t, w, 30*time.Second)
-	if got := w.health.blockedClasses(w.now()); len(got) != 1 {
+	if got := w.problems.blockedClasses(w.now()); len(got) != 1 {
 		t.Fatalf("blocked %v, want the class", got)
 	}
-	clock.Add(int64(keyProbeEvery + time.Second))
-	if got := w.health.blockedClasses(w.now()); len(got) != 0 {
+	fake.Advance(keyProbeEvery + time.Second)
+	if got := w.problems.blockedClasses(w.now()); len(got) != 0 {
 		t.Fatalf("after %s the class must be claimed again once, got %v blocked", keyProbeEvery, got)
 	}
 	if w.Health() == nil {

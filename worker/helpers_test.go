@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -234,4 +236,52 @@ func mustContain(t *testing.T, what, s string, parts ...string) {
 			t.Errorf("%s does not contain %q:\n%s", what, p, s)
 		}
 	}
+}
+
+// gate holds handlers until the test opens it. The test's cleanup opens
+// it too, so a handler never outlives a test that failed before.
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newGate(t *testing.T) *gate {
+	g := &gate{ch: make(chan struct{})}
+	t.Cleanup(g.open)
+	return g
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
+func (g *gate) wait() { <-g.ch }
+
+// withFakeClock puts cfg's worker on a fake clock starting now, and
+// returns it: lease ticks, sleeps, retries and probes then happen when
+// the test advances it.
+func withFakeClock(cfg *Config) *clock.Fake {
+	c := clock.NewFake(time.Now())
+	cfg.clock = c
+	return c
+}
+
+// openAt opens another queue on q's tables whose clock is now: the
+// store's view of time (reservations, retry_after) moves with a test's
+// fake clock, or runs ahead of the real one.
+func openAt(t *testing.T, cfg appconfig.Config, now func() time.Time) *dbqueue.Queue {
+	t.Helper()
+	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{Clock: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// afterRetryAfter opens a queue on q's tables as a worker that starts
+// retry_after (+1 s) from now sees it: reservations taken until now have
+// expired, as after a crash.
+func afterRetryAfter(t *testing.T, cfg appconfig.Config) *dbqueue.Queue {
+	t.Helper()
+	ahead := time.Duration(cfg.RetryAfter+1) * time.Second
+	return openAt(t, cfg, func() time.Time { return time.Now().Add(ahead) })
 }

@@ -41,10 +41,10 @@ func interruptionsKey(uuid string) string { return "laraworker:interrupted:" + u
 // interrupted writes the outcome of a job that shutdown cut short: the
 // row back as before the claim while the bound allows it, else released
 // with its attempt counted. It logs one line and counts the job.
-func (w *Worker) interrupted(row jobqueue.JobRow, p *payload.Payload, abandoned bool) {
-	n, err := w.countInterruption(p)
+func (d *executorDeps) interrupted(row jobqueue.JobRow, p *payload.Payload, abandoned bool) {
+	n, err := d.countInterruption(p)
 	restore := n == 0 || n <= maxRestoredInterruptions
-	ev := w.log.Warn().Int64("id", row.ID).Str("queue", row.Queue)
+	ev := d.log.Warn().Int64("id", row.ID).Str("queue", row.Queue)
 	if p != nil {
 		ev = ev.Str("uuid", p.UUID).Str("class", p.Name())
 	}
@@ -62,15 +62,15 @@ func (w *Worker) interrupted(row jobqueue.JobRow, p *payload.Payload, abandoned 
 	attempt := "restored"
 	if restore {
 		ev.Msg("cut short by shutdown; its attempt is restored")
-		w.completer.restore(row)
+		d.completer.restore(row)
 	} else {
 		attempt = "counted"
 		ev.Msg(fmt.Sprintf("cut short by shutdown for the %s time in a row; its attempt counts, as Laravel's would: %s",
-			ordinal(n), w.graceAdvice(p, abandoned)))
-		w.completer.release(row, 0)
+			ordinal(n), d.graceAdvice(p, abandoned)))
+		d.completer.release(row, 0)
 	}
-	w.stats.interrupted.Add(1)
-	w.cfg.Metrics.jobInterrupted(row.Queue, w.metricsClass(p), attempt)
+	d.stats.interrupted.Add(1)
+	d.cfg.Metrics.jobInterrupted(row.Queue, d.metricsClass(p), attempt)
 }
 
 // countInterruption adds this interruption to the job's count and returns
@@ -78,14 +78,14 @@ func (w *Worker) interrupted(row jobqueue.JobRow, p *payload.Payload, abandoned 
 // uuid). An error leaves the attempt restored: the count is a guard
 // against loops, and a deploy must not fail a job because the cache was
 // unreachable.
-func (w *Worker) countInterruption(p *payload.Payload) (int64, error) {
-	if w.cfg.Cache == nil || p == nil || p.UUID == "" {
+func (d *executorDeps) countInterruption(p *payload.Payload) (int64, error) {
+	if d.cfg.Cache == nil || p == nil || p.UUID == "" {
 		return 0, nil
 	}
 	// Writes at shutdown get until the write deadline.
-	ctx := w.completer.writeCtx
+	ctx := d.completer.writeCtx
 	key := interruptionsKey(p.UUID)
-	v, ok, err := w.cfg.Cache.Get(ctx, key)
+	v, ok, err := d.cfg.Cache.Get(ctx, key)
 	if err != nil {
 		return 0, err
 	}
@@ -93,7 +93,7 @@ func (w *Worker) countInterruption(p *payload.Payload) (int64, error) {
 	if ok {
 		n = serializedInt(v) + 1
 	}
-	if err := w.cfg.Cache.Put(ctx, key, []byte("i:"+strconv.FormatInt(n, 10)+";"), interruptionsTTL); err != nil {
+	if err := d.cfg.Cache.Put(ctx, key, []byte("i:"+strconv.FormatInt(n, 10)+";"), interruptionsTTL); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -113,15 +113,15 @@ func serializedInt(v []byte) int64 {
 }
 
 // graceAdvice says why a job keeps being cut short and what to change.
-func (w *Worker) graceAdvice(p *payload.Payload, abandoned bool) string {
+func (d *executorDeps) graceAdvice(p *payload.Payload, abandoned bool) string {
 	if abandoned {
 		return "its handler ignores the cancellation of its context; make it return when ctx is done"
 	}
-	grace := w.cfg.Grace
+	grace := d.cfg.Grace
 	if p == nil {
 		return fmt.Sprintf("it runs longer than --grace (%s)", grace)
 	}
-	switch timeout := w.cfg.timeout(p); {
+	switch timeout := d.cfg.timeout(p); {
 	case timeout == 0:
 		return fmt.Sprintf("it has no timeout and runs longer than --grace (%s): raise --grace (and the supervisor's stop timeout) above its run time", grace)
 	case timeout > grace:

@@ -15,15 +15,15 @@ import (
 func (w *Worker) startLease(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	every := w.leaseEvery()
+	t := w.clock.NewTicker(every)
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-t.C():
 				w.extendLeases(ctx, every)
 			}
 		}
@@ -47,13 +47,13 @@ func (w *Worker) leaseEvery() time.Duration {
 // handler's context is cancelled (the job runs elsewhere now) and its
 // outcome will be dropped.
 func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
-	held := w.lockUnsettled(w.running.olderThan(every, w.now()))
+	held := lockUnsettled(w.inflight.olderThan(every, w.now()))
 	if len(held) == 0 {
 		return
 	}
 	rows := make([]jobqueue.JobRow, len(held))
-	for i, r := range held {
-		rows[i] = r.row
+	for i, e := range held {
+		rows[i] = e.row
 	}
 	// A refresh that takes longer than the lease period is useless.
 	extendCtx, cancel := context.WithTimeout(ctx, every)
@@ -63,19 +63,19 @@ func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
 	for _, row := range refreshed {
 		tokens[row.ID] = row.ReservedAt
 	}
-	var lost []*running
-	for _, r := range held {
-		if tok, ok := tokens[r.row.ID]; ok {
-			r.row.ReservedAt = tok
+	var lost []*jobExecutor
+	for _, e := range held {
+		if tok, ok := tokens[e.row.ID]; ok {
+			e.row.ReservedAt = tok
 		} else if err == nil {
-			r.lost = true
-			lost = append(lost, r)
+			e.lost = true
+			lost = append(lost, e)
 		}
-		r.mu.Unlock()
+		e.mu.Unlock()
 	}
-	for _, r := range lost {
-		w.completer.reservationLost("extend", r.row, false)
-		r.cancel(errReservationLost)
+	for _, e := range lost {
+		w.completer.reservationLost("extend", e.row, false)
+		e.cancel(errReservationLost)
 	}
 	if err != nil && ctx.Err() == nil {
 		w.log.Error().Err(err).Int("jobs", len(rows)).Int("refreshed", len(refreshed)).Msg("refreshing reservations failed")
@@ -85,15 +85,15 @@ func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
 
 // lockUnsettled locks the jobs whose outcome is not written yet and
 // returns them locked.
-func (w *Worker) lockUnsettled(rs []*running) []*running {
-	held := rs[:0]
-	for _, r := range rs {
-		r.mu.Lock()
-		if r.settled || r.lost {
-			r.mu.Unlock()
+func lockUnsettled(es []*jobExecutor) []*jobExecutor {
+	held := es[:0]
+	for _, e := range es {
+		e.mu.Lock()
+		if e.settled || e.lost {
+			e.mu.Unlock()
 			continue
 		}
-		held = append(held, r)
+		held = append(held, e)
 	}
 	return held
 }

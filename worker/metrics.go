@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
 		}),
 		config: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission): jobs given back or writes retried, never failed.",
+			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission, middleware): jobs given back or writes retried, never failed.",
 		}, []string{"kind"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laraworker_lost_reservations_total",
@@ -126,8 +126,27 @@ func (m *Metrics) jobInterrupted(queue, class, attempt string) {
 	}
 }
 
+// Label values known before the first event, whose series start at 0 so
+// an alert on them has a series to read (rate() of an absent series is
+// no data, not 0).
+var (
+	// configKinds are ConfigError's kinds.
+	configKinds = []string{kindAppKey, kindSchema, kindPermission, kindMiddleware}
+	// writeOps are the completer's writes (lost reservations, retried and
+	// dropped writes are counted by op); "extend" refreshes a reservation.
+	writeOps = []string{"delete", "finish", "release", "fail", "unreserve"}
+	// watchedOutcomes are the outcomes of laraworker_jobs_total that
+	// deploy/prometheus-alerts.yml and dashboards divide by one another:
+	// done, the releases, and what ends in failed_jobs. Rarer outcomes
+	// (batch_cancelled, unrouted...) appear at their first event.
+	watchedOutcomes = []string{"done", "released", "released_after_exception", "failed", "max_attempts", "timed_out", "invalid_payload", "undecodable"}
+)
+
 // watch creates the series a worker can touch at 0, so an alert on them
-// has a series to read before the first event.
+// has a series to read before the first event: per queue and class (the
+// routed ones, and "other") the watched outcomes and interruptions; every
+// configuration problem's kind; every write's lost reservations, retried
+// and dropped writes.
 func (m *Metrics) watch(queues, classes []string) {
 	if m == nil {
 		return
@@ -138,6 +157,18 @@ func (m *Metrics) watch(queues, classes []string) {
 			for _, attempt := range []string{"restored", "counted"} {
 				m.interrupted.WithLabelValues(q, c, attempt)
 			}
+			for _, o := range watchedOutcomes {
+				m.jobs.WithLabelValues(c, q, o)
+			}
 		}
 	}
+	for _, k := range configKinds {
+		m.config.WithLabelValues(k)
+	}
+	for _, op := range writeOps {
+		m.writeErrors.WithLabelValues(op)
+		m.dropped.WithLabelValues(op)
+		m.lost.WithLabelValues(op)
+	}
+	m.lost.WithLabelValues("extend")
 }

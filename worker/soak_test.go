@@ -15,6 +15,7 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 )
@@ -55,15 +56,18 @@ func TestSoakMemoryFlat(t *testing.T) {
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		waitProcessed(w, int64(jobs/10))
-		first.Store(liveHeap())
-		waitProcessed(w, int64(jobs-jobs/20))
-		last.Store(liveHeap())
+		claimed := func(n int) func() bool { return func() bool { return w.Claimed() >= int64(n) } }
+		if testwait.Poll(5*time.Minute, claimed(jobs/10)) {
+			first.Store(liveHeap())
+		}
+		if testwait.Poll(5*time.Minute, claimed(jobs-jobs/20)) {
+			last.Store(liveHeap())
+		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	reason := w.Run(ctx)
-	<-sampled
+	testwait.Recv(t, sampled, time.Minute, "the heap samples")
 	if reason != StopEmpty {
 		t.Fatalf("worker stopped for %s after %d jobs", reason, w.Claimed())
 	}
@@ -102,12 +106,6 @@ func pushNoops(t testing.TB, q *dbqueue.Queue, n int) {
 	}
 }
 
-func waitProcessed(w *Worker, n int64) {
-	for w.Claimed() < n {
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // liveHeap is the heap in use after a forced collection.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -120,12 +118,6 @@ func liveHeap() uint64 {
 // settledGoroutines waits up to a second for the goroutine count to fall
 // to want (exiting goroutines take a moment) and returns it.
 func settledGoroutines(want int) int {
-	deadline := time.Now().Add(time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= want || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Poll(time.Second, func() bool { return runtime.NumGoroutine() <= want })
+	return runtime.NumGoroutine()
 }

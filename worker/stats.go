@@ -111,10 +111,14 @@ func (w *Worker) Stats() Stats {
 	if p := w.pausedQueues.Load(); p != nil {
 		s.PausedQueues = slices.Clone(*p)
 	}
-	for _, r := range w.running.all() {
-		row := r.current()
-		job := RunningJob{ID: row.ID, Queue: row.Queue, Attempt: row.Attempts, Since: r.started}
-		if p, err := payload.Parse(row.Payload); err == nil {
+	for _, e := range w.inflight.all() {
+		row := e.current()
+		job := RunningJob{ID: row.ID, Queue: row.Queue, Attempt: row.Attempts, Since: e.started}
+		p := e.parsedPayload()
+		if p == nil {
+			p, _ = payload.Parse(row.Payload) // not parsed yet (or not valid: nil)
+		}
+		if p != nil {
 			job.UUID, job.Class = p.UUID, p.Name()
 		}
 		s.Running = append(s.Running, job)

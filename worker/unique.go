@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,7 +11,10 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
 	"github.com/zeebo/xxh3"
 )
 
@@ -37,143 +39,83 @@ type lockRef struct {
 	key, store, owner string
 }
 
-// uniqueState remembers which (class, store) problems were already logged.
-type uniqueState struct {
+// uniqueLocks finds and releases unique jobs' locks in the stores Go
+// reaches, and names, once per class and store, the locks it cannot.
+type uniqueLocks struct {
+	// locks are the lock stores by cache store name; defaultStore is the
+	// app's default cache store; version is the app's Laravel version.
+	locks                 map[string]jobqueue.LockStore
+	defaultStore, version string
+	log                   zerolog.Logger
+	clock                 clock.Clock
+
 	mu     sync.Mutex
 	warned map[string]bool
 }
 
 // once reports whether key is new (and marks it).
-func (s *uniqueState) once(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.warned == nil {
-		s.warned = map[string]bool{}
+func (u *uniqueLocks) once(key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.warned == nil {
+		u.warned = map[string]bool{}
 	}
-	if s.warned[key] || len(s.warned) >= 4096 {
+	if u.warned[key] || len(u.warned) >= 4096 {
 		return false
 	}
-	s.warned[key] = true
+	u.warned[key] = true
 	return true
 }
 
-// checkUniqueClasses runs at New: registered ShouldBeUnique classes need
-// the app's Laravel version for their lock key, and a store Go can reach;
-// a class whose store it cannot reach is named once, loudly, because PHP
+// checkClasses runs at New: registered ShouldBeUnique classes need the
+// app's Laravel version for their lock key, and a store Go can reach; a
+// class whose store it cannot reach is named once, loudly, because PHP
 // will drop its dispatches while Go leaves its locks in place.
-func (w *Worker) checkUniqueClasses() error {
-	unique := w.reg.Unique()
+func (u *uniqueLocks) checkClasses(reg *handlers.Registry) error {
+	unique := reg.Unique()
 	classes := make([]string, 0, len(unique))
 	for class := range unique {
 		classes = append(classes, class)
 	}
 	sort.Strings(classes)
 	for _, class := range classes {
-		u := unique[class]
-		if w.cfg.LaravelVersion == "" {
+		if u.version == "" {
 			return fmt.Errorf("worker: %s is registered as ShouldBeUnique: set LaravelVersion (work --laravel-version) so its lock key is the one the app's Laravel writes", class)
 		}
-		store := w.uniqueStore(u)
-		if _, ok := w.cfg.Locks[store]; !ok {
-			w.unreachableStore(class, store)
+		store := u.storeOf(unique[class])
+		if _, ok := u.locks[store]; !ok {
+			u.unreachable(class, store)
 		}
 	}
 	return nil
 }
 
-func (w *Worker) uniqueStore(u handlers.Unique) string {
-	if u.Store != "" {
-		return u.Store
+func (u *uniqueLocks) storeOf(decl handlers.Unique) string {
+	if decl.Store != "" {
+		return decl.Store
 	}
-	return w.cfg.CacheStore
+	return u.defaultStore
 }
 
-// unreachableStore says, once per class and store, that Go cannot release
-// the class's unique locks.
-func (w *Worker) unreachableStore(class, store string) {
-	if !w.unique.once("store\x00" + class + "\x00" + store) {
+// unreachable says, once per class and store, that Go cannot release the
+// class's unique locks.
+func (u *uniqueLocks) unreachable(class, store string) {
+	if !u.once("store\x00" + class + "\x00" + store) {
 		return
 	}
 	shown := store
 	if shown == "" {
 		shown = "(unknown: the app's CACHE_STORE/CACHE_DRIVER is not set)"
 	}
-	w.log.Error().Str("class", class).Str("cache_store", shown).
+	u.log.Error().Str("class", class).Str("cache_store", shown).
 		Msg("this ShouldBeUnique class keeps its lock in a cache store Go cannot reach (only database and redis are); the locks of jobs Go runs stay until uniqueFor expires and Laravel drops new dispatches of the class until then: keep the class on PHP workers or move its lock to the database or redis store")
 }
 
-// releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
-// before the handler runs.
-func (w *Worker) releaseBeforeRun(ctx context.Context, job *handlers.Job) {
-	u := job.Class().Unique
-	if u == nil || !u.UntilProcessing {
-		return
-	}
-	cmd, err := job.Command()
-	if err != nil {
-		return
-	}
-	if ref, ok := w.uniqueLock(job.Payload, cmd, job.Class()); ok {
-		w.releaseLock(ctx, job.Payload, ref)
-	}
-}
-
-// releaseAfter releases the lock of a job whose outcome is decided, as
-// CallQueuedHandler does: when it is done or has failed (a released job
-// keeps it; an UntilProcessing one gave it up before running). A job whose
-// model was missing releases only the lock its payload names (11.39+), as
-// handleModelNotFound does; PHP cannot unserialize it to do more.
-func (w *Worker) releaseAfter(ctx context.Context, p *payload.Payload, out outcome) {
-	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
-		return
-	}
-	if out.reason == reasonModelMissing || out.reason == reasonModelMissingDeleted {
-		if ref, ok := w.contextLock(p); ok {
-			w.releaseLock(ctx, p, ref)
-		}
-		return
-	}
-	if out.verdict == verdictDelete && out.job == nil {
-		return
-	}
-	var class handlers.Class
-	if out.job != nil {
-		class = out.job.Class()
-	} else {
-		class = w.reg.Class(p.DisplayName)
-	}
-	if class.Unique != nil && class.Unique.UntilProcessing {
-		return
-	}
-	if _, named := w.contextLock(p); !named && class.Unique == nil {
-		return // not unique, as far as Go can know: nothing to decode
-	}
-	cmd, err := w.commandOf(p, out)
-	if err != nil {
-		return // PHP's failed() cannot unserialize it either
-	}
-	if ref, ok := w.uniqueLock(p, cmd, class); ok {
-		w.releaseLock(ctx, p, ref)
-	}
-}
-
-// commandOf is the job's command: the one decoded for the run when there
-// was one, else decoded from the payload.
-func (w *Worker) commandOf(p *payload.Payload, out outcome) (*payload.Command, error) {
-	if out.job != nil {
-		return out.job.Command()
-	}
-	if p.Data.Command == "" {
-		return nil, errors.New("not an object job")
-	}
-	return payload.DecodeCommand(p, w.cfg.Encrypter)
-}
-
-// uniqueLock is the lock of a job: the one its payload names, else the
-// one its registration's uniqueId gives.
-func (w *Worker) uniqueLock(p *payload.Payload, cmd *payload.Command, class handlers.Class) (lockRef, bool) {
+// lockOf is the lock of a job: the one its payload names, else the one
+// its registration's uniqueId gives.
+func (u *uniqueLocks) lockOf(p *payload.Payload, cmd *payload.Command, class handlers.Class) (lockRef, bool) {
 	owner := commandLockOwner(cmd)
-	if ref, ok := w.contextLock(p); ok {
+	if ref, ok := u.named(p); ok {
 		if owner != "" {
 			ref.owner = owner
 		}
@@ -186,7 +128,7 @@ func (w *Worker) uniqueLock(p *payload.Payload, cmd *payload.Command, class hand
 	if class.Unique.ID != nil {
 		var err error
 		if id, err = class.Unique.ID(cmd); err != nil {
-			w.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Msg("cannot compute uniqueId; the unique lock is not released")
+			u.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Msg("cannot compute uniqueId; the unique lock is not released")
 			return lockRef{}, false
 		}
 	}
@@ -194,17 +136,17 @@ func (w *Worker) uniqueLock(p *payload.Payload, cmd *payload.Command, class hand
 	if commandName == "" {
 		commandName = cmd.Class()
 	}
-	key := UniqueLockKey(w.cfg.LaravelVersion, commandName, p.DisplayName, id)
-	return lockRef{key: key, store: w.uniqueStore(*class.Unique), owner: owner}, true
+	key := UniqueLockKey(u.version, commandName, p.DisplayName, id)
+	return lockRef{key: key, store: u.storeOf(*class.Unique), owner: owner}, true
 }
 
-// contextLock is the lock the payload's hidden context names, when it is
-// this job's own: a job dispatched while another unique job ran inherits
-// that job's context, whose lock is not its to release.
-func (w *Worker) contextLock(p *payload.Payload) (lockRef, bool) {
+// named is the lock the payload's hidden context names, when it is this
+// job's own: a job dispatched while another unique job ran inherits that
+// job's context, whose lock is not its to release.
+func (u *uniqueLocks) named(p *payload.Payload) (lockRef, bool) {
 	lock, ok, err := p.UniqueLock()
 	if err != nil {
-		w.log.Warn().Err(err).Str("uuid", p.UUID).Msg("the payload's unique-lock context is unreadable")
+		u.log.Warn().Err(err).Str("uuid", p.UUID).Msg("the payload's unique-lock context is unreadable")
 		return lockRef{}, false
 	}
 	if !ok || !OwnsUniqueKey(p, lock.Key) {
@@ -269,10 +211,10 @@ func xxh128Hex(s string) string {
 // releaseLock releases one lock, retrying a failing store a few times: a
 // lock left behind drops the class's dispatches until it expires, so the
 // failure is logged as an error.
-func (w *Worker) releaseLock(ctx context.Context, p *payload.Payload, ref lockRef) {
-	store, ok := w.cfg.Locks[ref.store]
+func (u *uniqueLocks) release(ctx context.Context, p *payload.Payload, ref lockRef) {
+	store, ok := u.locks[ref.store]
 	if !ok {
-		w.unreachableStore(p.Name(), ref.store)
+		u.unreachable(p.Name(), ref.store)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -287,12 +229,12 @@ func (w *Worker) releaseLock(ctx context.Context, p *payload.Payload, ref lockRe
 		if err == nil || ctx.Err() != nil {
 			break
 		}
-		w.sleep(ctx, wait)
+		sleep(ctx, u.clock, wait)
 	}
 	if err != nil {
-		w.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Str("cache_store", ref.store).Str("lock", ref.key).
+		u.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Str("cache_store", ref.store).Str("lock", ref.key).
 			Msg("releasing the unique lock failed; Laravel drops new dispatches of this job until the lock expires")
 		return
 	}
-	w.log.Debug().Str("uuid", p.UUID).Str("lock", ref.key).Str("cache_store", ref.store).Msg("unique lock released")
+	u.log.Debug().Str("uuid", p.UUID).Str("lock", ref.key).Str("cache_store", ref.store).Msg("unique lock released")
 }

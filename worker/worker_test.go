@@ -13,8 +13,11 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 const (
@@ -90,7 +93,7 @@ func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
 			t.Errorf("failed row %+v", f)
 		}
 		mustContain(t, "exception", f.Exception, "smtp is down in ", "\nStack trace:\n#0 ", "worker_test.go", "\n#1 {main}")
-		if !strings.HasPrefix(f.Exception, `Go\*errors.errorString: smtp is down in `) {
+		if !strings.HasPrefix(f.Exception, `LaraWorker\GoException: smtp is down in `) {
 			t.Errorf("exception does not read like PHP's: %q", f.Exception)
 		}
 	})
@@ -154,8 +157,9 @@ func TestTimeouts(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		})
+		ignoring := newGate(t) // open when the test ends
 		reg.HandleFunc(classB, func(context.Context, *handlers.Job) error {
-			time.Sleep(1500 * time.Millisecond) // ignores its context
+			ignoring.wait() // ignores its context
 			return nil
 		})
 		lastTry := push(t, q, "", classA, phpserialize.Public("timeout", phpserialize.Int(1)))
@@ -252,7 +256,7 @@ func TestHandlerDecisions(t *testing.T) {
 		for _, f := range failedRows(t, q) {
 			failed[f.UUID] = f.Exception
 		}
-		if !strings.HasPrefix(failed[failedNow], `Go\*errors.errorString: card declined in `) {
+		if !strings.HasPrefix(failed[failedNow], `LaraWorker\GoException: card declined in `) {
 			t.Errorf("Fail(err) with tries left must fail now: %q", failed[failedNow])
 		}
 		if !strings.HasPrefix(failed[manual], `Illuminate\Queue\ManuallyFailedException in `) {
@@ -321,7 +325,6 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
 			runs.add(job)
-			time.Sleep(time.Millisecond)
 			return nil
 		})
 		const n = 300
@@ -346,39 +349,48 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 	})
 }
 
+// TestLeaseExtensionKeepsALongJobFromBeingTakenTwice: a job runs for more
+// than twice retry_after while a second worker (Laravel's exact claim)
+// tries to take it after every lease tick: with leases it never gets it.
+// The worker and both stores run on one fake clock.
 func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			cfg := testdb.Config(t, engine)
-			cfg.RetryAfter = 3
-			q := testdb.Open(t, cfg)
+			dbcfg := testdb.Config(t, engine)
+			dbcfg.RetryAfter = 3
+			q := testdb.Open(t, dbcfg)
+			opts := testConfig()
+			fake := withFakeClock(&opts)
+			wq := openAt(t, dbcfg, fake.Now)
 			reg := handlers.NewRegistry()
-			started := make(chan struct{})
+			started := make(chan struct{}, 1)
+			done := newGate(t)
 			reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
-				close(started)
-				time.Sleep(7 * time.Second) // > 2 x retry_after
+				started <- struct{}{}
+				done.wait()
 				return nil
 			})
-			push(t, q, "", classA, phpserialize.Public("timeout", phpserialize.Int(0)))
-			opts := testConfig()
-			opts.LeaseEvery = 300 * time.Millisecond
-			w, _ := newTestWorker(t, q, reg, opts, nil)
+			push(t, wq, "", classA, phpserialize.Public("timeout", phpserialize.Int(0)))
+			opts.LeaseEvery = time.Second
+			opts.Metrics = NewMetrics(prometheus.NewRegistry())
+			w, _ := newTestWorker(t, wq, reg, opts, nil)
 			run := startWorker(w, time.Minute)
-			<-started
-			// A second worker (Laravel's exact claim) keeps trying while the
-			// first one runs: with leases it never gets the job.
-			deadline := time.Now().Add(6500 * time.Millisecond)
-			for time.Now().Before(deadline) {
-				jobs, err := q.Claim(context.Background(), nil, 1, jobqueue.ClaimOptions{})
+			testwait.Recv(t, started, 30*time.Second, "the job to start")
+			for second := 1; second <= 7; second++ { // > 2 x retry_after
+				fake.Advance(time.Second)
+				testwait.Until(t, 30*time.Second, "the lease tick's refresh", func() bool {
+					return testutil.ToFloat64(opts.Metrics.leases) == float64(second)
+				})
+				jobs, err := wq.Claim(context.Background(), nil, 1, jobqueue.ClaimOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(jobs) != 0 {
-					t.Fatalf("a running job was claimed again after %d s (attempts %d)", cfg.RetryAfter, jobs[0].Attempts)
+					t.Fatalf("a running job was claimed again %d s after its claim (retry_after %d s, attempts %d)", second, dbcfg.RetryAfter, jobs[0].Attempts)
 				}
-				time.Sleep(200 * time.Millisecond)
 			}
+			done.open()
 			run.wait(t)
 			if rows := jobRows(t, q); len(rows) != 0 {
 				t.Fatalf("job not deleted: %+v", rows)
@@ -401,18 +413,11 @@ func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
 		opts.StopWhenEmpty = false
 		opts.Grace = 200 * time.Millisecond
 		w, _ := newTestWorker(t, q, reg, opts, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan StopReason)
-		go func() { done <- w.Run(ctx) }()
-		<-started
-		cancel()
-		select {
-		case reason := <-done:
-			if reason != StopInterrupted {
-				t.Fatalf("reason %s", reason)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("worker did not stop after its grace period")
+		run := startWorker(w, time.Minute)
+		testwait.Recv(t, started, 30*time.Second, "the job to start")
+		run.stop()
+		if reason := run.wait(t); reason != StopInterrupted {
+			t.Fatalf("reason %s", reason)
 		}
 		// Back as before the claim: with tries 1, a counted attempt would
 		// make the next worker fail it.
@@ -546,9 +551,12 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 	}
 	opts := testConfig()
 	opts.StopWhenEmpty = false
-	w, _ := newTestWorker(t, q, reg, opts, nil)
+	opts.Cache = q.Cache()
+	store := &deleteRecorder{Store: q}
+	w, _ := newTestWorker(t, store, reg, opts, nil)
 	run := startWorker(w, 10*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	// The stamp is read after every claim: a few claims went by.
+	testwait.Until(t, 10*time.Second, "a few claims", func() bool { return store.claims.Load() >= 3 })
 	if r, stopped := run.stopped(); stopped {
 		t.Fatalf("stopped early: %s", r)
 	}

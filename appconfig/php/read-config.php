@@ -29,19 +29,20 @@ if ($appDir === '' || ! is_file($appDir.'/bootstrap/app.php')) {
     exit(2);
 }
 
-// Composer apps have vendor/autoload.php; the repo's test app (Debian's
-// framework, no Composer) has bootstrap/autoload.php.
-$autoload = is_file($appDir.'/vendor/autoload.php') ? $appDir.'/vendor/autoload.php' : $appDir.'/bootstrap/autoload.php';
-if (! is_file($autoload)) {
-    fwrite($stderr, "laraworker: no vendor/autoload.php in {$appDir} (run composer install)\n");
+// Boot as `php artisan` does: artisan's own statements before it requires
+// bootstrap/app.php (its autoloader, whichever it is), then that require
+// (laraworker_artisan_boot, prepended to this script by laraworker).
+try {
+    $laraworkerBoot = laraworker_artisan_boot($appDir);
+} catch (RuntimeException $e) {
+    fwrite($stderr, 'laraworker: '.$e->getMessage()."\n");
     exit(2);
 }
 
 // Whatever the app prints while booting must not mix with the answer.
 ob_start();
 try {
-    require $autoload;
-    $app = require $appDir.'/bootstrap/app.php';
+    $app = eval($laraworkerBoot);
     if ($envFile !== '') {
         $app->useEnvironmentPath(dirname($envFile));
         $app->loadEnvironmentFrom(basename($envFile));

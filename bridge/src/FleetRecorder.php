@@ -15,8 +15,9 @@ use Throwable;
 /**
  * Records a `php artisan queue:work` process in laraworker's tables, so the
  * laraworker dashboard lists it beside the Go workers: its row in
- * laraworker_workers (kind "php") and its jobs per minute, queue and class
- * in laraworker_history.
+ * laraworker_workers (kind "php"), its jobs per minute, queue and class
+ * in laraworker_history with their runtimes and waits (in laraworker's
+ * fixed buckets), and its last jobs in laraworker_recent.
  *
  * It starts on the worker's first Looping event, and only when the queue
  * connection uses the database driver and laraworker_workers exists on its
@@ -45,6 +46,22 @@ class FleetRecorder
 
     private const PRUNE_EVERY = 600;
 
+    /** How long laraworker keeps recent jobs, and how many per worker. */
+    private const RECENT_KEEP = 24 * 3600;
+
+    private const RECENT_PER_WORKER = 100;
+
+    /**
+     * The bounds (seconds) of laraworker's runtime and wait buckets and
+     * their column suffixes, as package fleet (timing.go) names them: a
+     * bucket counts the durations up to its bound, gt_1h those above.
+     */
+    private const BUCKETS = [
+        '1ms' => 0.001, '2_5ms' => 0.0025, '5ms' => 0.005, '10ms' => 0.01, '25ms' => 0.025, '50ms' => 0.05,
+        '100ms' => 0.1, '250ms' => 0.25, '500ms' => 0.5, '1s' => 1, '2_5s' => 2.5, '5s' => 5, '10s' => 10,
+        '30s' => 30, '1m' => 60, '2m' => 120, '5m' => 300, '10m' => 600, '30m' => 1800, '1h' => 3600,
+    ];
+
     /** @var Application */
     private $app;
 
@@ -71,6 +88,24 @@ class FleetRecorder
 
     /** @var array|null the job running now, as the row's running list holds it */
     private $running;
+
+    /** @var float|null when the running job started (microtime) */
+    private $startedAt;
+
+    /** @var int|null the running job's available_at */
+    private $availableAt;
+
+    /** @var bool whether laraworker_history has the runtime and wait columns */
+    private $timings = false;
+
+    /** @var bool whether laraworker_recent exists */
+    private $recentTable = false;
+
+    /** @var array<int, array> slot => recent job not written yet */
+    private $recent = [];
+
+    /** @var int the next recent job's sequence number */
+    private $recentNext = 0;
 
     /** @var bool whether a job started since the last Looping event */
     private $busy = false;
@@ -129,6 +164,8 @@ class FleetRecorder
         }
         $job = $event->job;
         $this->busy = true;
+        $this->startedAt = microtime(true);
+        $this->availableAt = self::availableAt($job);
         $this->running = [
             'id' => (int) $job->getJobId(),
             'uuid' => (string) $job->uuid(),
@@ -212,10 +249,15 @@ class FleetRecorder
                 return;
             }
             $db = $this->app['db']->connection($config['connection'] ?? null);
+            $schema = $db->getSchemaBuilder();
             if (! in_array($db->getDriverName(), ['mysql', 'mariadb', 'pgsql', 'sqlite'], true)
-                || ! $db->getSchemaBuilder()->hasTable('laraworker_workers')) {
+                || ! $schema->hasTable('laraworker_workers')) {
                 return; // laraworker's tables are not there: nothing to record into
             }
+            // Tables of an earlier laraworker lack these (`laraworker
+            // tables` adds them): the counts are recorded without them.
+            $this->timings = $schema->hasColumn('laraworker_history', 'run_le_1ms');
+            $this->recentTable = $schema->hasTable('laraworker_recent');
         } catch (Throwable $e) {
             $this->report('checking for laraworker_workers', $e);
 
@@ -263,19 +305,95 @@ class FleetRecorder
     {
         $this->row['jobs_'.$outcome]++;
         $queue = self::clip((string) $job->getQueue());
-        $class = self::clip($job->resolveName());
+        $name = self::clip($job->resolveName());
+        $class = $name;
         if (! isset($this->pairs[$queue."\0".$class])) {
             if (count($this->pairs) >= self::MAX_CLASSES) {
                 $class = 'other';
             }
             $this->pairs[$queue."\0".$class] = true;
         }
-        $minute = intdiv(time(), 60) * 60;
+        $now = microtime(true);
+        $minute = intdiv((int) $now, 60) * 60;
         $key = $minute."\0".$queue."\0".$class;
         if (! isset($this->counts[$key])) {
-            $this->counts[$key] = ['minute' => $minute, 'queue' => $queue, 'class' => $class, 'done' => 0, 'failed' => 0, 'released' => 0];
+            $this->counts[$key] = ['minute' => $minute, 'queue' => $queue, 'class' => $class, 'done' => 0, 'failed' => 0, 'released' => 0]
+                + ($this->timings ? self::emptyTimings() : []);
         }
         $this->counts[$key][$outcome]++;
+        if ($this->startedAt === null) {
+            return; // no JobProcessing before: no runtime
+        }
+        $run = max(0.0, $now - $this->startedAt);
+        $wait = $this->availableAt === null ? 0.0 : max(0.0, $this->startedAt - $this->availableAt);
+        if ($this->timings) {
+            $this->observe($this->counts[$key], 'run', $run);
+            $this->observe($this->counts[$key], 'wait', $wait);
+        }
+        $this->remember([
+            'job_id' => (int) $job->getJobId(),
+            'uuid' => self::clip((string) $job->uuid(), 64),
+            'queue' => $queue,
+            'class' => $name,
+            'outcome' => $outcome,
+            'attempt' => (int) $job->attempts(),
+            'finished_at' => (int) $now,
+            'run_ms' => (int) floor($run * 1000),
+            'wait_ms' => (int) floor($wait * 1000),
+        ]);
+        $this->startedAt = null;
+    }
+
+    /** The runtime and wait columns of a history row, all 0. */
+    private static function emptyTimings(): array
+    {
+        $row = [];
+        foreach (['run', 'wait'] as $metric) {
+            foreach (array_keys(self::BUCKETS) as $name) {
+                $row["{$metric}_le_{$name}"] = 0;
+            }
+            $row["{$metric}_gt_1h"] = 0;
+            $row["{$metric}_ms"] = 0;
+        }
+
+        return $row;
+    }
+
+    /** Counts one duration (seconds) in its bucket of metric. */
+    private function observe(array &$row, string $metric, float $seconds): void
+    {
+        $column = "{$metric}_gt_1h";
+        foreach (self::BUCKETS as $name => $bound) {
+            if ($seconds <= $bound) {
+                $column = "{$metric}_le_{$name}";
+                break;
+            }
+        }
+        $row[$column]++;
+        $row["{$metric}_ms"] += (int) floor($seconds * 1000);
+    }
+
+    /** Keeps a finished job in the ring of the last RECENT_PER_WORKER. */
+    private function remember(array $job): void
+    {
+        if (! $this->recentTable) {
+            return;
+        }
+        $slot = $this->recentNext % self::RECENT_PER_WORKER;
+        $this->recentNext++;
+        $this->recent[$slot] = ['worker' => $this->row['id'], 'slot' => $slot] + $job;
+    }
+
+    /** The available_at of a database queue's job (null for others). */
+    private static function availableAt($job): ?int
+    {
+        if (! method_exists($job, 'getJobRecord')) {
+            return null;
+        }
+        $record = $job->getJobRecord();
+        $at = $record->available_at ?? null;
+
+        return is_numeric($at) ? (int) $at : null;
     }
 
     private function beatIfDue(): void
@@ -303,11 +421,15 @@ class FleetRecorder
             $this->db->table('laraworker_workers')->upsert($row, ['id'], array_keys(array_diff_key($row, ['id' => 0])));
         });
         $this->flushCounts();
+        $this->flushRecent();
         if ($now - $this->lastPrune >= self::PRUNE_EVERY) {
             $this->lastPrune = $now;
             $this->write('pruning old rows', function () use ($now) {
                 $this->db->table('laraworker_history')->where('minute', '<', $now - self::HISTORY_KEEP)->delete();
                 $this->db->table('laraworker_workers')->where('last_seen_at', '<', $now - self::WORKER_KEEP)->delete();
+                if ($this->recentTable) {
+                    $this->db->table('laraworker_recent')->where('finished_at', '<', $now - self::RECENT_KEEP)->delete();
+                }
             });
         }
     }
@@ -322,10 +444,29 @@ class FleetRecorder
             return;
         }
         $rows = array_values($this->counts);
-        if ($this->write('writing job history', function () use ($rows) {
-            $this->db->table('laraworker_history')->upsert($rows, ['minute', 'queue', 'class'], $this->adding(['done', 'failed', 'released']));
+        $columns = array_keys(array_diff_key($rows[0], ['minute' => 0, 'queue' => 0, 'class' => 0]));
+        if ($this->write('writing job history', function () use ($rows, $columns) {
+            $this->db->table('laraworker_history')->upsert($rows, ['minute', 'queue', 'class'], $this->adding($columns));
         })) {
             $this->counts = [];
+        }
+    }
+
+    /**
+     * Writes the jobs finished since the last beat into this worker's ring
+     * of laraworker_recent, each replacing its slot's row.
+     */
+    private function flushRecent(): void
+    {
+        if ($this->recent === []) {
+            return;
+        }
+        $rows = array_values($this->recent);
+        if ($this->write('writing recent jobs', function () use ($rows) {
+            $this->db->table('laraworker_recent')->upsert($rows, ['worker', 'slot'],
+                ['job_id', 'uuid', 'queue', 'class', 'outcome', 'attempt', 'finished_at', 'run_ms', 'wait_ms']);
+        })) {
+            $this->recent = [];
         }
     }
 

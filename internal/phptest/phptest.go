@@ -107,3 +107,40 @@ func BridgeConfig(t testing.TB, app string, jobs ...string) {
 	}
 	WriteFile(t, filepath.Join(app, "config", "laraworker.php"), src+"    ],\n];\n")
 }
+
+// StrayVendorAutoload gives a copy of the test app a vendor/autoload.php
+// that loads nothing of Laravel, as `composer require` of one package
+// leaves in an app whose framework comes from elsewhere (Debian's). Its
+// artisan still loads bootstrap/autoload.php: whoever boots the app must
+// do what artisan does, not guess from vendor/.
+func StrayVendorAutoload(t testing.TB, app string) {
+	t.Helper()
+	WriteFile(t, filepath.Join(app, "vendor", "autoload.php"),
+		"<?php\n\n// Composer's autoloader for one package, no framework.\nspl_autoload_register(function ($class) {});\n")
+}
+
+// ComposerLayout turns a copy of the test app into Composer's standard
+// layout: artisan requires vendor/autoload.php (Laravel 8's artisan), which
+// holds what bootstrap/autoload.php did, and bootstrap/autoload.php is gone.
+func ComposerLayout(t testing.TB, app string) {
+	t.Helper()
+	loader, err := os.ReadFile(filepath.Join(app, "bootstrap", "autoload.php"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// vendor/ is as deep below the app as bootstrap/: the loader's
+	// dirname(__DIR__) paths hold.
+	WriteFile(t, filepath.Join(app, "vendor", "autoload.php"), string(loader))
+	if err := os.Remove(filepath.Join(app, "bootstrap", "autoload.php")); err != nil {
+		t.Fatal(err)
+	}
+	artisan, err := os.ReadFile(filepath.Join(app, "artisan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "require __DIR__.'/bootstrap/autoload.php';"
+	if !strings.Contains(string(artisan), old) {
+		t.Fatalf("artisan no longer holds %q", old)
+	}
+	WriteFile(t, filepath.Join(app, "artisan"), strings.Replace(string(artisan), old, "require __DIR__.'/vendor/autoload.php';", 1))
+}

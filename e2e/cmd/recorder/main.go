@@ -12,6 +12,9 @@
 //	-release       exit 75 (release with the job's backoff)
 //	-when NAME=V   apply -fail/-release only when the command's public
 //	               property NAME is the integer or string V
+//	-hold D        take D (a Go duration) before recording, and record
+//	               when the run started and ended (result "start", "end":
+//	               Unix seconds with fractions, as PHP's microtime(true))
 package main
 
 import (
@@ -42,6 +45,7 @@ func main() {
 	failMsg := flag.String("fail", "", "fail the job with this message")
 	release := flag.Bool("release", false, "release the job with its backoff (exit 75)")
 	when := flag.String("when", "", "NAME=VALUE: misbehave only for commands whose property NAME has this value")
+	hold := flag.Duration("hold", 0, "take this long, and record the run's start and end")
 	flag.StringVar(&envFile, "env", os.Getenv("LARAWORKER_ENV"), "the app's .env (exec handlers do not inherit LARAWORKER_ENV)")
 	flag.Parse()
 
@@ -49,9 +53,15 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	var times map[string]any
+	if *hold > 0 {
+		start := time.Now()
+		time.Sleep(*hold)
+		times = map[string]any{"start": unixSeconds(start), "end": unixSeconds(time.Now())}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := record(ctx, in, cmd); err != nil {
+	if err := record(ctx, in, cmd, times); err != nil {
 		fatal(err)
 	}
 	if *when != "" && !propIs(cmd, *when) {
@@ -111,8 +121,12 @@ func encrypter() (*payload.Encrypter, error) {
 	return payload.NewEncrypter(key, cipher)
 }
 
-// record inserts the job_runs row: the same columns RunRecorder.php fills.
-func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command) error {
+// unixSeconds is t as microtime(true) gives it.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
+
+// record inserts the job_runs row: the same columns RunRecorder.php fills;
+// extra goes into the result too.
+func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command, extra map[string]any) error {
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
@@ -122,7 +136,11 @@ func record(ctx context.Context, in handlers.ExecInput, cmd *payload.Command) er
 		return err
 	}
 	defer q.Close()
-	result, err := json.Marshal(resultOf(cmd))
+	res := resultOf(cmd)
+	for k, v := range extra {
+		res[k] = v
+	}
+	result, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}

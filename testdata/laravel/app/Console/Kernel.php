@@ -15,6 +15,7 @@ class Kernel extends ConsoleKernel
     protected $commands = [
         Commands\DispatchCommand::class,
         Commands\HooksCommand::class,
+        Commands\CacheOpsCommand::class,
     ];
 
     protected function schedule(Schedule $schedule)

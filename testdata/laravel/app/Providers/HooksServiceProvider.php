@@ -36,6 +36,9 @@ class HooksServiceProvider extends ServiceProvider
             $limiter->for('per-class', function ($job) {
                 return Limit::perMinute(10)->by(get_class($job));
             });
+            $limiter->for('podcast-sync', function ($job) {
+                return Limit::perMinute(3)->by($job->podcast->id);
+            });
         });
         Event::listen(JobFailed::class, function (JobFailed $event) {
             $name = $event->job->resolveName();

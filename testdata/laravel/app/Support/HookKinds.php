@@ -2,11 +2,13 @@
 
 namespace App\Support;
 
+use App\Jobs\Hooks\FlakyFeedJob;
 use App\Jobs\Hooks\HookedEncryptedJob;
 use App\Jobs\Hooks\HookedJob;
 use App\Jobs\Hooks\LimitedJob;
 use App\Jobs\Hooks\MixedMiddlewareJob;
 use App\Jobs\Hooks\OverlapJob;
+use App\Jobs\Hooks\PodcastSyncJob;
 use App\Jobs\Hooks\RedisLimitedJob;
 use App\Jobs\Hooks\ThrottledJob;
 use App\Jobs\Hooks\UntilProcessingJob;
@@ -45,6 +47,11 @@ class HookKinds
             'hooked-encrypted' => fn () => self::job(new HookedEncryptedJob('encrypted')),
             'hooked-chain' => fn () => self::chain(),
             'hooked-batch' => fn () => self::batch(),
+            // Twelve PodcastSyncJobs, six per podcast (1, 2), half of them on
+            // PHP's queue (an explicit onQueue() wins over the bridge's route).
+            'podcast-sync' => fn () => self::podcastSync(),
+            // Six FlakyFeedJobs, three routed, three on PHP's queue.
+            'flaky-feed' => fn () => self::onBothQueues(6, fn () => new FlakyFeedJob),
             // The bridge's hook jobs as PHP itself queues them, for a
             // byte-for-byte comparison with the ones Go builds.
             'php-failure-hooks' => fn () => self::pushed(new RunFailureHooks('{"uuid":"u-1"}', 'database', 'go', 12, 3,
@@ -58,6 +65,31 @@ class HookKinds
         Queue::pushOn('php-built', $job);
 
         return get_class($job);
+    }
+
+    private static function podcastSync(): string
+    {
+        $podcasts = [1 => null, 2 => null];
+        foreach (array_keys($podcasts) as $id) {
+            $podcasts[$id] = Podcast::query()->firstOrCreate(['id' => $id], ['title' => "Podcast {$id}"]);
+        }
+
+        return self::onBothQueues(12, fn (int $i) => new PodcastSyncJob($podcasts[1 + $i % 2]));
+    }
+
+    // Every other pair of jobs goes to PHP's "default" queue, the others
+    // where the bridge routes them.
+    private static function onBothQueues(int $n, callable $make): string
+    {
+        for ($i = 0; $i < $n; $i++) {
+            $job = $make($i);
+            if (intdiv($i, 2) % 2 === 1) {
+                $job->onQueue('default');
+            }
+            dispatch($job);
+        }
+
+        return "{$n} jobs";
     }
 
     private static function job(object $job): string

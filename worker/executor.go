@@ -1,0 +1,672 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/laraworker/laraworker/bridgeproto"
+	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/clock"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/payload"
+	"github.com/rs/zerolog"
+)
+
+// One job's path: the producer (producer.go) claims the row and
+// dispatches it to a jobExecutor, which runs it here to its outcome (the
+// rules of Laravel's Worker and CallQueuedHandler around one run of the
+// handler) and hands that to the completer (completer.go), which writes
+// it.
+
+// executorDeps is what every job's executor is built from: shared by all
+// jobs, and knowing nothing of the producer that feeds them.
+type executorDeps struct {
+	cfg       *Config
+	reg       *handlers.Registry
+	log       zerolog.Logger
+	clock     clock.Clock
+	completer *completer
+	inflight  *inFlight
+	// problems records configuration problems (a key that cannot decrypt);
+	// the producer stops claiming what they block.
+	problems *configProblems
+	// skip remembers the rows given back to PHP; the producer's claims
+	// exclude them.
+	skip       *skipSet
+	unique     *uniqueLocks
+	mw         *middlewareDeps
+	batches    *batchLookup
+	exceptions *exceptionCounts
+	// legacyTexts selects Laravel 8/9's exception texts.
+	legacyTexts bool
+	// connection is the store's connection name, for chain links.
+	connection func() string
+	// stats counts the jobs cut short by shutdown.
+	stats *counters
+}
+
+// jobExecutor runs one claimed job from its payload to its outcome, and
+// owns the job's state for that time: the row and its reservation token,
+// the parsed payload, the job as its handler sees it (whose command is
+// decoded once, on first use, whoever asks), its class's declarations and
+// the batch it belongs to. The producer makes one per claimed job; the
+// lease refresher, Stats and shutdown reach it only through its row
+// (current, take).
+type jobExecutor struct {
+	*executorDeps
+	// ctx is the job's own context: it ends at shutdown (after Grace), or
+	// when a lease refresh finds the reservation taken (cancel).
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	started time.Time
+
+	// mu guards the fields below. The lease refresh holds it across its
+	// write, so an outcome is never written with a token the refresh is
+	// replacing.
+	mu sync.Mutex
+	// row is the claimed row; row.ReservedAt is the current reservation
+	// token (the claim's, or the last refresh's).
+	row jobqueue.JobRow
+	// settled is set by whoever writes the outcome first: the executor,
+	// or shutdown releasing the job after its handler was abandoned.
+	settled bool
+	// lost: a refresh found the job reserved by another worker.
+	lost bool
+	// parsed is the payload once parsed, for Stats and shutdown.
+	parsed *payload.Payload
+
+	// The executor's goroutine alone reads and writes the fields below.
+	payload    *payload.Payload
+	job        *handlers.Job
+	batchID    string
+	batchKnown bool
+	decided    bool
+	// meta is the payload's bridge record, once read (metadata()).
+	meta     *bridgeproto.Metadata
+	metaErr  error
+	metaRead bool
+}
+
+func newJobExecutor(ctx context.Context, cancel context.CancelCauseFunc, deps *executorDeps, row jobqueue.JobRow, now time.Time) *jobExecutor {
+	return &jobExecutor{executorDeps: deps, ctx: ctx, cancel: cancel, row: row, started: now}
+}
+
+// verdict is what happens to a job row once its run is decided.
+type verdict int
+
+const (
+	verdictDelete    verdict = iota // success: delete (after chain and batch)
+	verdictRelease                  // put back with a delay
+	verdictFail                     // move to failed_jobs
+	verdictUnreserve                // not ours to run: restore the row as it was
+	// cut short by shutdown: given back with its attempt restored, within
+	// a bound (interrupted.go)
+	verdictInterrupted
+	// the handler threw: Laravel's exception rules (onException) decide,
+	// once the middleware had their say (a ThrottlesExceptions catches
+	// it). Never settled as such.
+	verdictException
+)
+
+// outcome is a decided run: the verdict and what its write needs.
+type outcome struct {
+	verdict verdict
+	delay   time.Duration
+	err     error
+	where   frame
+	// inBatch: the outcome counts in the job's batch (a success with its
+	// delete, a failure with its failed row), as CallQueuedHandler's
+	// call() and failed() count it: not when PHP could not unserialize the
+	// command (undecodable, or a model missing).
+	inBatch bool
+	reason  string // for logs and metrics
+	// abandoned: the handler ignored the cancellation and still runs
+	// (verdictInterrupted, or a timeout)
+	abandoned bool
+}
+
+// Outcome reasons of the missing-model path, and of a timeout.
+const (
+	reasonModelMissing        = "model_missing"
+	reasonModelMissingDeleted = "model_missing_deleted"
+	reasonTimedOut            = "timed_out"
+)
+
+// modelMissing: handleModelNotFound decided it; PHP could not unserialize
+// the command.
+func (o outcome) modelMissing() bool {
+	return o.reason == reasonModelMissing || o.reason == reasonModelMissingDeleted
+}
+
+// errReservationLost is the cause given to a job's context when a refresh
+// finds its reservation taken.
+var errReservationLost = errors.New("worker: the job's reservation was lost: another worker took it after retry_after")
+
+// execute runs the job to its outcome and hands it to the completer.
+func (e *jobExecutor) execute() {
+	defer e.cancel(nil)
+	defer e.markDecided()
+	row := e.current()
+	p, err := payload.Parse(row.Payload)
+	if err != nil {
+		e.markDecided()
+		e.log.Warn().Err(err).Int64("id", row.ID).Str("queue", row.Queue).Msg("job payload is not valid; failing it")
+		e.settle(outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
+		return
+	}
+	e.prepare(row, p)
+	e.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
+		Int("attempt", row.Attempts).Msg("job started")
+	out := e.decide()
+	e.markDecided()
+	// As CallQueuedHandler: the unique lock goes before the job's row.
+	e.releaseAfter(out)
+	if e.settle(out) {
+		e.logOutcome(row, out)
+	}
+}
+
+// prepare keeps the parsed payload and makes the job its handler will
+// see, with its registration's declarations and the database its model
+// checks use.
+func (e *jobExecutor) prepare(row jobqueue.JobRow, p *payload.Payload) {
+	e.payload = p
+	e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p,
+		handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App},
+		handlers.WithClass(e.reg.Class(p.DisplayName), e.cfg.Models))
+	e.mu.Lock()
+	e.parsed = p
+	e.mu.Unlock()
+}
+
+// markDecided tells the producer the handler is done with the job (its
+// outcome may still be being written); only the first call counts.
+func (e *jobExecutor) markDecided() {
+	if !e.decided {
+		e.decided = true
+		e.inflight.markDecided()
+	}
+}
+
+// invalidPayload is Laravel's InvalidPayloadException, for rows Go cannot
+// even parse (PHP would fail on them too).
+func invalidPayload(err error) error {
+	return &PHPException{Class: `Illuminate\Queue\InvalidPayloadException`, Message: "Unable to decode the job payload: " + err.Error()}
+}
+
+// decide applies Laravel's rules around one run of the handler: the
+// attempts already made, the route, the command, the batch, the models.
+func (e *jobExecutor) decide() outcome {
+	p, job := e.payload, e.job
+	if e.cfg.alreadyExceeded(p, job.Attempts, e.clock.Now()) {
+		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
+	}
+	h, err := e.reg.Lookup(p.DisplayName)
+	if err != nil {
+		return e.unrouted()
+	}
+	if p.Data.Command != "" {
+		cmd, err := job.Command()
+		if err != nil {
+			if e.problems.isKeyProblem(err) {
+				return e.keyProblem(err)
+			}
+			// Decoding is deterministic: retrying cannot help.
+			return outcome{verdict: verdictFail, reason: "undecodable", err: &PHPException{
+				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", p.Name(), err)}}
+		}
+		if cmd.Encrypted {
+			e.problems.keyWorks()
+		}
+	}
+	if e.batch() != "" {
+		if out, stop := e.checkBatch(); stop {
+			return out
+		}
+	}
+	return e.runClass(h)
+}
+
+// keyProblem gives back a job whose command this worker cannot decrypt
+// (no APP_KEY, or not the one that encrypted it) and stops claiming its
+// class: PHP workers with the right key run it; failing it would empty a
+// whole class into failed_jobs because of one bad deploy.
+func (e *jobExecutor) keyProblem(err error) outcome {
+	class, ok := e.reg.Route(e.payload.DisplayName)
+	if !ok {
+		class = e.payload.Name()
+	}
+	e.problems.report(&ConfigError{Kind: kindAppKey, Class: class, Err: err})
+	return outcome{verdict: verdictUnreserve, reason: "config_error"}
+}
+
+// unrouted handles a job no handler is registered for (possible when the
+// claim's LIKE matched case-insensitively, or with --unrouted=fail).
+func (e *jobExecutor) unrouted() outcome {
+	if e.cfg.Unrouted == UnroutedFail {
+		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
+			Class:   `LaraWorker\NoHandlerException`,
+			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
+		}}
+	}
+	return outcome{verdict: verdictUnreserve, reason: "unrouted"}
+}
+
+// batch is the id of the job's batch, "" when it is in none; read once.
+func (e *jobExecutor) batch() string {
+	if !e.batchKnown {
+		e.batchID, e.batchKnown = batchIDOf(e.job), true
+	}
+	return e.batchID
+}
+
+// batchIDOf is data.batchId (12.51+) or the command's batchId property.
+func batchIDOf(job *handlers.Job) string {
+	if b := job.Payload.Data.BatchID; b != nil && *b != "" {
+		return *b
+	}
+	cmd, err := job.Command()
+	if err != nil || cmd == nil {
+		return ""
+	}
+	if b := cmd.Queueable().BatchID; b != nil {
+		return *b
+	}
+	return ""
+}
+
+// checkBatch leaves jobs of batches with PHP callbacks to PHP workers
+// (Go cannot run then/catch/finally closures), and deletes jobs of a
+// cancelled batch without running them, counting them as PHP's
+// `if ($this->batch()->cancelled()) return;` does.
+func (e *jobExecutor) checkBatch() (outcome, bool) {
+	if e.batches == nil {
+		return outcome{}, false
+	}
+	b, info, err := e.batches.find(e.ctx, e.batch())
+	if errors.Is(err, jobqueue.ErrBatchNotFound) {
+		return outcome{}, false
+	}
+	if err != nil {
+		return outcome{verdict: verdictRelease, err: err, reason: "batch_lookup_failed"}, true
+	}
+	if info.callbacks {
+		return outcome{verdict: verdictUnreserve, reason: "batch_has_php_callbacks"}, true
+	}
+	if b.Cancelled() {
+		return outcome{verdict: verdictDelete, inBatch: true, reason: "batch_cancelled"}, true
+	}
+	return outcome{}, false
+}
+
+// runClass runs the job as CallQueuedHandler does around the handler: the
+// command's models are looked up first (unserializing it in PHP does), a
+// missing one takes Laravel's missing-model path; then the job's
+// middleware run around the handler (middleware.go), and an
+// UntilProcessing lock is released where the app's version does it; last,
+// an exception nothing caught takes Laravel's exception rules. (A
+// handler's own ErrModelNotFound is turned into the missing-model path by
+// run, before them.)
+func (e *jobExecutor) runClass(h handlers.Handler) outcome {
+	if err := e.job.CheckModels(e.ctx); err != nil {
+		if errors.Is(err, handlers.ErrModelNotFound) {
+			return e.modelMissing(err)
+		}
+		// A lookup that failed (the database) is a job exception, as the
+		// QueryException it would be in PHP.
+		return e.onException(err, frame{File: "laraworker", Func: "CheckModels"})
+	}
+	plan, out, ok := e.middlewarePlan()
+	if !ok {
+		return out
+	}
+	out = e.throughMiddleware(plan, h)
+	if out.verdict == verdictException {
+		return e.onException(out.err, out.where)
+	}
+	return out
+}
+
+// run calls the handler under the job's timeout and turns its result into
+// an outcome with Laravel's exception rules.
+func (e *jobExecutor) run(h handlers.Handler) outcome {
+	job := e.job
+	timeout := e.cfg.timeout(e.payload)
+	runCtx, cancel := jobContext(e.ctx, timeout)
+	defer cancel()
+	err, abandoned := e.call(runCtx, h)
+	timedOut := timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && e.ctx.Err() == nil
+	if abandoned {
+		e.log.Error().Str("uuid", job.UUID).Str("class", job.DisplayName).Msg("handler ignored cancellation; abandoned")
+	}
+	switch {
+	case timedOut:
+		out := e.onTimeout(e.handlerFrame())
+		// A handler still running keeps what it holds (an overlap lock).
+		out.abandoned = abandoned
+		return out
+	case e.ctx.Err() != nil && (err != nil || abandoned):
+		// Shutdown cut the run short: not the job's fault, run it again
+		// with its attempt restored.
+		return outcome{verdict: verdictInterrupted, reason: "interrupted", abandoned: abandoned}
+	}
+	if d := job.Decision(); d.Action != handlers.ActionNone {
+		return onDecision(d, e.handlerFrame)
+	}
+	if err == nil {
+		return outcome{verdict: verdictDelete, inBatch: true, reason: "done"}
+	}
+	var rel *handlers.ReleaseError
+	if errors.As(err, &rel) {
+		delay := rel.Delay
+		if rel.UseBackoff {
+			delay = e.cfg.backoff(e.payload, job.Attempts)
+		}
+		return outcome{verdict: verdictRelease, delay: delay, reason: "released"}
+	}
+	if errors.Is(err, handlers.ErrModelNotFound) {
+		return e.modelMissing(err)
+	}
+	return outcome{verdict: verdictException, err: err, where: e.handlerFrame()}
+}
+
+// handlerFrame locates the handler's code, for failures whose error
+// carries no stack.
+func (e *jobExecutor) handlerFrame() frame { return handlerFrame(e.reg.Origin(e.job.DisplayName)) }
+
+// jobContext is the context one run gets: ctx with the job's timeout, if
+// any. Exactly one child of ctx is made, and its cancel is the one
+// returned: a child whose cancel is lost stays registered in the
+// long-lived ctx for the life of the worker (112 bytes a job measured,
+// docs/PERFORMANCE.md "Memory over a million jobs").
+func jobContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// call runs the handler; if it ignores a cancelled context for longer than
+// Abandon, call returns without it (abandoned = true).
+func (e *jobExecutor) call(ctx context.Context, h handlers.Handler) (err error, abandoned bool) {
+	done := make(chan error, 1)
+	go func() { done <- safeHandle(ctx, h, e.job) }()
+	select {
+	case err = <-done:
+		return err, false
+	case <-ctx.Done():
+	}
+	t := e.clock.NewTimer(e.cfg.Abandon)
+	defer t.Stop()
+	select {
+	case err = <-done:
+		return err, false
+	case <-t.C():
+		return ctx.Err(), true
+	}
+}
+
+// safeHandle recovers panics even when no Recover middleware is installed.
+func safeHandle(ctx context.Context, h handlers.Handler, job *handlers.Job) (err error) {
+	return handlers.Recover()(h).Handle(ctx, job)
+}
+
+// onDecision honours Release, Fail and Delete called by the handler.
+func onDecision(d handlers.Decision, where func() frame) outcome {
+	switch d.Action {
+	case handlers.ActionRelease:
+		return outcome{verdict: verdictRelease, delay: d.Delay, reason: "released"}
+	case handlers.ActionFail:
+		err := d.Err
+		if err == nil {
+			err = &PHPException{Class: ManuallyFailedClass}
+		}
+		return outcome{verdict: verdictFail, err: err, where: where(), inBatch: true, reason: "failed"}
+	}
+	return outcome{verdict: verdictDelete, inBatch: true, reason: "done"}
+}
+
+// onException is handleJobException: fail when this was the last attempt
+// or maxExceptions is reached, else release with backoff.
+func (e *jobExecutor) onException(err error, where frame) outcome {
+	p, attempts := e.payload, e.job.Attempts
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) {
+		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "failed"}
+	}
+	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: "released_after_exception"}
+}
+
+// onTimeout is the timeout path: TimeoutExceededException fails the job
+// when it was the last attempt, maxExceptions is reached or failOnTimeout
+// is set; otherwise the job is released (Laravel leaves it reserved until
+// retry_after; releasing with backoff runs it again sooner, same attempts).
+func (e *jobExecutor) onTimeout(where frame) outcome {
+	p, attempts := e.payload, e.job.Attempts
+	err := timeoutExceeded(p.Name(), e.legacyTexts)
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
+		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: reasonTimedOut}
+	}
+	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: reasonTimedOut}
+}
+
+// ModelNotFoundClass is Laravel's exception for a job whose model is gone.
+const ModelNotFoundClass = `Illuminate\Database\Eloquent\ModelNotFoundException`
+
+// modelMissing is handleModelNotFound: delete without a failure when the
+// job deletes when models are missing (the payload says so on 13, the
+// registration on 8-12), recording a batch success where the payload names
+// its batch (12.51+); otherwise fail at once with ModelNotFoundException.
+// The unique lock is released in releaseAfter, from the payload's context.
+func (e *jobExecutor) modelMissing(err error) outcome {
+	p := e.payload
+	deleteIt := e.job.Class().DeleteWhenMissingModels
+	if p.Has("deleteWhenMissingModels") {
+		deleteIt = p.DeleteWhenMissingModels
+	}
+	if deleteIt {
+		// The batch success is written with the delete (no chain link:
+		// Laravel only deletes the job). Only the payload's batch: PHP
+		// cannot unserialize the command to read its own.
+		named := p.Data.BatchID != nil && *p.Data.BatchID != ""
+		return outcome{verdict: verdictDelete, inBatch: named, reason: reasonModelMissingDeleted}
+	}
+	var mnf *handlers.ModelNotFoundError
+	msg := err.Error()
+	if errors.As(err, &mnf) {
+		msg = mnf.Error()
+	}
+	return outcome{verdict: verdictFail, reason: reasonModelMissing, err: &PHPException{Class: ModelNotFoundClass, Message: msg},
+		where: e.handlerFrame()}
+}
+
+// releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
+// before the handler runs.
+func (e *jobExecutor) releaseBeforeRun() {
+	class := e.job.Class()
+	if class.Unique == nil || !class.Unique.UntilProcessing {
+		return
+	}
+	cmd, err := e.job.Command()
+	if err != nil {
+		return
+	}
+	if ref, ok := e.unique.lockOf(e.payload, cmd, class); ok {
+		e.unique.release(e.ctx, e.payload, ref)
+	}
+}
+
+// releaseAfter releases the lock of a job whose outcome is decided, as
+// CallQueuedHandler does: when it is done or has failed (a released job
+// keeps it; an UntilProcessing one gave it up before running). A job whose
+// model was missing releases only the lock its payload names (11.39+), as
+// handleModelNotFound does; PHP cannot unserialize it to do more.
+func (e *jobExecutor) releaseAfter(out outcome) {
+	p := e.payload
+	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
+		return
+	}
+	if out.modelMissing() {
+		if ref, ok := e.unique.named(p); ok {
+			e.unique.release(e.ctx, p, ref)
+		}
+		return
+	}
+	class := e.job.Class()
+	if class.Unique != nil && class.Unique.UntilProcessing {
+		return
+	}
+	if _, named := e.unique.named(p); !named && class.Unique == nil {
+		return // not unique, as far as Go can know: nothing to decode
+	}
+	cmd, err := e.job.Command()
+	if err != nil {
+		return // PHP's failed() cannot unserialize it either
+	}
+	if ref, ok := e.unique.lockOf(p, cmd, class); ok {
+		e.unique.release(e.ctx, p, ref)
+	}
+}
+
+// settle hands the outcome to the completer once, with the job's current
+// reservation token. It reports false, writing nothing, when the outcome
+// is no longer this run's to write: the job was released at shutdown
+// after its handler was abandoned, or a lease refresh found it taken by
+// another worker.
+func (e *jobExecutor) settle(out outcome) bool {
+	row, ok := e.take()
+	if !ok {
+		return false
+	}
+	if e.cfg.Ran != nil {
+		e.cfg.Ran(row, e.started, e.clock.Now().Sub(e.started))
+	}
+	switch out.verdict {
+	case verdictDelete:
+		e.finish(row, out)
+	case verdictRelease:
+		e.completer.release(row, out.delay)
+	case verdictFail:
+		e.fail(row, out)
+	case verdictUnreserve:
+		e.skip.add(row.ID, e.clock.Now())
+		e.completer.unreserve(row)
+	case verdictInterrupted:
+		e.interrupted(row, e.payload, out.abandoned)
+	}
+	e.cfg.Metrics.jobDone(row.Queue, e.metricsClass(e.payload), out.reason, e.clock.Now().Sub(e.started))
+	return true
+}
+
+// finish is CallQueuedHandler's success path: push the next link of a
+// chain, record the batch success, delete the row. A job with neither
+// joins the grouped delete; one with a followup is finished in one write
+// (all three or none), so a link is never pushed and a batch never
+// counted for a job whose reservation was lost, nor twice.
+func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
+	var f jobqueue.Followup
+	if !out.modelMissing() {
+		f.Next = e.nextInChain()
+	}
+	if out.inBatch && e.batches != nil && e.batch() != "" {
+		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
+	}
+	if f.Next == nil && f.Batch == nil {
+		e.completer.delete(row)
+		return
+	}
+	e.completer.finish(row, f)
+}
+
+// fail writes a failed_jobs row and deletes the job in one transaction,
+// with the batch's failure when the outcome counts in the job's batch.
+func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
+	var err error
+	if out.err != nil {
+		err = framedError{out.err, out.where}
+	}
+	if note := e.chainStoppedNote(); note != nil {
+		err = errors.Join(err, note)
+	}
+	var batch func(context.Context) (*jobqueue.BatchEntry, error)
+	if out.inBatch && e.batches != nil && e.batch() != "" {
+		batch = e.batches.failure(e.batch(), e.payload.UUID)
+	}
+	e.completer.fail(row, e.payload, failureText(err), batch)
+}
+
+// chainStoppedNote explains, in failed_jobs, what Laravel would have done
+// next on failure of a chained job and Go could not: run the chain's catch
+// callbacks (PHP closures). The rest of the chain is not dispatched, as in
+// Laravel.
+func (e *jobExecutor) chainStoppedNote() error {
+	if e.payload == nil || e.payload.Data.Command == "" {
+		return nil
+	}
+	cmd, err := e.job.Command()
+	if err != nil {
+		return nil
+	}
+	q := cmd.Queueable()
+	if len(q.ChainCatchCallbacks) == 0 && len(q.Chained) == 0 {
+		return nil
+	}
+	return &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: fmt.Sprintf(
+		"The chain stopped at this job: %d later job(s) were not dispatched; its %d catch callback(s) are PHP closures that did not run (Go cannot run PHP code).",
+		len(q.Chained), len(q.ChainCatchCallbacks))}
+}
+
+// metricsClass is the class label of the job metrics: the registered
+// spelling for classes with a handler, "other" for the rest. Every label
+// value lives as long as the process, so it must not come from payloads,
+// which anyone who can write the jobs table controls.
+func (d *executorDeps) metricsClass(p *payload.Payload) string {
+	if p != nil {
+		if name, ok := d.reg.Route(p.DisplayName); ok {
+			return name
+		}
+	}
+	return "other"
+}
+
+func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
+	ev := e.log.Info()
+	if out.verdict == verdictFail {
+		ev = e.log.Warn()
+	}
+	if out.err != nil {
+		ev = ev.Str("error", out.err.Error())
+	}
+	p := e.payload
+	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
+		Int("attempt", row.Attempts).Dur("duration_ms", e.clock.Now().Sub(e.started)).Str("outcome", out.reason).Msg("job")
+}
+
+// take claims the right to write the job's outcome and returns the row
+// with its current token; false when the outcome was already written
+// (released at shutdown) or the reservation was lost.
+func (e *jobExecutor) take() (jobqueue.JobRow, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.settled || e.lost {
+		return jobqueue.JobRow{}, false
+	}
+	e.settled = true
+	return e.row, true
+}
+
+// current is the row with its current token.
+func (e *jobExecutor) current() jobqueue.JobRow {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.row
+}
+
+// parsedPayload is the payload once the executor parsed it, else nil.
+func (e *jobExecutor) parsedPayload() *payload.Payload {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.parsed
+}

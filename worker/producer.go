@@ -1,0 +1,452 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/laraworker/laraworker/internal/clock"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/payload"
+)
+
+// The producer: the daemon loop claims as many jobs as there are free
+// places, dispatches each to an executor of its own, and checks the stop
+// conditions after every claim; at the end it drains what still runs.
+
+func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
+	for {
+		if ctx.Err() != nil {
+			return StopInterrupted
+		}
+		if w.paused.Load() {
+			// As Laravel: sleep at least a second while paused, and keep
+			// checking the stop conditions.
+			w.sleepOrWake(ctx, max(w.cfg.Sleep, time.Second))
+			if reason := w.stopReason(start, false, false); reason != "" {
+				return reason
+			}
+			continue
+		}
+		free := w.waitForSlot(ctx)
+		if free == 0 || w.paused.Load() {
+			if reason := w.stopReason(start, false, false); reason != "" {
+				return reason
+			}
+			continue
+		}
+		idleBefore := w.inflight.len() == 0
+		jobs, err := w.claim(ctx, free)
+		if errors.Is(err, errRowFailedAtClaim) {
+			continue // a row was found (and failed): the queue is not empty
+		}
+		if err != nil {
+			w.claimFailed(ctx, err)
+			continue
+		}
+		for _, row := range jobs {
+			w.dispatch(jobCtx, row)
+		}
+		// Empty means empty with nothing running since before the claim: a
+		// job finishing meanwhile may have released itself back.
+		empty := len(jobs) == 0 && idleBefore && w.inflight.len() == 0 &&
+			(!w.cfg.StopWhenEmpty || w.reallyEmpty(ctx))
+		if reason := w.stopReason(start, len(jobs) > 0, empty); reason != "" {
+			return reason
+		}
+		if len(jobs) == 0 {
+			// A job finishing wakes the loop early: it may have been the
+			// last one (--stop-when-empty) or released itself back.
+			w.sleepOrWake(ctx, w.cfg.Sleep)
+		} else if w.cfg.Rest > 0 {
+			sleep(ctx, w.clock, w.cfg.Rest)
+		}
+	}
+}
+
+// waitForSlot blocks until at least one place is free and returns how
+// many are, capped by what --once and --max-jobs still allow.
+func (w *Worker) waitForSlot(ctx context.Context) int {
+	for w.inflight.free() == 0 {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-w.wake:
+		}
+	}
+	free := w.inflight.free()
+	if w.cfg.Once {
+		free = 1
+	}
+	if w.cfg.MaxJobs > 0 {
+		free = min(free, w.cfg.MaxJobs-int(w.Claimed()))
+	}
+	return max(free, 0)
+}
+
+// claim reserves up to n jobs (one at a time in --laravel-exact mode).
+// Only classes with a handler are reserved unless --unrouted=fail.
+func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
+	opts, ok := w.claimOptions()
+	queues := w.claimQueues()
+	if !ok || len(queues) == 0 {
+		return nil, nil
+	}
+	if w.cfg.LaravelExact {
+		n = 1
+	}
+	started := time.Now()
+	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
+	jobs, err := w.store.Claim(ctx, queues, n, opts)
+	if err == nil {
+		w.problems.clear(kindSchema, kindPermission)
+	}
+	return jobs, w.claimError(ctx, err)
+}
+
+// claimQueues are the configured queues minus the paused ones. No queue
+// configured means the store's default queue, which is spelled "" here.
+func (w *Worker) claimQueues() []string {
+	queues := w.cfg.Queues
+	if len(queues) == 0 {
+		queues = []string{""}
+	}
+	paused := w.pausedQueues.Load()
+	if paused == nil || len(*paused) == 0 {
+		return queues
+	}
+	return slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return slices.Contains(*paused, q) })
+}
+
+// claimOptions restricts claims to routed classes (unless --unrouted=fail)
+// and away from rows given back to PHP; ok is false when nothing may be
+// claimed at all.
+func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
+	now := w.now()
+	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(now)}
+	blocked := w.problems.blockedClasses(now)
+	if w.cfg.Unrouted == UnroutedSkip {
+		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
+		return opts, len(opts.DisplayNames) > 0
+	}
+	opts.ExcludeDisplayNames = blocked
+	return opts, true
+}
+
+// reallyEmpty confirms an empty claim before --stop-when-empty stops: SKIP
+// LOCKED skips rows other transactions hold, so an empty claim can happen
+// while claimable rows exist.
+func (w *Worker) reallyEmpty(ctx context.Context) bool {
+	opts, ok := w.claimOptions()
+	queues := w.claimQueues()
+	if !ok || len(queues) == 0 {
+		return true
+	}
+	n, err := w.store.CountClaimable(ctx, queues, opts)
+	return err == nil && n == 0
+}
+
+// claimError fails a row whose reservation itself failed (attempts
+// overflowing tinyint unsigned), as Laravel 12.54+ does, so it cannot wedge
+// the queue; other errors are returned for the loop to log and retry.
+func (w *Worker) claimError(ctx context.Context, err error) error {
+	var ce *jobqueue.ClaimError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	w.log.Error().Err(ce.Err).Int64("id", ce.Job.ID).Msg("reserving a job failed; failing it")
+	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
+	// Fenced by the row as it was selected: failed only if nobody has
+	// reserved it since.
+	w.completer.fail(ce.Job, p, failureText(ce.Err), nil)
+	return errRowFailedAtClaim
+}
+
+// errRowFailedAtClaim tells the loop a claim found a row but failed it.
+var errRowFailedAtClaim = errors.New("worker: a row failed while being reserved")
+
+func (w *Worker) claimFailed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	w.cfg.Metrics.claimError()
+	if !w.problems.setupProblem(err) {
+		w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
+	}
+	sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
+}
+
+// dispatch hands a claimed row to an executor of its own. The job is in
+// flight before it runs, so the loop never sees a claimed job as neither
+// queued nor running.
+func (w *Worker) dispatch(jobCtx context.Context, row jobqueue.JobRow) {
+	w.stats.claimed.Add(1)
+	ctx, cancel := context.WithCancelCause(jobCtx)
+	w.inflight.dispatch(newJobExecutor(ctx, cancel, w.exec, row, w.now()))
+}
+
+// inFlight is the one record of the jobs a worker holds, from claim until
+// their outcome is handed to the completer: each job's executor, how many
+// of them have not decided their outcome yet (shutdown gives those Grace),
+// and the goroutines that run them. Its limit is the concurrency: the
+// producer claims as many jobs as there are free places.
+//
+// The goroutines are long-lived, one per busy place, started as the
+// places first fill up. A goroutine per job would be created for each
+// job and grow its stack again for each (payload parsing and command
+// decoding go deep): on the no-op path that was a tenth of the worker's
+// CPU. A handler still runs on a goroutine of its own (jobExecutor.call),
+// so an abandoned one never holds a place's goroutine.
+type inFlight struct {
+	limit int
+	// left is called after a job left: a place is free.
+	left func()
+
+	mu        sync.Mutex
+	jobs      map[*jobExecutor]struct{}
+	undecided int
+	// decided is closed when no job is undecided; made on demand.
+	decided chan struct{}
+
+	work chan *jobExecutor
+	// started counts the goroutines; only the producer starts them.
+	started int
+	exited  sync.WaitGroup
+}
+
+func newInFlight(limit int, left func()) *inFlight {
+	return &inFlight{limit: limit, left: left, jobs: map[*jobExecutor]struct{}{}, work: make(chan *jobExecutor)}
+}
+
+// dispatch records e and runs it on an idle goroutine, or on a new one
+// while fewer than limit run. The caller checked that a place is free, so
+// with limit goroutines started one of them is idle or about to be.
+func (f *inFlight) dispatch(e *jobExecutor) {
+	f.mu.Lock()
+	f.jobs[e] = struct{}{}
+	f.undecided++
+	f.mu.Unlock()
+	select {
+	case f.work <- e:
+		return
+	default:
+	}
+	if f.started < f.limit {
+		f.started++
+		f.exited.Add(1)
+		go f.serve(e)
+		return
+	}
+	f.work <- e
+}
+
+func (f *inFlight) serve(first *jobExecutor) {
+	defer f.exited.Done()
+	f.run(first)
+	for e := range f.work {
+		f.run(e)
+	}
+}
+
+// run executes e; then e leaves and its place is free.
+func (f *inFlight) run(e *jobExecutor) {
+	e.execute()
+	f.mu.Lock()
+	delete(f.jobs, e)
+	f.mu.Unlock()
+	f.left()
+}
+
+// markDecided records that e's outcome is decided (its handler is done
+// with it); the executor calls it once.
+func (f *inFlight) markDecided() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.undecided--
+	if f.undecided == 0 && f.decided != nil {
+		close(f.decided)
+		f.decided = nil
+	}
+}
+
+// allDecided is closed once no job's outcome is undecided. Only
+// meaningful when no more jobs are dispatched (shutdown).
+func (f *inFlight) allDecided() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.undecided == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	if f.decided == nil {
+		f.decided = make(chan struct{})
+	}
+	return f.decided
+}
+
+func (f *inFlight) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.jobs)
+}
+
+// free is how many more jobs may be dispatched now.
+func (f *inFlight) free() int { return max(f.limit-f.len(), 0) }
+
+// all lists the jobs held now.
+func (f *inFlight) all() []*jobExecutor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*jobExecutor, 0, len(f.jobs))
+	for e := range f.jobs {
+		out = append(out, e)
+	}
+	return out
+}
+
+// olderThan lists the jobs held for at least d.
+func (f *inFlight) olderThan(d time.Duration, now time.Time) []*jobExecutor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*jobExecutor
+	for e := range f.jobs {
+		if now.Sub(e.started) >= d {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// close waits until every job has left and stops the goroutines; call
+// after the last dispatch.
+func (f *inFlight) close() {
+	close(f.work)
+	f.exited.Wait()
+}
+
+// stopReason is stopIfNecessary's list, in Laravel's order (quit and lost
+// connection are handled by ctx and claim errors).
+func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
+	switch {
+	case w.cfg.Once && found:
+		return StopOnce
+	case w.cfg.MemoryMB > 0 && rssMB() >= float64(w.cfg.MemoryMB):
+		return StopMemory
+	case w.restartRequested():
+		return StopRestart
+	case w.cfg.StopWhenEmpty && empty:
+		return StopEmpty
+	case w.cfg.MaxTime > 0 && w.now().Sub(start) >= w.cfg.MaxTime:
+		return StopMaxTime
+	case w.cfg.MaxJobs > 0 && w.Claimed() >= int64(w.cfg.MaxJobs):
+		return StopMaxJobs
+	}
+	return ""
+}
+
+// restartKey is where `php artisan queue:restart` writes its timestamp.
+const restartKey = "illuminate:queue:restart"
+
+// restartStamp reads the value `php artisan queue:restart` writes to the
+// cache; "" when there is no shared cache or no value.
+func (w *Worker) restartStamp(ctx context.Context) string {
+	if w.cfg.Cache == nil {
+		return ""
+	}
+	v, _, err := w.cfg.Cache.Get(ctx, restartKey)
+	if err != nil {
+		w.log.Warn().Err(err).Msg("reading the queue:restart signal failed")
+		return w.lastRestart
+	}
+	return string(v)
+}
+
+// restartRequested is Laravel's queueShouldRestart: the stamp changed since
+// the worker started, so `php artisan queue:restart` stops Go workers too.
+func (w *Worker) restartRequested() bool {
+	return w.cfg.Cache != nil && w.restartStamp(context.Background()) != w.lastRestart
+}
+
+// nudge wakes the loop: a job left, or the worker resumed.
+func (w *Worker) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) now() time.Time { return w.clock.Now() }
+
+// sleep waits d on c, or less when ctx ends.
+func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
+	}
+}
+
+// sleepOrWake waits d, or less when ctx ends, a job leaves or Resume
+// nudges the worker.
+func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := w.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.wake:
+	case <-t.C():
+	}
+}
+
+// drain waits for running handlers: without limit when the worker stopped
+// by itself, for Grace after a stop signal; then cancels their contexts
+// and gives back whatever is still running (interrupted.go).
+func (w *Worker) drain(reason StopReason, cancelJobs context.CancelFunc) {
+	done := w.inflight.allDecided()
+	if reason != StopInterrupted {
+		<-done
+		return
+	}
+	grace := w.clock.NewTimer(w.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C():
+	}
+	w.log.Warn().Int("running", w.inflight.len()).Msg("grace period over; cancelling running jobs")
+	cancelJobs()
+	abandon := w.clock.NewTimer(w.cfg.Abandon)
+	defer abandon.Stop()
+	select {
+	case <-done:
+	case <-abandon.C():
+		w.releaseAbandoned()
+	}
+}
+
+// releaseAbandoned gives back the jobs whose handlers did not stop in
+// time at shutdown, as any job cut short by shutdown, so another worker
+// runs them.
+func (w *Worker) releaseAbandoned() {
+	for _, e := range w.inflight.all() {
+		if row, ok := e.take(); ok {
+			p := e.parsedPayload() // parsed before its handler ran
+			if w.cfg.Ran != nil {
+				w.cfg.Ran(row, e.started, w.now().Sub(e.started))
+			}
+			w.exec.interrupted(row, p, true)
+			w.cfg.Metrics.jobDone(row.Queue, w.exec.metricsClass(p), "interrupted", w.now().Sub(e.started))
+		}
+	}
+}
