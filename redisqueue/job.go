@@ -49,13 +49,16 @@ func (e *MalformedError) Error() string {
 	return "redisqueue: Laravel's pop cannot read this payload (a PHP worker would lose it): " + e.Reason
 }
 
-// Head is the job at the head of a queue that a filtered pop left in
-// place: its class is not among those asked for, or its id is one of
-// PopOptions.LeaveIDs (ByID).
+// Head is the job at the head of a queue that a pop left in place: its
+// class is not among those asked for, its id is one of PopOptions.LeaveIDs
+// (ByID), or it is a byte-for-byte copy of a job reserved now (Copy: the
+// same payload pushed twice), which waits until that reservation is gone.
+// DisplayName and UUID are "" when the payload does not hold them.
 type Head struct {
 	DisplayName string
 	UUID        string
 	ByID        bool
+	Copy        bool
 }
 
 // parseClaim reads claimScript's reply.
@@ -66,7 +69,7 @@ func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, []string, 
 	}
 	var head *Head
 	if h, ok := arr[0].([]any); ok && len(h) == 3 {
-		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id"}
+		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id", Copy: asString(h[2]) == "copy"}
 	}
 	var moved []string
 	if m, ok := arr[1].([]any); ok {

@@ -45,7 +45,8 @@ type PopResult struct {
 	// Jobs are the popped jobs in list order; a job with Err set could not
 	// be read (MalformedError) and must be failed or given back.
 	Jobs []*Job
-	// Head is the job the pop stopped at because of Only/Except, if any.
+	// Head is the job the pop stopped at and left in place (Only/Except,
+	// LeaveIDs, or a copy of a reserved job), if any.
 	Head *Head
 	// Migrated are the members the migrations moved from the delayed and
 	// reserved sets to the list (delayed first), with PopOptions.Migrated.

@@ -97,7 +97,7 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // notify token. Migrating first in the same script gives a state Laravel's
 // three separate EVALs also give (the one where nothing ran between them).
 //
-// Two things Laravel's pop does not do:
+// Three things Laravel's pop does not do:
 //   - With a class filter (ARGV[6] = 1: only the names listed, 2: all but
 //     those) or ids to leave (jobs the caller gave back), the head is
 //     decoded before it is reserved; a head of another class, or one whose
@@ -112,6 +112,12 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 //     the job is gone. Here it is reserved under its own raw bytes and
 //     returned with the error, so the caller can fail it (the raw bytes
 //     are then its fence) instead of losing it.
+//   - A job whose reserved copy (or, unreadable, whose raw bytes) is in
+//     the reserved set already is a byte-for-byte copy of a job reserved
+//     now (the same payload pushed twice): the two would share one
+//     member, and settling one would settle, or lose, the other. It goes
+//     back to the head, untouched, and the script stops and returns it as
+//     a head left in place (why "copy") until that reservation is gone.
 //
 // KEYS: 1 ready list, 2 reserved set, 3 notify list, 4 delayed set.
 // ARGV: 1 now, 2 reservation expiry score, 3 migrate first (2: the
@@ -126,8 +132,8 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // payload "id"s of jobs to leave in place.
 //
 // Reply: {blocked, migrated, job...} where blocked is false or
-// {displayName, uuid, why} of the head left in place (why: "class" or
-// "id"), migrated is false or the members the migrations moved (delayed
+// {displayName, uuid, why} of the head left in place (why: "class", "id"
+// or "copy"), migrated is false or the members the migrations moved (delayed
 // ones first, as Horizon's JobsMigrated events hear of them), and each
 // job is {raw, reserved, attempts, id, uuid, error}: reserved false and
 // error set for an undecodable job; attempts the reserved copy's count;
@@ -211,6 +217,15 @@ for _ = 1, tonumber(ARGV[5]) do
     ok, reserved = pcall(reserve, decoded)
   else
     reserved = decoded
+  end
+  if redis.call('zscore', KEYS[2], ok and reserved or job) then
+    redis.call('lpush', KEYS[1], job)
+    local name, uuid = false, false
+    if type(decoded) == 'table' then
+      name, uuid = str(decoded['displayName']), str(decoded['uuid'])
+    end
+    out[1] = {name or '', uuid or '', 'copy'}
+    break
   end
   if ok then
     redis.call('zadd', KEYS[2], expiry, reserved)

@@ -115,6 +115,53 @@ func TestWorkerDrainsAQueueAndLeavesPHPsJob(t *testing.T) {
 	}
 }
 
+// TestWorkerSettlesEachCopyOfAPayloadPushedTwice: the same payload pushed
+// twice (byte for byte) would share one reservation; the second copy waits
+// at the head until the first is settled, so each copy is settled on its
+// own: a readable one runs twice, an unreadable one fails twice, nothing
+// is lost, and the copy left waiting is counted.
+func TestWorkerSettlesEachCopyOfAPayloadPushedTwice(t *testing.T) {
+	e := newEnv(t, appconfig.EngineSQLite, envOptions{})
+	uuid := e.push(t, "", classA)
+	pushed := e.list(t, "default")[0]
+	ctx := context.Background()
+	k := e.q.Config().Keys("")
+	for _, r := range []string{pushed, "not json", "not json"} {
+		if err := e.rc.RPush(ctx, k.Ready, r).Err(); err != nil {
+			t.Fatal(err)
+		}
+		e.rc.RPush(ctx, k.Notify, 1)
+	}
+	var r runs
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { r.add(job); return nil })
+	cfg := workerConfig()
+	cfg.Concurrency = 4
+	w := e.worker(t, reg, cfg)
+	run(t, w, 30*time.Second)
+	if n := r.count(uuid); n != 2 {
+		t.Errorf("the job pushed twice ran %d times, want 2", n)
+	}
+	if f := e.failed(t); len(f) != 2 || f[0].Payload != "not json" || f[1].Payload != "not json" {
+		t.Errorf("failed rows %+v, want both unreadable copies", f)
+	}
+	if got := e.keys(t); got != "" {
+		t.Errorf("left in Redis: %s", got)
+	}
+	if st := w.Stats(); st.Lost != 0 {
+		t.Errorf("stats %+v: a copy's outcome was dropped as lost", st)
+	}
+	copies := int64(0)
+	for _, l := range e.s.Left() {
+		if l.Reason == ReasonCopy {
+			copies += l.Jobs
+		}
+	}
+	if copies == 0 {
+		t.Errorf("no copy counted as left waiting: %+v", e.s.Left())
+	}
+}
+
 // TestWorkerReleasesWithBackoffThenFails: each failed attempt is
 // released into the delayed set for its backoff, with the attempt
 // counted; the last one lands in failed_jobs under the redis connection

@@ -124,7 +124,7 @@ func TestDeployFailsNothing(t *testing.T) {
 		goProc := goWorker(t, []string{"RELWORKER_SLEEP_SECONDS=600"}, args...)
 		waitFor(t, 30*time.Second, "Go to start every job", func() bool {
 			started := 0
-			for _, c := range tallies(t) {
+			for _, c := range tallies(t, sleepClass) {
 				if c.goStarts == d {
 					started++
 				}
@@ -166,7 +166,7 @@ func TestDeployFailsNothing(t *testing.T) {
 	if app.hasPHP {
 		php = phpWorker(t, 90, "--queue="+queue, "--sleep=1", "--tries=1")
 		waitFor(t, 30*time.Second, "PHP to start a job", func() bool {
-			for _, c := range tallies(t) {
+			for _, c := range tallies(t, sleepClass) {
 				if c.phpStarts > 0 {
 					return true
 				}
@@ -187,7 +187,7 @@ func TestDeployFailsNothing(t *testing.T) {
 	}
 	byPHP := 0
 	for uuid := range uuids {
-		c := tallies(t)[uuid]
+		c := tallies(t, sleepClass)[uuid]
 		if c == nil || c.goStarts+c.phpStarts != deploys+1 || c.goEnds+c.phpEnds != 1 {
 			t.Errorf("job %s: runs %+v, want %d cut short and one more run to its end", uuid, c, deploys)
 		}
