@@ -286,9 +286,7 @@ func testRedisGoReleasesPHPRuns(t *testing.T, s *suite) {
 	if time.Now().Unix() < due && len(s.runs(t)) != 0 {
 		t.Fatal("PHP ran a job released for 3 s at once")
 	}
-	for time.Now().Unix() < due {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(due)
 	a.work(t, "--stop-when-empty", "--tries=3")
 	runs := runsByUUID(s.runs(t))[job.UUID]
 	if len(runs) != 1 || runs[0].Attempt != 2 || runs[0].Worker != "php" {
@@ -314,9 +312,7 @@ func testRedisExpiredReservationPHPTakesOver(t *testing.T, s *suite) {
 	ctx := s.ctx(t)
 	a.artisan(t, "app:dispatch", "noop")
 	job := popOne(t, a, "default")
-	for time.Now().Unix() <= job.ReservedUntil {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(job.ReservedUntil + 1)
 	a.work(t, "--once", "--tries=3")
 	runs := runsByUUID(s.runs(t))[job.UUID]
 	if len(runs) != 1 || runs[0].Attempt != 2 {

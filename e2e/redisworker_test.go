@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/redis/go-redis/v9"
 )
@@ -134,9 +135,7 @@ func redisDelayedAndReleased(t *testing.T, a *redisApp) {
 	if time.Now().Unix() < due && len(s.runs(t)) != 0 {
 		t.Fatal("Go ran a delayed job before it was due")
 	}
-	for time.Now().Unix() < due {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(due)
 	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", high, "--stop-when-empty")
 	if runs := s.runs(t); len(runs) != 1 || runs[0].Worker != "go" {
 		t.Fatalf("runs %+v", runs)
@@ -150,9 +149,7 @@ func redisDelayedAndReleased(t *testing.T, a *redisApp) {
 	if len(released) != 1 || !strings.Contains(released[0].Member.(string), `"attempts":1`) {
 		t.Fatalf("delayed set after Go's release %v", released)
 	}
-	for time.Now().Unix() < int64(released[0].Score) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(int64(released[0].Score))
 	a.work(t, "--stop-when-empty", "--tries=3")
 	runs := runsByUUID(s.runs(t))[p.UUID]
 	if len(runs) != 2 || runs[0].Worker != "go" || runs[1].Worker != "php" || runs[1].Attempt != 2 {
@@ -230,12 +227,15 @@ func testRedisUniqueLockReleasedByGo(t *testing.T, s *suite) {
 // waitFor polls cond until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	testwait.Until(t, timeout, what, cond)
+}
+
+// untilUnix waits until the wall clock reaches the unix second ts: a
+// delayed or released job becomes due by the clock, which is what such a
+// test is about.
+func untilUnix(ts int64) {
+	if d := time.Until(time.Unix(ts, 0)); d > 0 {
+		<-time.After(d)
 	}
 }
 
