@@ -17,7 +17,7 @@ func (s *Server) parseTemplates() error {
 		"ago":      ago,
 		"dur":      humanDuration,
 		"num":      thousands,
-		"ts":       func(t time.Time) string { return t.In(s.snap.src.loc).Format(time.DateTime) },
+		"ts":       func(t time.Time) string { return t.In(s.snap.Location()).Format(time.DateTime) },
 		"join":     strings.Join,
 		"short":    short,
 		"link":     link,
