@@ -334,3 +334,43 @@ func testRedisThroughTheCLI(t *testing.T, s *suite) {
 		t.Fatalf("left in Redis after clear: %s", got)
 	}
 }
+
+// TestRedisHorizonRecordsThroughTheCLI: `work --horizon on` writes
+// Horizon's records of the jobs it runs under Horizon's prefix (the
+// app has no config/horizon.php: Horizon::use()'s "horizon:"): each job
+// completed and out of the pending list, the queue's and the class's
+// throughput counted.
+func TestRedisHorizonRecordsThroughTheCLI(t *testing.T) {
+	onEachDB(t, testRedisHorizonRecordsThroughTheCLI)
+}
+
+func testRedisHorizonRecordsThroughTheCLI(t *testing.T, s *suite) {
+	a := s.redisQueue(t)
+	a.artisan(t, "app:dispatch", "noop", "--count=3")
+	var uuids []string
+	for _, raw := range a.list(t, "default") {
+		p, err := payload.Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		uuids = append(uuids, p.UUID)
+	}
+	a.goWork(t, noopJob, nil, "--stop-when-empty", "--horizon", "on")
+	ctx := s.ctx(t)
+	for _, u := range uuids {
+		if st, _ := a.rc.HGet(ctx, "horizon:"+u, "status").Result(); st != "completed" {
+			t.Errorf("job %s: Horizon status %q, want completed", u, st)
+		}
+		if _, err := a.rc.ZScore(ctx, "horizon:completed_jobs", u).Result(); err != nil {
+			t.Errorf("job %s not in Horizon's completed_jobs: %v", u, err)
+		}
+	}
+	for key, want := range map[string]string{"horizon:queue:default": "3", "horizon:job:" + noopJob: "3"} {
+		if got, _ := a.rc.HGet(ctx, key, "throughput").Result(); got != want {
+			t.Errorf("%s throughput %q, want %s", key, got, want)
+		}
+	}
+	if ok, _ := a.rc.SIsMember(ctx, "horizon:measured_queues", "horizon:queue:default").Result(); !ok {
+		t.Error("horizon:measured_queues lacks the queue")
+	}
+}

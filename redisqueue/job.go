@@ -59,20 +59,27 @@ type Head struct {
 }
 
 // parseClaim reads claimScript's reply.
-func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, error) {
+func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, []string, error) {
 	arr, ok := reply.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, nil, fmt.Errorf("redisqueue: unexpected pop reply %T", reply)
+	if !ok || len(arr) < 2 {
+		return nil, nil, nil, fmt.Errorf("redisqueue: unexpected pop reply %T", reply)
 	}
 	var head *Head
 	if h, ok := arr[0].([]any); ok && len(h) == 3 {
 		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id"}
 	}
-	jobs := make([]*Job, 0, len(arr)-1)
-	for _, item := range arr[1:] {
+	var moved []string
+	if m, ok := arr[1].([]any); ok {
+		moved = make([]string, len(m))
+		for i, v := range m {
+			moved[i] = asString(v)
+		}
+	}
+	jobs := make([]*Job, 0, len(arr)-2)
+	for _, item := range arr[2:] {
 		f, ok := item.([]any)
 		if !ok || len(f) != 6 {
-			return nil, nil, errors.New("redisqueue: unexpected job in the pop reply")
+			return nil, nil, nil, errors.New("redisqueue: unexpected job in the pop reply")
 		}
 		raw := asString(f[0])
 		j := &Job{Queue: queue, Payload: []byte(raw), ReservedUntil: until}
@@ -87,7 +94,7 @@ func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, error) {
 		}
 		jobs = append(jobs, j)
 	}
-	return jobs, head, nil
+	return jobs, head, moved, nil
 }
 
 // asString is a bulk string reply, "" for nil.

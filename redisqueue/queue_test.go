@@ -242,7 +242,7 @@ func TestExtendKeepsARunningJob(t *testing.T) {
 }
 
 // TestPopFilterLeavesForeignHead: with Only, a head of another class is
-// not popped and named; the state is untouched. Jobs of the listed class
+// left (put back in the same script) and named; the state is untouched. Jobs of the listed class
 // ahead of it are popped.
 func TestPopFilterLeavesForeignHead(t *testing.T) {
 	srv := server(t)

@@ -334,7 +334,9 @@ func TestWorkerSharesMaxExceptionsAndRestart(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			go func() { done <- w.Run(ctx) }()
-			time.Sleep(300 * time.Millisecond)
+			// The worker reads the signal once, before its first claim
+			// loop: a change after that stops it.
+			waitUntil(t, 15*time.Second, "the worker's first claim loop", func() bool { return w.Stats().Loops > 0 })
 			if err := cache.Put(e.ctx, "illuminate:queue:restart", []byte("i:1700000100;"), 24*time.Hour); err != nil {
 				t.Fatal(err)
 			}
@@ -354,13 +356,13 @@ func TestWorkerSharesMaxExceptionsAndRestart(t *testing.T) {
 // reservation; another worker popping all along never gets it.
 func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 	e := newEnv(t, appconfig.EngineSQLite, envOptions{retryAfter: 3 * time.Second})
-	started := make(chan struct{})
+	started, finish := make(chan struct{}), make(chan struct{})
 	var ran atomic.Int32
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 		ran.Add(1)
 		close(started)
-		time.Sleep(7 * time.Second) // > 2 x retry_after
+		<-finish // the test lets it end after > 2 x retry_after
 		return nil
 	})
 	e.push(t, "", classA, phpserialize.Public("timeout", phpserialize.Int(0)))
@@ -375,8 +377,11 @@ func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 		t.Fatal("the job did not start")
 	}
 	other, _ := redisqueue.New(e.rc, e.q.Config())
-	deadline := time.Now().Add(6500 * time.Millisecond)
-	for time.Now().Before(deadline) {
+	// Another worker pops all along for more than twice retry_after (the
+	// expiry under test is the server's clock): it never gets the job.
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(6500 * time.Millisecond); time.Now().Before(deadline); <-tick.C {
 		res, err := other.Pop(e.ctx, "", redisqueue.PopOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -384,8 +389,8 @@ func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 		if len(res.Jobs) != 0 {
 			t.Fatalf("a running job was popped again (attempt %d)", res.Jobs[0].Attempts)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
+	close(finish)
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

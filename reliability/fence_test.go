@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/faultproxy"
+
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -316,8 +318,8 @@ func TestPartitionedWorker(t *testing.T) {
 		jobs       = 3
 	)
 	ids := sleepJobs(t, queue, 1, jobs)
-	proxy := newNetProxy(t, "127.0.0.1:3306")
-	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "RELWORKER_SLEEP_SECONDS=3", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
+	proxy := faultproxy.New(t, "127.0.0.1:3306")
+	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "RELWORKER_SLEEP_SECONDS=3", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.Port())},
 		"--queue", queue, "--concurrency", strconv.Itoa(jobs), "--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1", "--memory", "0", "--tries", "5")
 	started := func(which func(*tally) int) func() bool {
 		return func() bool {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/faultproxy"
+
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -30,8 +32,8 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 		writeGrace = 2 * time.Second
 	)
 	uuids := pushCopies(t, app.q, noopTemplate(t, queue), queue, jobs)
-	proxy := newNetProxy(t, "127.0.0.1:3306")
-	goProc := goWorker(t, []string{"RELWORKER_SLEEP=1500ms", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
+	proxy := faultproxy.New(t, "127.0.0.1:3306")
+	goProc := goWorker(t, []string{"RELWORKER_SLEEP=1500ms", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.Port())},
 		"--queue", queue, "--concurrency", strconv.Itoa(jobs), "--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1",
 		"--memory", "0", "--tries", "5", "--grace", grace.String(), "--write-grace", writeGrace.String())
 	waitFor(t, 20*time.Second, "Go to start every job", func() bool { return len(runsOf(t, noopClass)) == jobs })

@@ -1,4 +1,9 @@
-package reliability
+// Package faultproxy is the tests' TCP proxy between a client and a
+// server that can stall the network (bytes held both ways, connections
+// open) or cut it (connections closed, new ones refused), then let it
+// through again: how the worker and reliability tests make databases and
+// Redis misbehave without touching the servers.
+package faultproxy
 
 import (
 	"net"
@@ -6,8 +11,8 @@ import (
 	"testing"
 )
 
-// netProxy sits between a worker process and the database server, to
-// make the network misbehave:
+// Proxy sits between a client (a worker, a worker process) and a server
+// (a database, Redis), to make the network misbehave:
 //
 //   - Stall stops forwarding bytes in both directions without closing
 //     anything, as a partitioned or congested network does: the worker's
@@ -15,7 +20,7 @@ import (
 //     ones are accepted and wait too. Resume lets everything through.
 //   - Cut closes every connection and refuses new ones, as a database
 //     that went away does. Restore accepts connections again.
-type netProxy struct {
+type Proxy struct {
 	ln      net.Listener
 	target  string
 	mu      sync.Mutex
@@ -25,22 +30,31 @@ type netProxy struct {
 	conns   map[net.Conn]bool
 }
 
-func newNetProxy(t *testing.T, target string) *netProxy {
+// New listens on a free loopback port and forwards to target; the test's
+// cleanup closes everything.
+func New(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &netProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
 	p.open = sync.NewCond(&p.mu)
 	go p.serve()
 	t.Cleanup(func() { ln.Close(); p.Resume(); p.Cut() })
 	return p
 }
 
-func (p *netProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+// Port is the proxy's loopback port.
+func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
-func (p *netProxy) serve() {
+// Addr is the proxy's host and port.
+func (p *Proxy) Addr() (string, int) {
+	a := p.ln.Addr().(*net.TCPAddr)
+	return a.IP.String(), a.Port
+}
+
+func (p *Proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -57,7 +71,7 @@ func (p *netProxy) serve() {
 	}
 }
 
-func (p *netProxy) connect(client net.Conn) {
+func (p *Proxy) connect(client net.Conn) {
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		client.Close()
@@ -73,7 +87,7 @@ func (p *netProxy) connect(client net.Conn) {
 // pipe copies src to dst, waiting while the proxy is stalled both before
 // it reads (so the sender's socket buffers fill up, as on a stuck
 // network) and before it writes what it read.
-func (p *netProxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn) {
 	defer func() {
 		dst.Close()
 		src.Close()
@@ -98,7 +112,7 @@ func (p *netProxy) pipe(dst, src net.Conn) {
 	}
 }
 
-func (p *netProxy) waitOpen() {
+func (p *Proxy) waitOpen() {
 	p.mu.Lock()
 	for p.stalled {
 		p.open.Wait()
@@ -107,14 +121,14 @@ func (p *netProxy) waitOpen() {
 }
 
 // Stall holds every byte in both directions; nothing is closed.
-func (p *netProxy) Stall() {
+func (p *Proxy) Stall() {
 	p.mu.Lock()
 	p.stalled = true
 	p.mu.Unlock()
 }
 
 // Resume forwards again what Stall held.
-func (p *netProxy) Resume() {
+func (p *Proxy) Resume() {
 	p.mu.Lock()
 	p.stalled = false
 	p.mu.Unlock()
@@ -122,7 +136,7 @@ func (p *netProxy) Resume() {
 }
 
 // Cut closes every connection and refuses new ones.
-func (p *netProxy) Cut() {
+func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = true
@@ -133,7 +147,7 @@ func (p *netProxy) Cut() {
 }
 
 // Restore accepts connections again.
-func (p *netProxy) Restore() {
+func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.down = false
 	p.mu.Unlock()
