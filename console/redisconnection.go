@@ -6,7 +6,8 @@ import (
 	"os"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/redisjobs"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/redisstore"
@@ -14,7 +15,7 @@ import (
 )
 
 // This file is the redis driver's constructor: the one place of the CLI
-// that names package redisstore.
+// that names package redisstore (and the dashboard's Redis source).
 
 // openRedisConnection opens Laravel's Redis queue on the app's redis
 // queue connection, with its failed jobs, batches and laraworker's own
@@ -51,9 +52,12 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	conn.sql = &queueDatabase{
 		db:    db.DB(),
 		fleet: fleet.On(db.DB(), db.Dialect(), qcfg.TablePrefix),
-		// The dashboard reads queues from a jobs table: there is none.
-		tables: dashboard.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
+		// No jobs table: the dashboard reads the pending jobs in Redis
+		// (the connection's default queue always watched), failed_jobs and
+		// the fleet in the database.
+		tables: snapshot.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
 			Location: qcfg.Location(), RetryAfter: st.RetryAfter()},
+		jobs: redisjobs.New(st.Queue(), redisjobs.Options{Queues: []string{st.Queue().Config().Queue}}),
 	}
 	conn.ping = st.Ping
 	conn.close = st.Close

@@ -1,4 +1,4 @@
-package dashboard
+package snapshot
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/payload"
 )
 
 // cachedJob is what the dashboard keeps of one jobs row: everything but
@@ -54,37 +53,27 @@ type jobCache struct {
 	// caughtUp is set once the tail reached the end of the table: until
 	// then the counts miss rows, and the page says so.
 	caughtUp bool
-	pass     passState
+	pass     PassState
 	front    map[uint16]int // how many ready rows to verify per queue
 	// tags are the models the rows hold (nil: not read, --hide-payloads).
 	tags *tagSet
-}
-
-// passState tracks the rolling verification pass.
-type passState struct {
-	Started, LastDone time.Time
-	LastTook          time.Duration
 }
 
 func newJobCache() *jobCache {
 	return &jobCache{queues: newNames(10000), classes: newNames(10000), front: map[uint16]int{}}
 }
 
-// refreshBudget bounds one refresh; see refresh.
-type refreshBudget struct {
+// jobBudget bounds one refresh; see refresh.
+type jobBudget struct {
 	tailRows    int // new rows read per refresh
 	frontRows   int // most ready rows verified per queue
 	rollingRows int // rows of the rolling pass over jobs per refresh
-	// rollingFailed is the rolling pass over failed_jobs: its rows are
-	// large (exception texts of kilobytes, read with the id), and they
-	// only ever disappear, so it goes slower.
-	rollingFailed int
 }
 
-var defaultBudget = refreshBudget{tailRows: 20000, frontRows: 20000, rollingRows: 5000, rollingFailed: 2000}
+var defaultJobBudget = jobBudget{tailRows: 20000, frontRows: 20000, rollingRows: 5000}
 
 // refresh runs one round of reads (see jobCache) and applies them.
-func (c *jobCache) refresh(ctx context.Context, src *source, b refreshBudget, now time.Time) error {
+func (c *jobCache) refresh(ctx context.Context, src *jobTable, b jobBudget, now time.Time) error {
 	if err := c.readTail(ctx, src, b.tailRows); err != nil {
 		return err
 	}
@@ -101,13 +90,13 @@ func (c *jobCache) refresh(ctx context.Context, src *source, b refreshBudget, no
 	return nil
 }
 
-func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error {
+func (c *jobCache) readTail(ctx context.Context, src *jobTable, budget int) error {
 	for budget > 0 {
 		c.mu.RLock()
 		after := c.maxID
 		c.mu.RUnlock()
 		limit := min(budget, 5000)
-		rows, err := src.jobsAfter(ctx, after, limit, true)
+		rows, err := src.after(ctx, after, limit, true)
 		if err != nil {
 			return err
 		}
@@ -115,7 +104,7 @@ func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error 
 		if err != nil {
 			return err
 		}
-		tags := c.tagsOf(rows)
+		tags := c.rowTags(rows)
 		c.mu.Lock()
 		for i, r := range rows {
 			c.rows = append(c.rows, c.cached(r, classes[i]))
@@ -138,7 +127,7 @@ func (c *jobCache) readTail(ctx context.Context, src *source, budget int) error 
 
 // classesOf names each row's class from its payload prefix, reading the
 // whole payload for the rare rows whose prefix lacks it.
-func (c *jobCache) classesOf(ctx context.Context, src *source, rows []scannedJob) ([]string, error) {
+func (c *jobCache) classesOf(ctx context.Context, src *jobTable, rows []scannedJob) ([]string, error) {
 	out := make([]string, len(rows))
 	var missing []int64
 	at := map[int64]int{}
@@ -153,7 +142,7 @@ func (c *jobCache) classesOf(ctx context.Context, src *source, rows []scannedJob
 	if len(missing) == 0 {
 		return out, nil
 	}
-	full, err := src.payloads(ctx, src.jobs, missing)
+	full, err := src.payloads(ctx, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +152,9 @@ func (c *jobCache) classesOf(ctx context.Context, src *source, rows []scannedJob
 	return out, nil
 }
 
-// tagsOf reads the tags of the rows whose payload the read returned
+// rowTags reads the tags of the rows whose payload the read returned
 // (those holding models), by index; nil when tags are off or none has.
-func (c *jobCache) tagsOf(rows []scannedJob) [][]string {
+func (c *jobCache) rowTags(rows []scannedJob) [][]string {
 	if c.tags == nil {
 		return nil
 	}
@@ -177,7 +166,7 @@ func (c *jobCache) tagsOf(rows []scannedJob) [][]string {
 		if out == nil {
 			out = make([][]string, len(rows))
 		}
-		out[i] = tagsOf(r.models)
+		out[i] = TagsOf(r.models)
 	}
 	return out
 }
@@ -199,15 +188,6 @@ func (c *jobCache) kill(r *cachedJob) {
 	}
 }
 
-// classOfPayload names a payload's class as queue:failed does, or says
-// it cannot be read.
-func classOfPayload(raw []byte) string {
-	if p, err := payload.Parse(raw); err == nil && p.Name() != "" {
-		return p.Name()
-	}
-	return "(unreadable payload)"
-}
-
 func (c *jobCache) cached(r scannedJob, class string) cachedJob {
 	j := cachedJob{id: r.id, available: clampU32(r.available), created: clampU32(r.created),
 		queue: uint16(c.queues.id(r.queue)), attempts: uint16(min(max(r.attempts, 0), 65535))}
@@ -224,13 +204,13 @@ func clampU32(v int64) uint32 { return uint32(min(max(v, 0), 1<<32-1)) }
 
 // dropBelowQueueMins asks each queue's lowest id (one index lookup) and
 // marks cached rows below it deleted.
-func (c *jobCache) dropBelowQueueMins(ctx context.Context, src *source) error {
+func (c *jobCache) dropBelowQueueMins(ctx context.Context, src *jobTable) error {
 	c.mu.RLock()
 	queues := slices.Clone(c.queues.list)
 	c.mu.RUnlock()
 	mins := make([]int64, len(queues))
 	for i, name := range queues {
-		id, ok, err := src.minJobID(ctx, name)
+		id, ok, err := src.minID(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -253,7 +233,7 @@ func (c *jobCache) dropBelowQueueMins(ctx context.Context, src *source) error {
 // verifyVolatile re-reads every reserved row and, per queue, the first
 // ready rows: as many as last time found changes for (doubling while
 // they do, halving while they do not).
-func (c *jobCache) verifyVolatile(ctx context.Context, src *source, maxFront int, now time.Time) error {
+func (c *jobCache) verifyVolatile(ctx context.Context, src *jobTable, maxFront int, now time.Time) error {
 	c.mu.RLock()
 	var ids []int64
 	nq := len(c.queues.list)
@@ -284,7 +264,7 @@ func (c *jobCache) verifyVolatile(ctx context.Context, src *source, maxFront int
 	if len(ids) == 0 {
 		return nil
 	}
-	fresh, err := src.jobsByID(ctx, ids)
+	fresh, err := src.byID(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -368,14 +348,14 @@ func (c *jobCache) find(id int64) (int, bool) {
 
 // rollOn reads the next slice of the rolling pass and makes the cached
 // rows of that id range equal to it.
-func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.Time) error {
+func (c *jobCache) rollOn(ctx context.Context, src *jobTable, limit int, now time.Time) error {
 	c.mu.RLock()
 	from, top := c.cursor, c.maxID
 	c.mu.RUnlock()
 	if from == 0 {
 		c.pass.Started = now
 	}
-	rows, err := src.jobsAfter(ctx, from, limit, false)
+	rows, err := src.after(ctx, from, limit, false)
 	if err != nil {
 		return err
 	}
@@ -402,7 +382,7 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 	if err := c.readModels(ctx, src, newRows); err != nil {
 		return err
 	}
-	tags := c.tagsOf(newRows)
+	tags := c.rowTags(newRows)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.replaceRange(from, upTo, rows, newRows, classes, tags)
@@ -417,7 +397,7 @@ func (c *jobCache) rollOn(ctx context.Context, src *source, limit int, now time.
 
 // readModels fills the models payload of rows the rolling pass found
 // that were never cached (committed late): their tags.
-func (c *jobCache) readModels(ctx context.Context, src *source, rows []scannedJob) error {
+func (c *jobCache) readModels(ctx context.Context, src *jobTable, rows []scannedJob) error {
 	if c.tags == nil || len(rows) == 0 {
 		return nil
 	}
@@ -425,7 +405,7 @@ func (c *jobCache) readModels(ctx context.Context, src *source, rows []scannedJo
 	for i, r := range rows {
 		ids[i] = r.id
 	}
-	full, err := src.payloads(ctx, src.jobs, ids)
+	full, err := src.payloads(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -493,38 +473,31 @@ func (c *jobCache) compact() {
 	c.dead = 0
 }
 
-// jobFilter selects cached rows for the jobs list.
-type jobFilter struct {
-	queue, class string
-	state        string // "", "ready", "delayed", "reserved"
-	tag          string // a model, "App\Models\Podcast:42"
-}
-
 // selectIDs returns up to limit ids matching f above after, in id order
 // (the order claims take them), and whether more match.
-func (c *jobCache) selectIDs(f jobFilter, after int64, limit int, now int64) (ids []int64, more bool) {
+func (c *jobCache) selectIDs(f JobFilter, after int64, limit int, now int64) (ids []int64, more bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var queue, class uint32
 	var ok bool
-	if f.queue != "" {
-		if queue, ok = c.queues.lookup(f.queue); !ok {
+	if f.Queue != "" {
+		if queue, ok = c.queues.lookup(f.Queue); !ok {
 			return nil, false
 		}
 	}
-	if f.class != "" {
-		if class, ok = c.classes.lookup(f.class); !ok {
+	if f.Class != "" {
+		if class, ok = c.classes.lookup(f.Class); !ok {
 			return nil, false
 		}
 	}
 	match := func(r cachedJob) bool {
-		return !r.dead && (f.queue == "" || uint32(r.queue) == queue) && (f.class == "" || r.class == class) && stateIs(r, f.state, now)
+		return !r.dead && (f.Queue == "" || uint32(r.queue) == queue) && (f.Class == "" || r.class == class) && stateIs(r, f.State, now)
 	}
-	if f.tag != "" {
+	if f.Tag != "" {
 		if c.tags == nil {
 			return nil, false
 		}
-		for _, id := range c.tags.rowsWith(f.tag) {
+		for _, id := range c.tags.rowsWith(f.Tag) {
 			if id <= after {
 				continue
 			}

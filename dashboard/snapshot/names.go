@@ -1,4 +1,6 @@
-package dashboard
+package snapshot
+
+import "github.com/laraworker/laraworker/payload"
 
 // names interns queue and class names, so a cached row holds a small
 // number instead of a string. Names come from the tables, which anyone
@@ -43,4 +45,13 @@ func (n *names) name(i uint32) string {
 func (n *names) lookup(s string) (uint32, bool) {
 	i, ok := n.index[s]
 	return i, ok
+}
+
+// classOfPayload names a payload's class as queue:failed does, or says
+// it cannot be read.
+func classOfPayload(raw []byte) string {
+	if p, err := payload.Parse(raw); err == nil && p.Name() != "" {
+		return p.Name()
+	}
+	return "(unreadable payload)"
 }

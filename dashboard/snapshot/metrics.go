@@ -1,4 +1,4 @@
-package dashboard
+package snapshot
 
 import (
 	"time"
@@ -23,11 +23,11 @@ func (sum *Summary) Export(m *worker.QueueMetrics, now time.Time) {
 		m.Failed.WithLabelValues(f.Name).Set(float64(f.Count))
 	}
 	byKind := map[string]int{fleet.KindGo: 0, fleet.KindPHP: 0}
-	held := heldJobs(sum)
+	held := sum.Held()
 	var last int64
 	for _, w := range sum.Workers {
 		last = max(last, w.LastSeenAt)
-		if alive(workerState(w, held, now)) {
+		if Alive(WorkerState(w, held, now)) {
 			byKind[w.Kind]++
 		}
 	}

@@ -1,4 +1,4 @@
-package dashboard
+package snapshot
 
 import (
 	"runtime"
@@ -8,12 +8,12 @@ import (
 )
 
 func TestTagsOfModels(t *testing.T) {
-	got := tagsOf(fixture(t, "models", ""))
+	got := TagsOf(fixture(t, "models", ""))
 	if want := []string{`App\Models\Podcast:42`, `App\Models\User:1`, `App\Models\User:2`}; !slices.Equal(got, want) {
 		t.Errorf("tags %v, want %v", got, want)
 	}
 	for _, name := range []string{"noop", "scalars", "encrypted-aes-256-cbc"} {
-		if got := tagsOf(fixture(t, name, "")); got != nil {
+		if got := TagsOf(fixture(t, name, "")); got != nil {
 			t.Errorf("%s: tags %v", name, got)
 		}
 	}
@@ -47,7 +47,7 @@ func TestTagSetFreesTags(t *testing.T) {
 // a row (README, "Cost"): 1,000,000 jobs each holding its own model, then
 // each holding the same one.
 //
-//	go test -run '^$' -bench TagMemory -benchtime 1x ./dashboard/
+//	go test -run '^$' -bench TagMemory -benchtime 1x ./dashboard/snapshot/
 func BenchmarkTagMemory(b *testing.B) {
 	const rows = 1_000_000
 	for _, c := range []struct {

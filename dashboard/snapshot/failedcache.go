@@ -1,6 +1,7 @@
-package dashboard
+package snapshot
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -33,7 +34,7 @@ type failedCache struct {
 	classes *names
 	maxID   int64
 	cursor  int64
-	pass    passState
+	pass    PassState
 	// caughtUp is set once the tail reached the end of the table: until
 	// then the counts are a lower bound, and the page says so.
 	caughtUp bool
@@ -48,17 +49,28 @@ func newFailedCache() *failedCache {
 	return &failedCache{queues: newNames(10000), classes: newNames(10000), perMinute: map[int64]map[uint32]int64{}}
 }
 
+// failedBudget bounds one refresh of the failed cache.
+type failedBudget struct {
+	tailRows int // new rows read per refresh
+	// rollingRows is the rolling pass over the ids: failed rows are
+	// large (exception texts of kilobytes), and they only ever disappear,
+	// so it goes slower than the jobs table's.
+	rollingRows int
+}
+
+var defaultFailedBudget = failedBudget{tailRows: 20000, rollingRows: 2000}
+
 // chartSpan is how far back the charts go.
 const chartSpan = 24 * time.Hour
 
-func (c *failedCache) refresh(ctx context.Context, src *source, tailRows, rollingRows int, now time.Time) error {
-	if err := c.readTail(ctx, src, tailRows, now); err != nil {
+func (c *failedCache) refresh(ctx context.Context, src *FailedTable, b failedBudget, now time.Time) error {
+	if err := c.readTail(ctx, src, b.tailRows, now); err != nil {
 		return err
 	}
 	if err := c.dropBelowMin(ctx, src); err != nil {
 		return err
 	}
-	if err := c.rollOn(ctx, src, rollingRows, now); err != nil {
+	if err := c.rollOn(ctx, src, b.rollingRows, now); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -76,14 +88,14 @@ func (c *failedCache) refresh(ctx context.Context, src *source, tailRows, rollin
 	return nil
 }
 
-func (c *failedCache) readTail(ctx context.Context, src *source, budget int, now time.Time) error {
+func (c *failedCache) readTail(ctx context.Context, src *FailedTable, budget int, now time.Time) error {
 	oldest := now.Add(-chartSpan).Unix()
 	for budget > 0 {
 		c.mu.RLock()
 		after := c.maxID
 		c.mu.RUnlock()
 		limit := min(budget, 5000)
-		rows, err := src.failedAfter(ctx, after, limit)
+		rows, err := src.after(ctx, after, limit)
 		if err != nil {
 			return err
 		}
@@ -101,12 +113,12 @@ func (c *failedCache) readTail(ctx context.Context, src *source, budget int, now
 			tags = make([][]string, len(rows))
 			for i, r := range rows {
 				if r.models != nil {
-					tags[i] = tagsOf(r.models)
+					tags[i] = TagsOf(r.models)
 				}
 			}
 		}
 		if len(missing) > 0 {
-			full, err := src.payloads(ctx, src.failed, missing)
+			full, err := src.payloads(ctx, missing)
 			if err != nil {
 				return err
 			}
@@ -146,8 +158,8 @@ func (c *failedCache) readTail(ctx context.Context, src *source, budget int, now
 	return nil
 }
 
-func (c *failedCache) dropBelowMin(ctx context.Context, src *source) error {
-	low, ok, err := src.minFailedID(ctx)
+func (c *failedCache) dropBelowMin(ctx context.Context, src *FailedTable) error {
+	low, ok, err := src.minID(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,14 +178,14 @@ func (c *failedCache) dropBelowMin(ctx context.Context, src *source) error {
 
 // rollOn lists the next ids of the rolling pass and marks cached rows
 // missing from them deleted.
-func (c *failedCache) rollOn(ctx context.Context, src *source, limit int, now time.Time) error {
+func (c *failedCache) rollOn(ctx context.Context, src *FailedTable, limit int, now time.Time) error {
 	c.mu.RLock()
 	from, top := c.cursor, c.maxID
 	c.mu.RUnlock()
 	if from == 0 {
 		c.pass.Started = now
 	}
-	ids, err := src.failedIDsAfter(ctx, from, limit)
+	ids, err := src.idsAfter(ctx, from, limit)
 	if err != nil {
 		return err
 	}
@@ -230,46 +242,47 @@ func (c *failedCache) tagsOfRows(ids []int64) map[int64][]string {
 	return tagsByID(c.tags, ids)
 }
 
-// failedFilter selects cached failed rows.
-type failedFilter struct {
-	class, queue string
-	from, to     int64  // failed_at bounds, unix; 0: none
-	tag          string // a model, "App\Models\Podcast:42"
+// FailedFilter selects failed jobs.
+type FailedFilter struct {
+	Class, Queue string
+	From, To     int64  // failed_at bounds, unix; 0: none
+	Tag          string // a model, "App\Models\Podcast:42"
 }
 
-func (f failedFilter) any() bool {
-	return f.class != "" || f.queue != "" || f.from != 0 || f.to != 0 || f.tag != ""
+// Any reports whether the filter selects anything at all.
+func (f FailedFilter) Any() bool {
+	return f.Class != "" || f.Queue != "" || f.From != 0 || f.To != 0 || f.Tag != ""
 }
 
-// select returns up to limit ids matching f, below before (0: from the
-// newest), newest first, and whether more match further down.
-func (c *failedCache) selectIDs(f failedFilter, before int64, limit int) (ids []int64, more bool) {
+// selectIDs returns up to limit ids matching f, below before (0: from
+// the newest), newest first, and whether more match further down.
+func (c *failedCache) selectIDs(f FailedFilter, before int64, limit int) (ids []int64, more bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	class, queue := uint32(0), uint16(0)
-	if f.class != "" {
-		id, ok := c.classes.lookup(f.class)
+	if f.Class != "" {
+		id, ok := c.classes.lookup(f.Class)
 		if !ok {
 			return nil, false
 		}
 		class = id
 	}
-	if f.queue != "" {
-		id, ok := c.queues.lookup(f.queue)
+	if f.Queue != "" {
+		id, ok := c.queues.lookup(f.Queue)
 		if !ok {
 			return nil, false
 		}
 		queue = uint16(id)
 	}
 	match := func(r cachedFailed) bool {
-		return !r.dead && (f.class == "" || r.class == class) && (f.queue == "" || r.queue == queue) &&
-			(f.from == 0 || int64(r.failedAt) >= f.from) && (f.to == 0 || int64(r.failedAt) < f.to)
+		return !r.dead && (f.Class == "" || r.class == class) && (f.Queue == "" || r.queue == queue) &&
+			(f.From == 0 || int64(r.failedAt) >= f.From) && (f.To == 0 || int64(r.failedAt) < f.To)
 	}
-	if f.tag != "" {
+	if f.Tag != "" {
 		if c.tags == nil {
 			return nil, false
 		}
-		tagged := c.tags.rowsWith(f.tag)
+		tagged := c.tags.rowsWith(f.Tag)
 		for k := len(tagged) - 1; k >= 0; k-- {
 			id := tagged[k]
 			if before > 0 && id >= before {
@@ -300,3 +313,73 @@ func (c *failedCache) selectIDs(f failedFilter, before int64, limit int) (ids []
 	}
 	return ids, false
 }
+
+// summarize writes the failed rows' part of sum.
+func (c *failedCache) summarize(sum *Summary) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	byClass := map[uint32]int64{}
+	byQueue := map[uint16]int64{}
+	for _, r := range c.rows {
+		if r.dead {
+			continue
+		}
+		sum.FailedTotal++
+		byClass[r.class]++
+		byQueue[r.queue]++
+	}
+	for id, n := range byClass {
+		sum.FailedByClass = append(sum.FailedByClass, Named{c.classes.name(id), n})
+	}
+	for id, n := range byQueue {
+		sum.FailedByQueue = append(sum.FailedByQueue, Named{c.queues.name(uint32(id)), n})
+	}
+	byCount := func(a, b Named) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name)) }
+	slices.SortFunc(sum.FailedByClass, byCount)
+	slices.SortFunc(sum.FailedByQueue, byCount)
+	sum.FailedCaughtUp = c.caughtUp
+	sum.FailedPass = c.pass
+	if c.tags != nil {
+		sum.TagsDropped += c.tags.dropped
+	}
+}
+
+// Failures counts the failures of one class in one minute.
+type Failures struct {
+	Minute int64 // unix seconds
+	Class  string
+	Count  int64
+}
+
+// FailuresSince lists the failures per minute and class the snapshot saw
+// from since on (at most a day back), as first read: a failure stays
+// counted when its row is retried or forgotten.
+func (s *Snapshot) FailuresSince(since int64) []Failures {
+	c := s.failed
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []Failures
+	for minute, byClass := range c.perMinute {
+		if minute < since {
+			continue
+		}
+		for class, n := range byClass {
+			out = append(out, Failures{Minute: minute, Class: c.classes.name(class), Count: n})
+		}
+	}
+	return out
+}
+
+// FailedIDs returns up to limit failed ids matching f below before (0:
+// from the newest), newest first, from the cache; more says whether more
+// match further down.
+func (s *Snapshot) FailedIDs(f FailedFilter, before int64, limit int) (ids []int64, more bool) {
+	return s.failed.selectIDs(f, before, limit)
+}
+
+// FailedTags lists the tags of the failed rows ids, by id.
+func (s *Snapshot) FailedTags(ids []int64) map[int64][]string { return s.failed.tagsOfRows(ids) }
+
+// ForgetFailed drops failed rows the dashboard deleted (retry, forget)
+// from the cache at once, before the next refresh finds them gone.
+func (s *Snapshot) ForgetFailed(ids []int64) { s.failed.forget(ids) }

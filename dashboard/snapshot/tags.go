@@ -1,4 +1,4 @@
-package dashboard
+package snapshot
 
 import (
 	"bytes"
@@ -30,9 +30,10 @@ const (
 	maxDistinctTags = 500_000
 )
 
-// tagsOf lists the models a payload's command holds as tags, at most
+// TagsOf lists the models a payload's command holds as tags, as
+// Horizon tags a job by default ("App\Models\Podcast:42"), at most
 // maxTagsPerJob; nil when it holds none or cannot be read.
-func tagsOf(raw []byte) []string {
+func TagsOf(raw []byte) []string {
 	if !bytes.Contains(raw, []byte(modelMarker)) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package dashboard
+package snapshot
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func assertMatches(t *testing.T, q *dbqueue.Queue, s *Snapshot, when string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := sizesOf(s.current())
+	got := sizesOf(s.Current())
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s: summary %+v, tables %+v", when, got, want)
 	}
@@ -42,7 +42,8 @@ func TestJobCacheFollowsTheTable(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
 		s := newTestSnapshot(t, q)
-		s.budget = refreshBudget{tailRows: 7, frontRows: 5, rollingRows: 6, rollingFailed: 6}
+		sqlSource(s).budget = jobBudget{tailRows: 7, frontRows: 5, rollingRows: 6}
+		s.failedBudget = failedBudget{tailRows: 7, rollingRows: 6}
 		now := time.Now().Unix()
 		var items []jobqueue.PushItem
 		for i := range 40 {
@@ -66,7 +67,7 @@ func TestJobCacheFollowsTheTable(t *testing.T) {
 			assertMatches(t, q, s, when)
 		}
 		refreshUntil("after the first pushes", 12)
-		if got := s.current().Classes; len(got) != 6 {
+		if got := s.Current().Classes; len(got) != 6 {
 			t.Errorf("classes by queue: %+v", got)
 		}
 
@@ -114,7 +115,7 @@ func TestFailedCacheFollowsTheTable(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		ctx := context.Background()
 		s := newTestSnapshot(t, q)
-		s.budget = refreshBudget{tailRows: 4, frontRows: 5, rollingRows: 6, rollingFailed: 3}
+		s.failedBudget = failedBudget{tailRows: 4, rollingRows: 3}
 		at := time.Now().UTC().Add(-time.Minute).Format(time.DateTime)
 		for i := range 10 {
 			execSQL(t, q, "insert into {failed} (uuid, connection, queue, payload, exception, failed_at) values (?, 'database', ?, ?, 'E: x', ?)",
@@ -122,7 +123,7 @@ func TestFailedCacheFollowsTheTable(t *testing.T) {
 		}
 		check := func(when string, want int64) {
 			t.Helper()
-			if got := s.current().FailedTotal; got != want {
+			if got := s.Current().FailedTotal; got != want {
 				t.Fatalf("%s: %d failed jobs counted, want %d", when, got, want)
 			}
 		}
@@ -130,7 +131,7 @@ func TestFailedCacheFollowsTheTable(t *testing.T) {
 			s.refreshOnce(ctx)
 		}
 		check("after the first reads", 10)
-		if ids, _ := s.failed.selectIDs(failedFilter{class: `App\Jobs\F1`, queue: "b"}, 0, 100); len(ids) != 2 {
+		if ids, _ := s.FailedIDs(FailedFilter{Class: `App\Jobs\F1`, Queue: "b"}, 0, 100); len(ids) != 2 {
 			t.Errorf("class F1 on queue b: %v", ids)
 		}
 		if _, err := q.Forget(ctx, "u-5"); err != nil {
