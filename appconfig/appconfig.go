@@ -120,6 +120,10 @@ type RedisQueueConfig struct {
 	// Horizon: laravel/horizon is installed (its connector reads the
 	// connection's config).
 	Horizon bool
+	// HorizonConfig is config('horizon') as far as Horizon's records need
+	// it (prefix, use, trim, silenced), when Horizon is installed; nil when
+	// it could not be read (Horizon's defaults apply).
+	HorizonConfig map[string]any
 }
 
 // RedisArrays is config('database.redis'). It holds the connections'
@@ -348,6 +352,9 @@ type appAnswer struct {
 		Queue      map[string]any `json:"queue"`
 		CacheStore map[string]any `json:"cache_store"`
 		Horizon    bool           `json:"horizon"`
+		// HorizonConfig is config('horizon')'s prefix, use, trim and
+		// silenced, when Horizon is installed.
+		HorizonConfig map[string]any `json:"horizon_config"`
 	} `json:"redis_queue"`
 }
 
@@ -513,7 +520,7 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 		info.QueueDriver = *a.Queue.Driver
 	}
 	if r := a.RedisQueue; r != nil {
-		info.RedisQueue = &RedisQueueConfig{Queue: r.Queue, Redis: sec.RedisConfig, CacheStore: r.CacheStore, Horizon: r.Horizon}
+		info.RedisQueue = &RedisQueueConfig{Queue: r.Queue, Redis: sec.RedisConfig, CacheStore: r.CacheStore, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig}
 	}
 	prefix := deref(a.DB.Prefix)
 	v["DB_TABLE_PREFIX"] = prefix

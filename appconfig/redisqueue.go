@@ -24,6 +24,63 @@ func (f *appFiles) redisQueueFromFiles(store string) {
 	}
 	_, err := os.Stat(filepath.Join(f.dir, "vendor", "laravel", "horizon"))
 	f.info.RedisQueue = &RedisQueueConfig{Queue: queue, Redis: redis, CacheStore: cacheStore, Horizon: err == nil}
+	if err == nil {
+		f.info.RedisQueue.HorizonConfig = f.horizonConfig()
+	}
+}
+
+// horizonConfig is config('horizon')'s prefix, use, trim and silenced as
+// far as the files say them in a way Go evaluates; a part that is not is
+// left out (Horizon's default then applies) and warned about.
+// Horizon merges its own config/horizon.php under the app's
+// (mergeConfigFrom: the app's top-level keys win), so a key the app's
+// file does not set comes from the package's.
+func (f *appFiles) horizonConfig() map[string]any {
+	out := map[string]any{}
+	var vendor *phpNode
+	if f.cached == nil {
+		vendor = f.vendorHorizon()
+	}
+	for _, key := range []string{"prefix", "use", "trim", "silenced"} {
+		n := f.node("horizon." + key)
+		if n == nil && vendor != nil {
+			n = vendor.lookup(key)
+		}
+		if n == nil {
+			continue
+		}
+		if v, ok := n.toAny(f.env); ok {
+			out[key] = v
+		} else {
+			f.info.Warnings = append(f.info.Warnings, "config('horizon."+key+"') could not be read without php; Horizon's records use its default: run laraworker where the app's php is, or simplify it")
+		}
+	}
+	return out
+}
+
+// vendorHorizon is laravel/horizon's own config/horizon.php.
+func (f *appFiles) vendorHorizon() *phpNode {
+	src, err := os.ReadFile(filepath.Join(f.dir, "vendor", "laravel", "horizon", "config", "horizon.php"))
+	if err != nil {
+		return nil
+	}
+	n, err := parsePHPConfig(string(src))
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// node is the config file's node at a dotted key (nil when absent).
+func (f *appFiles) node(key string) *phpNode {
+	path := strings.Split(key, ".")
+	if f.cached != nil {
+		return f.cached.lookup(path...)
+	}
+	if root := f.file(path[0]); root != nil {
+		return root.lookup(path[1:]...)
+	}
+	return nil
 }
 
 // array evaluates the config array at a dotted key.

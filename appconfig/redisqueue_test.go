@@ -71,3 +71,67 @@ func hasPHP() bool {
 	_, err := os.Stat("/usr/share/php/Illuminate")
 	return err == nil
 }
+
+// TestHorizonConfig: with laravel/horizon installed, config('horizon')'s
+// prefix, use, trim and silenced come back for Horizon's records, the
+// same through PHP and from the files, where a key the app's
+// config/horizon.php does not set comes from the package's own file
+// (Horizon's mergeConfigFrom). The stand-ins below mark Horizon as
+// installed (its class, its package folder); their content is the test's.
+func TestHorizonConfig(t *testing.T) {
+	app := copyTestApp(t)
+	db := filepath.Join(app, "database", "app.sqlite")
+	writeFile(t, filepath.Join(app, ".env"), "DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nQUEUE_CONNECTION=redis\nAPP_NAME='My Shop'\n")
+	writeFile(t, filepath.Join(app, "horizon-installed.php"), "<?php\nnamespace Laravel\\Horizon;\nclass Horizon {}\n")
+	data, err := os.ReadFile(filepath.Join(app, "bootstrap", "autoload.php"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(app, "bootstrap", "autoload.php"), string(data)+"\nrequire_once dirname(__DIR__).'/horizon-installed.php';\n")
+	// The app's published config sets the prefix and trims; the package's
+	// file (merged under it) sets use and silenced.
+	writeFile(t, filepath.Join(app, "config", "horizon.php"), `<?php
+use Illuminate\Support\Str;
+return [
+    'prefix' => env('HORIZON_PREFIX', Str::slug(env('APP_NAME', 'laravel'), '_').'_horizon:'),
+    'trim' => ['recent' => 30, 'completed' => 15, 'failed' => 1440],
+];
+`)
+	writeFile(t, filepath.Join(app, "vendor", "laravel", "horizon", "config", "horizon.php"), `<?php
+return [
+    'use' => 'default',
+    'prefix' => 'package_horizon:',
+    'trim' => ['recent' => 60],
+    'silenced' => ['App\Jobs\Ping'],
+];
+`)
+	sources := map[string]string{"files": PHPOff}
+	if hasPHP() {
+		sources["php"] = ""
+	}
+	want := map[string]any{"prefix": "my_shop_horizon:", "use": "default",
+		"trim":     map[string]any{"recent": 30.0, "completed": 15.0, "failed": 1440.0},
+		"silenced": []any{`App\Jobs\Ping`}}
+	for name, php := range sources {
+		_, info, err := Load(context.Background(), Options{AppDir: app, PHP: php, Environ: []string{}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r := info.RedisQueue
+		if r == nil || !r.Horizon {
+			t.Fatalf("%s: redis queue %+v: want Horizon installed (warnings %v)", name, r, info.Warnings)
+		}
+		if name == "php" {
+			// Through PHP, config('horizon') is the app's file alone here:
+			// no HorizonServiceProvider merges the package's in this app.
+			want := map[string]any{"prefix": "my_shop_horizon:", "use": "default", "trim": want["trim"], "silenced": nil}
+			if !reflect.DeepEqual(r.HorizonConfig, want) {
+				t.Errorf("php: horizon config %#v, want %#v", r.HorizonConfig, want)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(r.HorizonConfig, want) {
+			t.Errorf("%s: horizon config %#v, want %#v", name, r.HorizonConfig, want)
+		}
+	}
+}

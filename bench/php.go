@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// CopyLaravelApp is the copy laraworker bench makes of a Laravel app
+// (below), for the benchmarks that live in modules of their own
+// (cmd/asynqbench): the app at src copied to dst with envFile as its
+// .env and the job classes App\Jobs\BenchNoopJob and BenchPhpOnlyJob.
+func CopyLaravelApp(src, dst, envFile string) error { return copyLaravelApp(src, dst, envFile) }
+
 // copyLaravelApp copies the app without its .env, databases, logs and
 // caches, gives it the bench .env, reads the table names from it and adds
 // a job class whose handle() does nothing.

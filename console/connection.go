@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
@@ -60,8 +60,12 @@ type queueDatabase struct {
 	db *sql.DB
 	// fleet is laraworker's own tables there (workers, pauses, history).
 	fleet *fleet.Store
-	// tables are the queue's tables as the dashboard reads them.
-	tables dashboard.Tables
+	// tables are the queue's tables as the dashboard reads them:
+	// failed_jobs, and the jobs table of a database queue.
+	tables snapshot.Tables
+	// jobs reads the pending jobs of a queue that has no jobs table (a
+	// Redis queue); nil: the dashboard reads tables.Jobs.
+	jobs snapshot.JobSource
 }
 
 // connectionOptions are how a command opens its connection.
@@ -74,6 +78,9 @@ type connectionOptions struct {
 	// hooks is where the store pushes the bridge's hook jobs (work with
 	// the bridge); nil: nowhere.
 	hooks *hooksQueue
+	// horizon is work's --horizon: whether a redis connection's store
+	// writes Horizon's records ("" is auto).
+	horizon string
 }
 
 // Drivers of Laravel queue connections (config/queue.php).

@@ -9,18 +9,22 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-const dashboardHelp = `Serves the web dashboard on the app's queue tables: queues and their wait,
-the workers, running, pending, recent and failed jobs, jobs tagged by the
-models they hold, metrics per class (throughput, runtime and wait), batches;
-retry and forget failed jobs (as queue:retry and queue:forget), cancel a
-batch and retry its failed jobs (as queue:retry-batch); pause and resume Go
-workers per worker or per queue.
+const dashboardHelp = `Serves the web dashboard of the app's queue connection (database or redis):
+queues and their wait, the workers, running, pending, recent and failed
+jobs, jobs tagged by the models they hold, metrics per class (throughput,
+runtime and wait), batches; retry and forget failed jobs (as queue:retry
+and queue:forget), cancel a batch and retry its failed jobs (as
+queue:retry-batch); pause and resume Go workers per worker or per queue.
+On a redis connection the counts are the whole queues', the jobs listed
+the first 100 of each queue; failed jobs and the fleet are in the app's
+database.
 
 It binds 127.0.0.1 by default. Any other address needs credentials, read
 from the environment or from the file LARAWORKER_DASHBOARD_AUTH_FILE names
@@ -96,9 +100,6 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 	if err != nil {
 		return nil, err
 	}
-	if own.tables.Jobs == "" {
-		return nil, conn.lacks("jobs table for the dashboard, which does not show Redis queues yet")
-	}
 	auth, err := dashboard.LoadAuth(os.Environ())
 	if err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 		return nil, err
 	}
 	srv, err := dashboard.New(dashboard.Options{
-		Tables: own.tables, Failed: conn.failed, Batches: conn.batches, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Tables: own.tables, Jobs: own.jobs, Failed: conn.failed, Batches: conn.batches, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
 		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secretsOf(conn.cfg), Logger: log, Version: Version,
 	})
 	if err != nil {
@@ -124,7 +125,7 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 	if m := setup.metrics; m != nil {
 		snap := srv.Snapshot()
 		snap.AlwaysOn = true
-		snap.OnRefresh = func(sum *dashboard.Summary) { sum.Export(m, time.Now()) }
+		snap.OnRefresh = func(sum *snapshot.Summary) { sum.Export(m, time.Now()) }
 	}
 	ln, err := listen(setup.flag, addr)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/rs/zerolog"
@@ -26,7 +26,7 @@ func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts conn
 	conn.sql = &queueDatabase{
 		db:    q.DB(),
 		fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
-		tables: dashboard.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
+		tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
 			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
 	}
 	conn.ping = q.DB().PingContext

@@ -3,9 +3,11 @@ package console
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/redisjobs"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/redisstore"
@@ -13,7 +15,7 @@ import (
 )
 
 // This file is the redis driver's constructor: the one place of the CLI
-// that names package redisstore.
+// that names package redisstore (and the dashboard's Redis source).
 
 // openRedisConnection opens Laravel's Redis queue on the app's redis
 // queue connection, with its failed jobs, batches and laraworker's own
@@ -23,12 +25,26 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	if r == nil {
 		return nil, fmt.Errorf("queue connection %q has driver redis, but its configuration was not read (%s): it is read through the app's php, or from config files Go can evaluate", name, orString(info.Why, "no app folder"))
 	}
-	st, err := redisstore.Open(ctx, redisstore.App{
-		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
-		Version: info.Version, Horizon: r.Horizon, DB: cfg,
-	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()}, Logger: opts.log})
+	mode := opts.horizon
+	if mode == "" {
+		// Commands without --horizon (push, retry) read the variable.
+		mode = os.Getenv("LARAWORKER_HORIZON")
+	}
+	horizon, err := redisstore.ParseHorizonRecords(mode)
 	if err != nil {
 		return nil, err
+	}
+	st, err := redisstore.Open(ctx, redisstore.App{
+		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
+		Version: info.Version, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig, DB: cfg,
+	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()}, Logger: opts.log, Horizon: horizon})
+	if err != nil {
+		return nil, err
+	}
+	if h := st.Horizon(); h != nil {
+		hc := h.Config()
+		opts.log.Info().Str("prefix", hc.Prefix).Str("redis_connection", hc.Use).
+			Msg("writing Laravel Horizon's records of the jobs this worker runs (--horizon): status, completed and failed lists, metrics and tags, as Horizon's listeners do after a PHP worker")
 	}
 	conn := newConnection(cfg, st, opts)
 	db := st.Database()
@@ -36,12 +52,21 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	conn.sql = &queueDatabase{
 		db:    db.DB(),
 		fleet: fleet.On(db.DB(), db.Dialect(), qcfg.TablePrefix),
-		// The dashboard reads queues from a jobs table: there is none.
-		tables: dashboard.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
+		// No jobs table: the dashboard reads the pending jobs in Redis
+		// (the connection's default queue always watched), failed_jobs and
+		// the fleet in the database.
+		tables: snapshot.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
 			Location: qcfg.Location(), RetryAfter: st.RetryAfter()},
+		jobs: redisjobs.New(st.Queue(), redisjobs.Options{Queues: []string{st.Queue().Config().Queue}}),
 	}
 	conn.ping = st.Ping
 	conn.close = st.Close
 	conn.claimPlan = func(context.Context, zerolog.Logger) (string, string) { return "", "redis" }
 	return conn, nil
+}
+
+// checkHorizonFlag checks work's --horizon value.
+func checkHorizonFlag(v string) error {
+	_, err := redisstore.ParseHorizonRecords(v)
+	return err
 }

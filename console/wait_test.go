@@ -5,26 +5,24 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/testwait"
 )
 
 // waitFor polls cond until it holds, failing the test with what after
 // timeout: tests wait on what they can observe, never on a fixed sleep.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, timeout, what, cond)
 }
 
 // holdsFor checks that cond stays true for d: an absence (no claim while
 // paused) can only be observed over a while.
 func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
 		if !cond() {
 			t.Fatalf("%s stopped holding", what)
 		}

@@ -46,6 +46,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
 			durationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
+			&cli.StringFlag{Name: "horizon", Value: "auto", EnvVars: []string{"LARAWORKER_HORIZON"}, Usage: "on a redis queue connection, write Laravel Horizon's records of the jobs Go runs (status, completed and failed lists, metrics, tags), as Horizon's PHP listeners do: auto (when the app has laravel/horizon installed), on or off"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
 			&cli.StringSliceFlag{Name: "run-without-php-middleware", Usage: "`CLASS` whose jobs run in Go even when part of their job middleware is PHP code (a custom class, a closure) or keeps its state where Go cannot reach it; each such job is logged (repeatable; * for every class). By default they are left to PHP workers"},
 			&cli.StringSliceFlag{Name: "pass-env", Usage: "`NAME` of a variable exec handlers get although it is withheld (DB_*, APP_*, REDIS_*, CACHE_*, QUEUE_*, LARAWORKER_* are, by default; repeatable)"},
@@ -83,7 +84,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	f.worker.Bridge, f.hooks = bridge, hooks
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, hooks: hooks})
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, hooks: hooks, horizon: f.horizon})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -101,6 +102,8 @@ type workFlags struct {
 	// exact is --laravel-exact: it goes to the connection, and from there
 	// to the store, the worker and the claim path.
 	exact bool
+	// horizon is --horizon, for a redis connection's store.
+	horizon string
 	// versionSet: --laravel-version was given, and wins over the app's.
 	versionSet              bool
 	createTables, heartbeat bool
@@ -125,8 +128,11 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 	if err != nil {
 		return workFlags{}, usageError("work: %v", err)
 	}
+	if err := checkHorizonFlag(c.String("horizon")); err != nil {
+		return workFlags{}, usageError("work: %v", err)
+	}
 	f := workFlags{
-		log: log, worker: workConfig(c, unrouted), exact: c.Bool("laravel-exact"), versionSet: c.IsSet("laravel-version"),
+		log: log, worker: workConfig(c, unrouted), exact: c.Bool("laravel-exact"), horizon: c.String("horizon"), versionSet: c.IsSet("laravel-version"),
 		createTables: c.Bool("create-tables"), heartbeat: c.Bool("heartbeat"),
 		metricsAddr: c.String("metrics-addr"), pprofAddr: c.String("pprof-addr"),
 		dashboard: dashboardSetup{addr: c.String("dashboard-addr"), flag: "dashboard-addr",

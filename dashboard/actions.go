@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/fleet"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) resolve(t target) []int64 {
 	if len(t.IDs) > 0 {
 		return t.IDs
 	}
-	ids, _ := s.snap.failed.selectIDs(failedFilter{class: t.Class, queue: t.Queue}, 0, maxBulk)
+	ids, _ := s.snap.FailedIDs(snapshot.FailedFilter{Class: t.Class, Queue: t.Queue}, 0, maxBulk)
 	return ids
 }
 
@@ -60,7 +61,7 @@ type confirmData struct {
 	Action  string // "retry" or "forget"
 	Target  target
 	Count   int
-	Preview []FailedRow
+	Preview []snapshot.FailedRow
 }
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +111,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, action string, app
 			v.Title, v.Nav = "Confirm "+action, "failed"
 			d := confirmData{Action: action, Target: t, Count: len(ids)}
 			preview := ids[:min(len(ids), 20)]
-			rows, err := s.snap.src.failedPage(ctx, 1<<62, preview, "", 0, len(preview))
+			rows, err := s.snap.Failed().Page(ctx, 1<<62, preview, "", 0, len(preview))
 			if err != nil {
 				return "", err
 			}
@@ -123,7 +124,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, action string, app
 		})(w, r)
 		return
 	}
-	uuids, err := s.snap.src.failedUUIDs(ctx, ids)
+	uuids, err := s.snap.Failed().UUIDs(ctx, ids)
 	if err != nil {
 		http.Error(w, s.clean(err.Error()), http.StatusInternalServerError)
 		return
@@ -138,8 +139,8 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, action string, app
 	}
 	ok, failed, err := apply(ctx, list)
 	failed += len(ids) - len(list) // gone meanwhile
-	s.snap.failed.forget(done)
-	s.snap.kickRefresh()
+	s.snap.ForgetFailed(done)
+	s.snap.Kick()
 	if err != nil {
 		http.Error(w, s.clean(err.Error()), http.StatusInternalServerError)
 		return
@@ -172,44 +173,10 @@ func (s *Server) setPause(w http.ResponseWriter, r *http.Request, on bool) {
 		http.Error(w, s.clean(err.Error()), status)
 		return
 	}
-	s.snap.kickRefresh()
+	s.snap.Kick()
 	key := "resumed"
 	if on {
 		key = "paused"
 	}
 	http.Redirect(w, r, "/control?"+key+"=1", http.StatusSeeOther)
-}
-
-// kickRefresh asks for a refresh now, without waiting for it.
-func (s *Snapshot) kickRefresh() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
-
-// --- token login ---
-
-func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Auth.Token == "" {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	v := &view{Title: "Sign in", Version: s.opt.Version, Sum: &Summary{}}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = s.pages["login"].ExecuteTemplate(w, "layout", v)
-}
-
-// login exchanges the token for a session cookie (an HMAC of the token,
-// valid until this process ends). Login needs no CSRF token: it changes
-// nothing but the caller's own cookie, and only for the right token.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Auth.Token == "" || !equal(r.PostFormValue("token"), s.opt.Auth.Token) {
-		time.Sleep(500 * time.Millisecond) // slows guessing
-		http.Error(w, "wrong token", http.StatusUnauthorized)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.auth.session, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

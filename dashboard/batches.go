@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/bridgeproto"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/jobqueue"
 )
 
@@ -110,7 +111,7 @@ type batchData struct {
 // when it is still there (ID 0 when it was retried or forgotten).
 type batchFailed struct {
 	UUID string
-	Row  *FailedRow
+	Row  *snapshot.FailedRow
 }
 
 func (s *Server) batch(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
@@ -130,7 +131,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, v *view) (string,
 	}
 	ctx, cancel := requestCtx(r)
 	defer cancel()
-	rows, err := s.snap.src.failedByUUIDs(ctx, uuids)
+	rows, err := s.snap.Failed().ByUUIDs(ctx, uuids)
 	if err != nil {
 		return "", err
 	}
@@ -196,7 +197,7 @@ func (s *Server) retryBatch(w http.ResponseWriter, r *http.Request) {
 				s.opt.Logger.Warn().Str("uuid", res.Failed.UUID).Str("batch", b.ID).Str("error", s.clean(res.Err.Error())).Msg("dashboard batch retry failed")
 			}
 		}
-		s.snap.failed.forget(gone)
+		s.snap.ForgetFailed(gone)
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +244,6 @@ func (s *Server) batchChange(w http.ResponseWriter, r *http.Request, action stri
 		http.Error(w, s.clean(err.Error()), status)
 		return
 	}
-	s.snap.kickRefresh()
+	s.snap.Kick()
 	http.Redirect(w, r, "/batches/"+url.PathEscape(b.ID)+"?"+result.Encode(), http.StatusSeeOther)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testdash"
 	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/worker"
@@ -25,99 +25,27 @@ import (
 )
 
 // The large-table benchmarks (docs/PERFORMANCE.md, "Dashboard") run on
-// MariaDB with LARAWORKER_BENCH_DASHBOARD=1:
+// MariaDB with LARAWORKER_BENCH_DASHBOARD=1, on the tables
+// internal/testdash builds:
 //
 //	go test -run '^$' -bench 'DashboardPages|DrainBesideDashboard' -benchtime 20x ./dashboard/
-//
-// The tables (1,000,000 jobs: 100,000 ready on two queues, 900,000
-// delayed on a third, 20 reserved; 100,000 failed jobs with Laravel 8
-// exception texts) are built with MariaDB's sequence engine and kept
-// between runs (LARAWORKER_BENCH_REBUILD=1 builds them again).
 
-const (
-	benchJobs   = 1_000_000
-	benchReady  = 100_000
-	benchFailed = 100_000
-)
-
-// benchQueue opens the benchmark's tables on the tests' MariaDB.
-func benchQueue(b *testing.B) *dbqueue.Queue {
+// warm refreshes srv's snapshot until its caches hold both tables and the
+// rolling pass has gone round once, and reports what that took.
+func warm(b *testing.B, srv *Server) {
 	b.Helper()
-	if os.Getenv("LARAWORKER_BENCH_DASHBOARD") == "" {
-		b.Skip("set LARAWORKER_BENCH_DASHBOARD=1 to build 1,000,000 jobs and 100,000 failed jobs on MariaDB")
-	}
-	srv := testdsn.MySQL(b)
-	sfx := os.Getenv("LARAWORKER_TEST_DB_SUFFIX")
-	cfg := appconfig.Config{Driver: appconfig.EngineMySQL, Host: srv.Host, Port: srv.Port, Socket: srv.Socket, Database: srv.Database,
-		Username: srv.User, Password: appconfig.Secret(srv.Password), AppTimezone: "UTC", ConnectionName: "database",
-		JobsTable: "dashbench_jobs" + sfx, FailedTable: "dashbench_failed_jobs" + sfx, BatchesTable: "dashbench_job_batches" + sfx,
-		DefaultQueue: "default", RetryAfter: 90}
-	ctx := context.Background()
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { q.Close() })
-	var n int64
-	_ = q.DB().QueryRow("select count(*) from " + q.Dialect().Quote(cfg.FailedTable)).Scan(&n)
-	if n != benchFailed || os.Getenv("LARAWORKER_BENCH_REBUILD") != "" {
-		buildBenchTables(b, q)
-	}
-	return q
-}
-
-func buildBenchTables(b *testing.B, q *dbqueue.Queue) {
-	b.Helper()
-	start := time.Now()
-	if err := q.DropTables(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	if err := q.CreateTables(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	noop := string(fixture(b, "noop", ""))
-	exc, err := os.ReadFile("../testdata/payloads/failed-throws.exception.txt")
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Classes App\Jobs\Jo00000 .. Jo00006: the same length as NoopJob,
-	// so the serialized command stays valid.
-	payload := fmt.Sprintf("replace(%s, 'NoopJob', concat('Jo', lpad(seq %% 7, 5, '0')))", sqlString(noop))
-	stmts := []string{
-		fmt.Sprintf(`insert into {jobs} (queue, payload, attempts, reserved_at, available_at, created_at)
-			select case when seq > %d then 'later' when seq %% 4 = 0 then 'high' else 'default' end, %s, 0, null,
-			unix_timestamp() + if(seq > %d, 86400, -60), unix_timestamp() - 60 from seq_1_to_%d`,
-			benchReady, payload, benchReady, benchJobs),
-		`update {jobs} set reserved_at = unix_timestamp(), attempts = 1 where id <= 20`,
-		fmt.Sprintf(`insert into {failed} (uuid, connection, queue, payload, exception, failed_at)
-			select uuid(), 'database', if(seq %% 3 = 0, 'high', 'default'), %s, %s, now() - interval seq second from seq_1_to_%d`,
-			payload, sqlString(string(exc)), benchFailed),
-	}
-	for _, s := range stmts {
-		execSQL(b, q, s)
-	}
-	b.Logf("built the benchmark tables in %s", time.Since(start).Round(time.Second))
-}
-
-func sqlString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
-}
-
-// warm runs refreshes until the caches hold both tables and the rolling
-// pass has gone round once, and reports what that took.
-func warm(b *testing.B, s *Snapshot) {
-	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Snapshot().Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
 	start := time.Now()
 	n := 0
-	// A larger pass per refresh only to get there sooner; the measured
-	// refreshes use the default budget.
-	saved := s.budget
-	s.budget.rollingRows, s.budget.rollingFailed = 50000, 50000
-	defer func() { s.budget = saved }()
 	for {
-		s.refreshOnce(context.Background())
+		if err := srv.Snapshot().Refreshed(ctx); err != nil {
+			b.Fatal(err)
+		}
 		n++
-		sum := s.cur.Load()
+		sum := srv.Snapshot().Current()
 		if sum.JobsCaughtUp && sum.FailedCaughtUp && !sum.JobsPass.LastDone.IsZero() {
 			break
 		}
@@ -126,19 +54,26 @@ func warm(b *testing.B, s *Snapshot) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.Logf("caches warm after %d refreshes, %s; heap in use %.0f MB, RSS %.0f MB", n, time.Since(start).Round(time.Millisecond),
-		float64(ms.HeapInuse)/(1<<20), float64(rss())/(1<<20))
+		float64(ms.HeapInuse)/(1<<20), float64(testdash.RSS())/(1<<20))
 }
 
-// BenchmarkRefresh times one background refresh of warm caches over the
-// large tables (the reads and the summary): the cost a running dashboard
-// puts on the database and itself every few seconds.
-func BenchmarkRefresh(b *testing.B) {
-	q := benchQueue(b)
-	s := NewSnapshot(tablesOf(q), fleetFor(b, q), zerolog.Nop(), nil)
-	warm(b, s)
-	for b.Loop() {
-		s.refreshOnce(context.Background())
+// timeRefreshes times n refreshes of srv's warm snapshot, each asked for
+// and waited on as the pages' actions do.
+func timeRefreshes(b *testing.B, srv *Server, n int) []time.Duration {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Snapshot().Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	var out []time.Duration
+	for range n {
+		t0 := time.Now()
+		if err := srv.Snapshot().Refreshed(ctx); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, time.Since(t0))
 	}
+	return out
 }
 
 // BenchmarkDashboardPages times each page against the large tables, with
@@ -146,7 +81,7 @@ func BenchmarkRefresh(b *testing.B) {
 // the median; p99-ms the 99th percentile; refresh-ms what one background
 // refresh of the caches takes.
 func BenchmarkDashboardPages(b *testing.B) {
-	q := benchQueue(b)
+	q := testdash.BenchQueue(b)
 	fl := fleet.NewStore(q.DB(), q.Dialect(), fleet.TablesWithPrefix("dashbench_"+testdsn.Suffix(b)+"_"))
 	if err := fl.CreateTables(context.Background()); err != nil {
 		b.Fatal(err)
@@ -156,20 +91,19 @@ func BenchmarkDashboardPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	warm(b, srv.Snapshot())
-	var refreshes []time.Duration
-	for range 5 {
-		t0 := time.Now()
-		srv.Snapshot().refreshOnce(context.Background())
-		refreshes = append(refreshes, time.Since(t0))
-	}
+	warm(b, srv)
+	refreshes := timeRefreshes(b, srv, 5)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	anyJob, _ := srv.Snapshot().jobs.selectIDs(jobFilter{queue: "high"}, 50000, 1, time.Now().Unix())
-	anyFailed, _ := srv.Snapshot().failed.selectIDs(failedFilter{}, 50000, 1)
+	ctx := context.Background()
+	anyJob, _, err := srv.Snapshot().Jobs().List(ctx, snapshot.JobFilter{Queue: "high"}, "50000", 1)
+	if err != nil || len(anyJob) == 0 {
+		b.Fatalf("no job on high: %v", err)
+	}
+	anyFailed, _ := srv.Snapshot().FailedIDs(snapshot.FailedFilter{}, 50000, 1)
 	pages := []string{
 		"/", "/running", "/jobs", "/jobs?queue=later&class=" + urlq(`App\Jobs\Jo00003`) + "&state=delayed",
-		fmt.Sprintf("/jobs/%d", anyJob[0]), "/failed", "/failed?class=" + urlq(`App\Jobs\Jo00005`),
+		fmt.Sprintf("/jobs/%d", anyJob[0].ID), "/failed", "/failed?class=" + urlq(`App\Jobs\Jo00005`),
 		"/failed?queue=high&from=" + time.Now().UTC().Format(time.DateOnly), "/failed?q=" + urlq("could not be processed"),
 		fmt.Sprintf("/failed/%d", anyFailed[0]), "/control", "/api/series?span=hour", "/api/series?span=day",
 	}
@@ -212,7 +146,7 @@ func urlq(s string) string { return strings.NewReplacer(`\`, "%5C", " ", "+").Re
 // docs/PERFORMANCE.md, "Large table"), which would hide the dashboard's
 // share.
 func BenchmarkDrainBesideDashboard(b *testing.B) {
-	q := benchQueue(b)
+	q := testdash.BenchQueue(b)
 	cfg := q.Config()
 	cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable = cfg.JobsTable+"_drain", cfg.FailedTable+"_drain", cfg.BatchesTable+"_drain"
 	dq, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
@@ -253,7 +187,7 @@ func BenchmarkDrainBesideDashboard(b *testing.B) {
 		without, with, ratio = append(without, round[0]), append(with, round[1]), append(ratio, round[1]/round[0])
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(rss())/(1<<20), "rss-MB")
+	b.ReportMetric(float64(testdash.RSS())/(1<<20), "rss-MB")
 	b.ReportMetric(median(without), "jobs/s-without")
 	b.ReportMetric(median(with), "jobs/s-with")
 	b.ReportMetric(median(ratio), "with/without")
@@ -301,7 +235,7 @@ func watch(b *testing.B, q *dbqueue.Queue) (stop func()) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		warm(b, srv.Snapshot())
+		warm(b, srv)
 		watched.srv, watched.hs = srv, httptest.NewServer(srv)
 	})
 	srv, hs := watched.srv, watched.hs
@@ -351,15 +285,4 @@ func drain(b *testing.B, q *dbqueue.Queue) {
 		w.Run(context.Background())
 		done += w.Stats().Done
 	}
-}
-
-// rss is the process's resident set size in bytes (Linux).
-func rss() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	var size, res int64
-	fmt.Sscan(string(b), &size, &res)
-	return res * int64(os.Getpagesize())
 }

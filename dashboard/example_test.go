@@ -11,6 +11,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/jobqueue"
@@ -46,7 +47,7 @@ func Example() {
 	}
 	cfg := q.Config()
 	srv, err := dashboard.New(dashboard.Options{
-		Tables: dashboard.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: cfg.JobsTable, Failed: cfg.FailedTable,
+		Tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: cfg.JobsTable, Failed: cfg.FailedTable,
 			Location: cfg.Location(), RetryAfter: q.RetryAfter()},
 		Failed: q, Fleet: fl, Logger: zerolog.Nop(),
 	})

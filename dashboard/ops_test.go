@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/internal/testdb"
@@ -148,17 +149,17 @@ func TestTagsSearch(t *testing.T) {
 		if n := strings.Count(failed, `data-uuid=`); n != 1 {
 			t.Errorf("failed tag search found %d, want 1", n)
 		}
-		fids, _ := r.srv.Snapshot().failed.selectIDs(failedFilter{}, 0, 10)
+		fids, _ := r.srv.Snapshot().FailedIDs(snapshot.FailedFilter{}, 0, 10)
 		if page := r.get(t, "/failed/"+itoa(fids[0]), 200); !strings.Contains(page, `id="tags"`) {
 			t.Error("the failed job's page shows no tags")
 		}
 		// A job leaving the table takes its tags along.
-		ids, _ := r.srv.Snapshot().jobs.selectIDs(jobFilter{queue: "other"}, 0, 10, time.Now().Unix())
-		execSQL(t, q, "delete from {jobs} where id = ?", ids[0])
+		other := firstJob(t, r, snapshot.JobFilter{Queue: "other"})
+		execSQL(t, q, "delete from {jobs} where id = ?", other.ID)
 		r.refresh(t)
 		r.refresh(t)
-		if got := r.srv.Snapshot().jobs.tags.rowsWith(`App\Models\User:1`); len(got) != 1 {
-			t.Errorf("after the delete, %d jobs hold the tag", len(got))
+		if n := strings.Count(r.get(t, "/jobs?tag="+url.QueryEscape(`App\Models\User:1`), 200), `<tr data-job=`); n != 1 {
+			t.Errorf("after the delete, %d jobs hold the tag", n)
 		}
 
 		hidden := newRig(t, q, Options{HidePayloads: true})

@@ -51,13 +51,9 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 		add(done, h.Class, n, int((h.Minute-start)/step), h.Done)
 	}
 	failed := map[string][]int64{}
-	s.snap.failed.mu.RLock()
-	for minute, byClass := range s.snap.failed.perMinute {
-		for class, c := range byClass {
-			add(failed, s.snap.failed.classes.name(class), n, int((minute-start)/step), c)
-		}
+	for _, f := range s.snap.FailuresSince(start) {
+		add(failed, f.Class, n, int((f.Minute-start)/step), f.Count)
 	}
-	s.snap.failed.mu.RUnlock()
 	d.Done, d.Failed = lines(done, n), lines(failed, n)
 	w.Header().Set("Content-Type", "application/json")
 	b, err := json.Marshal(d)

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -25,16 +27,21 @@ var files embed.FS
 
 // Options configure a dashboard.
 type Options struct {
-	// Tables are the queue's tables the pages read.
-	Tables Tables
+	// Tables are the app's failed_jobs table and, for a database queue,
+	// its jobs table, which the snapshot reads.
+	Tables snapshot.Tables
+	// Jobs reads the pending jobs of a queue that has no jobs table (a
+	// Redis queue: redisjobs.New); nil reads Tables.Jobs.
+	Jobs snapshot.JobSource
 	// Failed retries and forgets failed jobs (the Failed page's actions).
 	Failed jobqueue.FailedJobs
 	// Batches lists and cancels job batches (the Batches page); nil: the
 	// store has none, and the page says so.
 	Batches jobqueue.BatchAdmin
 	Fleet   *fleet.Store
-	// Snapshot is the background reader; Run it. New builds one when nil.
-	Snapshot *Snapshot
+	// Snapshot is the background reader; Run it. New builds one (from
+	// Tables, Jobs and Fleet) when nil.
+	Snapshot *snapshot.Snapshot
 	// Auth is required on every request when configured.
 	Auth Auth
 	// ReadOnly serves no state-changing request at all.
@@ -59,7 +66,7 @@ type Options struct {
 // Server is the dashboard's HTTP handler.
 type Server struct {
 	opt   Options
-	snap  *Snapshot
+	snap  *snapshot.Snapshot
 	auth  *authenticator
 	pages map[string]*template.Template
 	mux   *http.ServeMux
@@ -68,8 +75,8 @@ type Server struct {
 
 // New builds the dashboard. Serve it on an address CheckBind accepts.
 func New(opt Options) (*Server, error) {
-	if opt.Tables.DB == nil || opt.Tables.Dialect == nil || opt.Failed == nil || opt.Fleet == nil {
-		return nil, errors.New("dashboard: New needs the queue's tables, its failed jobs and a fleet store")
+	if opt.Failed == nil || opt.Fleet == nil {
+		return nil, errors.New("dashboard: New needs the queue's failed jobs and a fleet store")
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -78,10 +85,14 @@ func New(opt Options) (*Server, error) {
 	s := &Server{opt: opt, auth: newAuthenticator(opt.Auth, key), now: time.Now}
 	s.snap = opt.Snapshot
 	if s.snap == nil {
-		s.snap = NewSnapshot(opt.Tables, opt.Fleet, opt.Logger, s.clean)
+		snap, err := snapshot.New(snapshot.Config{Tables: opt.Tables, Jobs: opt.Jobs, Fleet: opt.Fleet, Logger: opt.Logger, Clean: s.clean})
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: %w", err)
+		}
+		s.snap = snap
 	}
 	if !opt.HidePayloads {
-		s.snap.readTags()
+		s.snap.ReadTags()
 	}
 	if err := s.parseTemplates(); err != nil {
 		return nil, err
@@ -91,7 +102,7 @@ func New(opt Options) (*Server, error) {
 }
 
 // Snapshot is the reader the pages show; run it with Snapshot().Run.
-func (s *Server) Snapshot() *Snapshot { return s.snap }
+func (s *Server) Snapshot() *snapshot.Snapshot { return s.snap }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
@@ -222,7 +233,7 @@ func cacheForever(h http.Handler) http.Handler {
 	})
 }
 
-// requestCtx bounds every page's database work.
+// requestCtx bounds every page's reads.
 func requestCtx(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), 10*time.Second)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/internal/testdb"
@@ -157,7 +158,7 @@ func TestPagesShowTheTables(t *testing.T) {
 				t.Errorf("overview lacks %s", want)
 			}
 		}
-		sum := r.srv.Snapshot().current()
+		sum := r.srv.Snapshot().Current()
 		if len(sum.Queues) != 2 || sum.Queues[0].Ready != 1 || sum.Queues[1].Delayed != 1 || sum.FailedTotal != 2 {
 			t.Errorf("summary: %+v failed %d", sum.Queues, sum.FailedTotal)
 		}
@@ -166,8 +167,7 @@ func TestPagesShowTheTables(t *testing.T) {
 		if !strings.Contains(jobs, `App\Jobs\ScalarsJob`) || !strings.Contains(jobs, "within an hour") {
 			t.Errorf("jobs page: %.2000s", jobs)
 		}
-		ids, _ := r.srv.Snapshot().jobs.selectIDs(jobFilter{queue: "default"}, 0, 10, time.Now().Unix())
-		one := r.get(t, "/jobs/"+itoa(ids[0]), 200)
+		one := r.get(t, "/jobs/"+itoa(firstJob(t, r, snapshot.JobFilter{Queue: "default"}).ID), 200)
 		if !strings.Contains(one, `&#34;podcastId&#34;`) || !strings.Contains(one, `Héllo`) {
 			t.Errorf("job page does not show the decoded command: %.3000s", one)
 		}
@@ -175,7 +175,7 @@ func TestPagesShowTheTables(t *testing.T) {
 		if !strings.Contains(failed, "[redacted]") || strings.Count(failed, `data-uuid=`) != 2 {
 			t.Errorf("failed page: %.3000s", failed)
 		}
-		fids, _ := r.srv.Snapshot().failed.selectIDs(failedFilter{}, 0, 10)
+		fids, _ := r.srv.Snapshot().FailedIDs(snapshot.FailedFilter{}, 0, 10)
 		detail := r.get(t, "/failed/"+itoa(fids[0]), 200)
 		if !strings.Contains(detail, "RuntimeException") || !strings.Contains(detail, "Stack trace") {
 			t.Errorf("failed job page: %.3000s", detail)
@@ -196,13 +196,23 @@ func TestPagesShowTheTables(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// firstJob is the first job the snapshot lists for f.
+func firstJob(t *testing.T, r *rig, f snapshot.JobFilter) snapshot.JobRow {
+	t.Helper()
+	rows, _, err := r.srv.Snapshot().Jobs().List(context.Background(), f, "", 1)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("no job listed for %+v: %v", f, err)
+	}
+	return rows[0]
+}
+
 func TestRetryAndForgetFromThePage(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		seed(t, q)
 		r := newRig(t, q, Options{})
 		r.get(t, "/failed", 200)
 		tok := r.csrf(t)
-		fids, _ := r.srv.Snapshot().failed.selectIDs(failedFilter{}, 0, 10)
+		fids, _ := r.srv.Snapshot().FailedIDs(snapshot.FailedFilter{}, 0, 10)
 		// Without confirm: a confirmation page, nothing changes.
 		confirm := r.post(t, "/failed/retry", url.Values{"_csrf": {tok}, "id": {itoa(fids[0])}}, 200)
 		_ = confirm
@@ -290,15 +300,14 @@ func TestHidePayloads(t *testing.T) {
 	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	seed(t, q)
 	r := newRig(t, q, Options{HidePayloads: true})
-	fids, _ := r.srv.Snapshot().failed.selectIDs(failedFilter{}, 0, 10)
+	fids, _ := r.srv.Snapshot().FailedIDs(snapshot.FailedFilter{}, 0, 10)
 	for _, path := range []string{"/failed", "/failed/" + itoa(fids[0]), "/failed/" + itoa(fids[1]), "/failed?q=leaked"} {
 		page := r.get(t, path, 200)
 		if strings.Contains(page, "leaked") || strings.Contains(page, "podcastId") || strings.Contains(page, "Stack trace") {
 			t.Errorf("%s shows hidden text", path)
 		}
 	}
-	ids, _ := r.srv.Snapshot().jobs.selectIDs(jobFilter{}, 0, 10, time.Now().Unix())
-	if page := r.get(t, "/jobs/"+itoa(ids[0]), 200); strings.Contains(page, "podcastId") {
+	if page := r.get(t, "/jobs/"+itoa(firstJob(t, r, snapshot.JobFilter{}).ID), 200); strings.Contains(page, "podcastId") {
 		t.Error("a job page shows the command with --hide-payloads")
 	}
 }

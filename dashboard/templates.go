@@ -17,7 +17,7 @@ func (s *Server) parseTemplates() error {
 		"ago":      ago,
 		"dur":      humanDuration,
 		"num":      thousands,
-		"ts":       func(t time.Time) string { return t.In(s.snap.src.loc).Format(time.DateTime) },
+		"ts":       func(t time.Time) string { return t.In(s.snap.Location()).Format(time.DateTime) },
 		"join":     strings.Join,
 		"short":    short,
 		"link":     link,
@@ -27,6 +27,8 @@ func (s *Server) parseTemplates() error {
 		"sub":      func(a, b int) int { return a - b },
 		"ms":       shortDuration,
 		"derefInt": func(n *int64) int64 { return *n },
+		"jobRef":   jobRef,
+		"jobLink":  jobLink,
 	}
 	s.pages = map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -108,4 +110,25 @@ func link(path string, pairs ...any) string {
 		return path
 	}
 	return path + "?" + v.Encode()
+}
+
+// jobRef names a pending job: the jobs table's id, or a Redis job's
+// payload id.
+func jobRef(id int64, jobID string) string {
+	if id != 0 {
+		return strconv.FormatInt(id, 10)
+	}
+	return jobID
+}
+
+// jobLink is the page of a pending job: by id, or (a Redis job, whose id
+// is its payload's) by id and queue.
+func jobLink(id int64, jobID, queue string) string {
+	if id != 0 {
+		return "/jobs/" + strconv.FormatInt(id, 10)
+	}
+	if jobID == "" {
+		return "/jobs"
+	}
+	return link("/jobs/"+url.PathEscape(jobID), "queue", queue)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/internal/testdsn"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
@@ -158,11 +159,17 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 			}
 
 			var sawDeadlock atomic.Bool
+			var claimSession atomic.Int64
 			waiting := make(chan struct{})
 			e.q.testHookAfterSelect = func(ctx context.Context, tx *sql.Tx, attempt int) error {
 				if attempt > 1 {
 					return nil
 				}
+				var id int64
+				if err := tx.QueryRowContext(ctx, sessionIDQuery(engine)).Scan(&id); err != nil {
+					return err
+				}
+				claimSession.Store(id)
 				close(waiting)
 				err := lockRows(ctx, tx, lockRow, b) // waits for `other`
 				if err != nil && e.q.Classify(err) == sqldb.ErrRetryable {
@@ -179,8 +186,12 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 				j, err := e.q.claimOne(e.ctx, []string{"default"}, jobqueue.ClaimOptions{})
 				done <- result{j, err}
 			}()
-			<-waiting
-			time.Sleep(300 * time.Millisecond) // let the claim block on B
+			testwait.Recv(t, waiting, time.Minute, "the claim's select")
+			// The claim's transaction now asks for B's lock: wait until the
+			// server shows a session waiting for a lock.
+			testwait.Until(t, time.Minute, "the claim to wait for B's lock", func() bool {
+				return waitsForALock(t, e, claimSession.Load())
+			})
 			if err := lockRows(e.ctx, other, lockRow, a); err != nil {
 				t.Fatalf("the other transaction was chosen as victim: %v", err)
 			}
@@ -222,7 +233,9 @@ func TestLostConnectionClassified(t *testing.T) {
 			if _, err := e.q.db.ExecContext(e.ctx, killQuery, id); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond)
+			// KILL and pg_terminate_backend act asynchronously: wait until
+			// the server lists the session no more.
+			testwait.Until(t, time.Minute, "the killed session to go", func() bool { return !sessionAlive(t, e, id) })
 			_, err = conn.ExecContext(e.ctx, "select 1")
 			if err == nil {
 				t.Fatal("query on a killed session succeeded")
@@ -255,10 +268,12 @@ func TestIdleInTransactionTimeoutIsALostConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(e.ctx, "select 1"); err != nil {
+	var pid int64
+	if err := tx.QueryRowContext(e.ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	// The server ends the session 100 ms after the transaction went idle.
+	testwait.Until(t, time.Minute, "the server to end the idle transaction's session", func() bool { return !sessionAlive(t, e, pid) })
 	_, err = tx.ExecContext(e.ctx, "select 1")
 	if err == nil {
 		t.Fatal("a statement after the idle-in-transaction timeout succeeded")
@@ -266,4 +281,42 @@ func TestIdleInTransactionTimeoutIsALostConnection(t *testing.T) {
 	if c := e.q.Classify(err); c != sqldb.ErrLostConnection {
 		t.Fatalf("error %v classified %v, want lost connection", err, c)
 	}
+}
+
+// sessionIDQuery returns the session's id on the server.
+func sessionIDQuery(engine string) string {
+	if engine == appconfig.EnginePgSQL {
+		return "select pg_backend_pid()"
+	}
+	return "select connection_id()"
+}
+
+// waitsForALock reports whether the server's session id waits for a row
+// lock.
+func waitsForALock(t *testing.T, e *testEnv, id int64) bool {
+	t.Helper()
+	query := "select count(*) from information_schema.innodb_trx where trx_state = 'LOCK WAIT' and trx_mysql_thread_id = ?"
+	if e.engine == appconfig.EnginePgSQL {
+		query = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid = $1"
+	}
+	var n int
+	if err := e.q.db.QueryRowContext(e.ctx, query, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// sessionAlive reports whether the server still lists a session (MySQL's
+// connection id, PostgreSQL's backend pid).
+func sessionAlive(t *testing.T, e *testEnv, id int64) bool {
+	t.Helper()
+	query := "select count(*) from information_schema.processlist where id = ?"
+	if e.engine == appconfig.EnginePgSQL {
+		query = "select count(*) from pg_stat_activity where pid = $1"
+	}
+	var n int
+	if err := e.q.db.QueryRowContext(e.ctx, query, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }

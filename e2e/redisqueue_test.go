@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,16 +19,21 @@ import (
 )
 
 // redisApp is the Laravel app on its "redis" queue connection, pointed at
-// a private redis-server, and package redisqueue on the same connection,
-// configured from the app's own config.
+// a private redis-server (or a private three-master cluster), and package
+// redisqueue on the same connection, configured from the app's own config.
 type redisApp struct {
-	s   *suite
-	srv *testredis.Server
-	rc  *redis.Client
-	q   *redisqueue.Queue
-	env []string // QUEUE_CONNECTION=redis, the REDIS_* variables, the hooks queue
-	cfg redisqueue.Config
+	s       *suite
+	srv     *testredis.Server  // nil on a cluster
+	cluster *testredis.Cluster // nil on one server
+	rc      redis.UniversalClient
+	q       *redisqueue.Queue
+	env     []string // QUEUE_CONNECTION=redis, the REDIS_* variables, the hooks queue
+	cfg     redisqueue.Config
 }
+
+// hooksOnTheDatabase: the bridge (installed in the test app) has Go push
+// its hook jobs onto a database queue, as an app on redis configures it.
+const hooksOnTheDatabase = "LARAWORKER_HOOKS_CONNECTION=database"
 
 // redisQueue starts a redis-server for the test, reads the app's redis
 // queue connection with PHP (config('queue.connections.redis') and
@@ -34,10 +42,43 @@ func (s *suite) redisQueue(t *testing.T, extraEnv ...string) *redisApp {
 	t.Helper()
 	srv := testredis.Start(t)
 	a := &redisApp{s: s, srv: srv, rc: srv.Client(t)}
-	// The bridge (installed in the test app) pushes Go's hook jobs onto a
-	// database queue: as an app on redis configures it.
-	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port),
-		"LARAWORKER_HOOKS_CONNECTION=database"}, extraEnv...)
+	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port), hooksOnTheDatabase}, extraEnv...)
+	a.open(t)
+	if a.cfg.Redis.Cluster || a.cfg.Redis.Addrs[0] != srv.Addr {
+		t.Fatalf("the app's redis connection read as %s", a.cfg.Redis)
+	}
+	return a
+}
+
+// redisClusterQueue starts a three-master Redis Cluster for the test and
+// points the app's redis connections at it (database.redis.clusters with
+// phpredis, REDIS_CLUSTER_NODES in the test app's config), with the
+// connection's queue hash-tagged, {default}, as Laravel's docs say.
+func (s *suite) redisClusterQueue(t *testing.T, extraEnv ...string) *redisApp {
+	t.Helper()
+	cl := testredis.StartCluster(t)
+	a := &redisApp{s: s, cluster: cl, rc: cl.Client(t)}
+	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_CLUSTER_NODES=" + strings.Join(cl.Addrs, ","), "REDIS_QUEUE={default}", hooksOnTheDatabase}, extraEnv...)
+	a.open(t)
+	if !a.cfg.Redis.Cluster || len(a.cfg.Redis.Addrs) != 3 || a.cfg.Queue != "{default}" {
+		t.Fatalf("the app's redis connection read as %s, queue %q", a.cfg.Redis, a.cfg.Queue)
+	}
+	return a
+}
+
+// tagged is a queue name as the app must spell it on its connection: in a
+// hash tag on a cluster ({name}), as is on one server.
+func (a *redisApp) tagged(name string) string {
+	if a.cluster != nil {
+		return "{" + name + "}"
+	}
+	return name
+}
+
+// open reads the app's redis queue connection through its PHP and opens
+// package redisqueue on it.
+func (a *redisApp) open(t *testing.T) {
+	t.Helper()
 	var conf struct {
 		Version string
 		Queue   map[string]any
@@ -51,15 +92,14 @@ func (s *suite) redisQueue(t *testing.T, extraEnv ...string) *redisApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Redis.Prefix != "laravel_database_" || cfg.Redis.Addrs[0] != srv.Addr {
+	if cfg.Redis.Prefix != "laravel_database_" {
 		t.Fatalf("the app's redis connection read as %s", cfg.Redis)
 	}
 	a.cfg = cfg
-	if a.q, err = redisqueue.Open(s.ctx(t), cfg); err != nil {
+	if a.q, err = redisqueue.Open(a.s.ctx(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.q.Close() })
-	return a
 }
 
 // php runs PHP code inside the booted app (its container, config and
@@ -250,9 +290,7 @@ func testRedisGoReleasesPHPRuns(t *testing.T, s *suite) {
 	if time.Now().Unix() < due && len(s.runs(t)) != 0 {
 		t.Fatal("PHP ran a job released for 3 s at once")
 	}
-	for time.Now().Unix() < due {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(due)
 	a.work(t, "--stop-when-empty", "--tries=3")
 	runs := runsByUUID(s.runs(t))[job.UUID]
 	if len(runs) != 1 || runs[0].Attempt != 2 || runs[0].Worker != "php" {
@@ -278,9 +316,7 @@ func testRedisExpiredReservationPHPTakesOver(t *testing.T, s *suite) {
 	ctx := s.ctx(t)
 	a.artisan(t, "app:dispatch", "noop")
 	job := popOne(t, a, "default")
-	for time.Now().Unix() <= job.ReservedUntil {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(job.ReservedUntil + 1)
 	a.work(t, "--once", "--tries=3")
 	runs := runsByUUID(s.runs(t))[job.UUID]
 	if len(runs) != 1 || runs[0].Attempt != 2 {
@@ -329,12 +365,30 @@ func testRedisUnreservedJobsRunInPHP(t *testing.T, s *suite) {
 	}
 }
 
-// redisLeft lists the app's keys still in Redis.
+// redisLeft lists the app's keys still in Redis (on every master of a
+// cluster), sorted.
 func (s *suite) redisLeft(t *testing.T, a *redisApp) string {
 	t.Helper()
-	keys, err := a.rc.Keys(s.ctx(t), "*").Result()
+	var keys []string
+	add := func(ctx context.Context, c *redis.Client) error {
+		k, err := c.Keys(ctx, "*").Result()
+		keys = append(keys, k...)
+		return err
+	}
+	var err error
+	if cc, ok := a.rc.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		err = cc.ForEachMaster(s.ctx(t), func(ctx context.Context, c *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return add(ctx, c)
+		})
+	} else {
+		err = add(s.ctx(t), a.rc.(*redis.Client))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	sort.Strings(keys)
 	return strings.Join(keys, " ")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/redis/go-redis/v9"
 )
@@ -38,13 +39,14 @@ const noopJob = `App\Jobs\NoopJob`
 // TestRedisPHPAndGoDrainOneQueue: `php artisan queue:work redis` and the
 // Go worker drain one queue side by side; every job runs once, and
 // nothing is left in Redis.
-func TestRedisPHPAndGoDrainOneQueue(t *testing.T) { onEachDB(t, testRedisPHPAndGoDrainOneQueue) }
+func TestRedisPHPAndGoDrainOneQueue(t *testing.T) {
+	onEachDB(t, func(t *testing.T, s *suite) { redisPHPAndGoDrainOneQueue(t, s.redisQueue(t), 600) })
+}
 
-func testRedisPHPAndGoDrainOneQueue(t *testing.T, s *suite) {
-	a := s.redisQueue(t)
-	const n = 600
+func redisPHPAndGoDrainOneQueue(t *testing.T, a *redisApp, n int) {
+	s := a.s
 	a.artisan(t, "app:dispatch", "noop", "--count="+strconv.Itoa(n))
-	if l := len(a.list(t, "default")); l != n {
+	if l := len(a.list(t, a.cfg.Queue)); l != n {
 		t.Fatalf("%d jobs dispatched", l)
 	}
 	goCmd := a.goCmd(t, noopJob, nil, "--stop-when-empty", "--sleep", "100ms") // classworker is built before PHP starts
@@ -80,15 +82,17 @@ func testRedisPHPAndGoDrainOneQueue(t *testing.T, s *suite) {
 // redis connection; `php artisan queue:failed` lists it, and
 // `php artisan queue:retry` pushes it back onto the Redis queue, where PHP
 // runs it as a first attempt again.
-func TestRedisGoFailsPHPRetries(t *testing.T) { onEachDB(t, testRedisGoFailsPHPRetries) }
+func TestRedisGoFailsPHPRetries(t *testing.T) {
+	onEachDB(t, func(t *testing.T, s *suite) { redisGoFailsPHPRetries(t, s.redisQueue(t)) })
+}
 
-func testRedisGoFailsPHPRetries(t *testing.T, s *suite) {
-	a := s.redisQueue(t)
+func redisGoFailsPHPRetries(t *testing.T, a *redisApp) {
+	s := a.s
 	a.artisan(t, "app:dispatch", "noop")
-	p, _ := payload.Parse([]byte(a.list(t, "default")[0]))
+	p, _ := payload.Parse([]byte(a.list(t, a.cfg.Queue)[0]))
 	a.goWork(t, noopJob, []string{"-fail", "failing as asked"}, "--stop-when-empty")
 	failed := s.failed(t)
-	if len(failed) != 1 || failed[0].UUID != p.UUID || failed[0].Connection != "redis" || failed[0].Queue != "default" ||
+	if len(failed) != 1 || failed[0].UUID != p.UUID || failed[0].Connection != "redis" || failed[0].Queue != a.cfg.Queue ||
 		!strings.Contains(failed[0].Exception, "failing as asked") {
 		t.Fatalf("failed rows %+v", failed)
 	}
@@ -96,7 +100,7 @@ func testRedisGoFailsPHPRetries(t *testing.T, s *suite) {
 		t.Fatalf("queue:failed does not list the job:\n%s", listed)
 	}
 	a.artisan(t, "queue:retry", p.UUID)
-	retried := a.list(t, "default")
+	retried := a.list(t, a.cfg.Queue)
 	if len(retried) != 1 || len(s.failed(t)) != 0 {
 		t.Fatalf("after queue:retry: list %q, failed %d", retried, len(s.failed(t)))
 	}
@@ -113,40 +117,39 @@ func testRedisGoFailsPHPRetries(t *testing.T, s *suite) {
 // TestRedisDelayedAndReleased: a delayed job waits in the delayed set
 // until due, then Go runs it; a job Go releases goes to the delayed set
 // with its attempt counted, and PHP runs it as attempt 2.
-func TestRedisDelayedAndReleased(t *testing.T) { onEachDB(t, testRedisDelayedAndReleased) }
+func TestRedisDelayedAndReleased(t *testing.T) {
+	onEachDB(t, func(t *testing.T, s *suite) { redisDelayedAndReleased(t, s.redisQueue(t)) })
+}
 
-func testRedisDelayedAndReleased(t *testing.T, s *suite) {
-	a := s.redisQueue(t)
+func redisDelayedAndReleased(t *testing.T, a *redisApp) {
+	s := a.s
 	ctx := s.ctx(t)
-	a.artisan(t, "app:dispatch", "delayed", "--delay=3")
-	delayed, _ := a.rc.ZRangeWithScores(ctx, a.cfg.Keys("high").Delayed, 0, -1).Result()
+	high := a.tagged("high")
+	a.artisan(t, "app:dispatch", "delayed", "--delay=3", "--queue="+high)
+	delayed, _ := a.rc.ZRangeWithScores(ctx, a.cfg.Keys(high).Delayed, 0, -1).Result()
 	if len(delayed) != 1 {
 		t.Fatalf("delayed set %v", delayed)
 	}
 	due := int64(delayed[0].Score)
-	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", "high", "--stop-when-empty")
+	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", high, "--stop-when-empty")
 	if time.Now().Unix() < due && len(s.runs(t)) != 0 {
 		t.Fatal("Go ran a delayed job before it was due")
 	}
-	for time.Now().Unix() < due {
-		time.Sleep(100 * time.Millisecond)
-	}
-	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", "high", "--stop-when-empty")
+	untilUnix(due)
+	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", high, "--stop-when-empty")
 	if runs := s.runs(t); len(runs) != 1 || runs[0].Worker != "go" {
 		t.Fatalf("runs %+v", runs)
 	}
 
 	s.reset(t)
 	a.artisan(t, "app:dispatch", "noop")
-	p, _ := payload.Parse([]byte(a.list(t, "default")[0]))
+	p, _ := payload.Parse([]byte(a.list(t, a.cfg.Queue)[0]))
 	a.goWork(t, noopJob, []string{"-release"}, "--max-jobs", "1", "--tries", "3", "--backoff", "2")
 	released, _ := a.rc.ZRangeWithScores(ctx, a.cfg.Keys("").Delayed, 0, -1).Result()
 	if len(released) != 1 || !strings.Contains(released[0].Member.(string), `"attempts":1`) {
 		t.Fatalf("delayed set after Go's release %v", released)
 	}
-	for time.Now().Unix() < int64(released[0].Score) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	untilUnix(int64(released[0].Score))
 	a.work(t, "--stop-when-empty", "--tries=3")
 	runs := runsByUUID(s.runs(t))[p.UUID]
 	if len(runs) != 2 || runs[0].Worker != "go" || runs[1].Worker != "php" || runs[1].Attempt != 2 {
@@ -224,12 +227,15 @@ func testRedisUniqueLockReleasedByGo(t *testing.T, s *suite) {
 // waitFor polls cond until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	testwait.Until(t, timeout, what, cond)
+}
+
+// untilUnix waits until the wall clock reaches the unix second ts: a
+// delayed or released job becomes due by the clock, which is what such a
+// test is about.
+func untilUnix(ts int64) {
+	if d := time.Until(time.Unix(ts, 0)); d > 0 {
+		<-time.After(d)
 	}
 }
 
@@ -239,11 +245,11 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // and so on; Go never takes PHP's job at the head of the queue, and the
 // batch counts every member once and finishes.
 func TestRedisChainAndBatchCrossPHPAndGo(t *testing.T) {
-	onEachDB(t, testRedisChainAndBatchCrossPHPAndGo)
+	onEachDB(t, func(t *testing.T, s *suite) { redisChainAndBatchCrossPHPAndGo(t, s.redisQueue(t)) })
 }
 
-func testRedisChainAndBatchCrossPHPAndGo(t *testing.T, s *suite) {
-	a := s.redisQueue(t)
+func redisChainAndBatchCrossPHPAndGo(t *testing.T, a *redisApp) {
+	s := a.s
 	const movable = `App\Jobs\MovableJob`
 	sides := func() string {
 		var out []string
@@ -267,6 +273,16 @@ func testRedisChainAndBatchCrossPHPAndGo(t *testing.T, s *suite) {
 		t.Fatalf("left in Redis after the chain: %s", got)
 	}
 
+	if a.cluster != nil {
+		// Bus::batch() pushes its members with RedisQueue::bulk, which on
+		// 8.83 calls pipeline(): phpredis's RedisCluster has none, so PHP
+		// cannot dispatch a batch onto a cluster at all.
+		out, err := a.phpCmd("app:dispatch", "movable-batch").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "RedisCluster::pipeline()") {
+			t.Fatalf("PHP dispatched a batch onto the cluster (%v): test the batch here too\n%s", err, out)
+		}
+		return
+	}
 	s.reset(t)
 	id := dispatchedBatch(t, a.artisan(t, "app:dispatch", "movable-batch"))
 	alternate()
@@ -282,9 +298,7 @@ func testRedisChainAndBatchCrossPHPAndGo(t *testing.T, s *suite) {
 // lw runs the laraworker binary on the app's redis connection.
 func (a *redisApp) lw(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := a.s.lwCmd(args...)
-	cmd.Env = a.s.env(a.env...)
-	return a.s.run(t, cmd)
+	return a.s.run(t, a.lwCmd(args...))
 }
 
 // TestRedisThroughTheCLI: `laraworker` serves the app's redis queue
@@ -332,5 +346,45 @@ func testRedisThroughTheCLI(t *testing.T, s *suite) {
 	a.lw(t, "clear", "--force")
 	if got := s.redisLeft(t, a); got != "" {
 		t.Fatalf("left in Redis after clear: %s", got)
+	}
+}
+
+// TestRedisHorizonRecordsThroughTheCLI: `work --horizon on` writes
+// Horizon's records of the jobs it runs under Horizon's prefix (the
+// app has no config/horizon.php: Horizon::use()'s "horizon:"): each job
+// completed and out of the pending list, the queue's and the class's
+// throughput counted.
+func TestRedisHorizonRecordsThroughTheCLI(t *testing.T) {
+	onEachDB(t, testRedisHorizonRecordsThroughTheCLI)
+}
+
+func testRedisHorizonRecordsThroughTheCLI(t *testing.T, s *suite) {
+	a := s.redisQueue(t)
+	a.artisan(t, "app:dispatch", "noop", "--count=3")
+	var uuids []string
+	for _, raw := range a.list(t, "default") {
+		p, err := payload.Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		uuids = append(uuids, p.UUID)
+	}
+	a.goWork(t, noopJob, nil, "--stop-when-empty", "--horizon", "on")
+	ctx := s.ctx(t)
+	for _, u := range uuids {
+		if st, _ := a.rc.HGet(ctx, "horizon:"+u, "status").Result(); st != "completed" {
+			t.Errorf("job %s: Horizon status %q, want completed", u, st)
+		}
+		if _, err := a.rc.ZScore(ctx, "horizon:completed_jobs", u).Result(); err != nil {
+			t.Errorf("job %s not in Horizon's completed_jobs: %v", u, err)
+		}
+	}
+	for key, want := range map[string]string{"horizon:queue:default": "3", "horizon:job:" + noopJob: "3"} {
+		if got, _ := a.rc.HGet(ctx, key, "throughput").Result(); got != want {
+			t.Errorf("%s throughput %q, want %s", key, got, want)
+		}
+	}
+	if ok, _ := a.rc.SIsMember(ctx, "horizon:measured_queues", "horizon:queue:default").Result(); !ok {
+		t.Error("horizon:measured_queues lacks the queue")
 	}
 }

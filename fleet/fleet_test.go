@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/internal/testdsn"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
@@ -129,13 +130,7 @@ func TestPauseFromTable(t *testing.T) {
 		}
 		waitFor := func(what string, cond func() bool) {
 			t.Helper()
-			deadline := time.Now().Add(10 * time.Second)
-			for !cond() {
-				if time.Now().After(deadline) {
-					t.Fatalf("timed out waiting for %s", what)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			testwait.Until(t, 10*time.Second, what, cond)
 		}
 		left := func(queue string) int64 {
 			var n int64
@@ -150,12 +145,20 @@ func TestPauseFromTable(t *testing.T) {
 		if err := s.SetPause(ctx, ScopeWorker, hb.ID(), time.Now()); err != nil {
 			t.Fatal(err)
 		}
+		// loopsPass waits for a whole iteration of the worker's claim loop
+		// to begin after now: what it did not claim by then, it does not
+		// claim while nothing changes.
+		loopsPass := func(what string) {
+			t.Helper()
+			from := w.Stats().Loops
+			waitFor(what, func() bool { return w.Stats().Loops >= from+2 })
+		}
 		waitFor("the worker to pause", func() bool { return w.Stats().Paused })
 		// A claim that started before the pause may still be running; the
 		// pause holds for the claims after it.
-		time.Sleep(300 * time.Millisecond)
+		loopsPass("a claim loop after the pause")
 		push("a")
-		time.Sleep(300 * time.Millisecond)
+		loopsPass("a claim loop after the push")
 		if n := left("a"); n != 1 {
 			t.Fatalf("a paused worker claimed: %d jobs left on a, want 1", n)
 		}
@@ -168,11 +171,11 @@ func TestPauseFromTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
-		time.Sleep(300 * time.Millisecond)
+		loopsPass("a claim loop after queue b's pause")
 		push("b")
 		push("a")
 		waitFor("queue a to drain", func() bool { return left("a") == 0 })
-		time.Sleep(200 * time.Millisecond)
+		loopsPass("a claim loop after queue a drained")
 		if n := left("b"); n != 1 {
 			t.Fatalf("paused queue b was claimed: %d left", n)
 		}

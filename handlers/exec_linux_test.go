@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/rs/zerolog"
 )
 
@@ -26,32 +27,26 @@ func TestExecKillsTheProcessGroup(t *testing.T) {
 	go func() { done <- h.Handle(ctx, fixtureJob(t, "scalars.json")) }()
 	pid := waitForPID(t, pidFile)
 	cancel()
-	if err := <-done; err == nil || !strings.Contains(err.Error(), "was killed") {
+	if err := testwait.Recv(t, done, 30*time.Second, "the cancelled command to end"); err == nil || !strings.Contains(err.Error(), "was killed") {
 		t.Fatalf("cancelled command: %v", err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !processGone(pid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d of the killed command is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, "the killed command's child to exit", func() bool { return processGone(pid) })
 }
 
+// waitForPID waits for the command to write its child's pid, a whole line.
 func waitForPID(t *testing.T, path string) int {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		raw, err := os.ReadFile(path)
-		if err != nil || !strings.HasSuffix(string(raw), "\n") {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-		if err != nil {
-			t.Fatalf("pid file %q", raw)
-		}
-		return pid
+	var raw []byte
+	testwait.Until(t, 5*time.Second, "the command to start its child", func() bool {
+		var err error
+		raw, err = os.ReadFile(path)
+		return err == nil && strings.HasSuffix(string(raw), "\n")
+	})
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatalf("pid file %q", raw)
 	}
-	t.Fatal("the command never started its child")
-	return 0
+	return pid
 }
 
 // processGone reports whether pid has exited. A killed child whose parent

@@ -44,6 +44,12 @@
 //     (PopOptions.LeaveIDs), leaving it for PHP. A blocking pop woken for
 //     such a job hands its notify token on.
 //
+//   - A job byte-for-byte identical to one reserved now (a payload pushed
+//     twice) would be reserved under the same member, so that settling one
+//     copy settles the other (Laravel then runs both, and a fenced write
+//     here would find the second lost): Pop leaves it at the head
+//     (PopResult.Head.Copy) until that reservation is gone.
+//
 //   - Extend (no Laravel counterpart) moves a running job's expiry to
 //     now + retry_after; PHP sees only a later expiry.
 //

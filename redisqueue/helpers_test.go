@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/testredis"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -154,13 +155,7 @@ func mustPop(t *testing.T, q *Queue, queue string) *Job {
 // waitUntil polls cond until it holds or the timeout passes.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, timeout, what, cond)
 }
 
 func zmember(score int64, member string) redis.Z {

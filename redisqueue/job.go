@@ -49,30 +49,40 @@ func (e *MalformedError) Error() string {
 	return "redisqueue: Laravel's pop cannot read this payload (a PHP worker would lose it): " + e.Reason
 }
 
-// Head is the job at the head of a queue that a filtered pop left in
-// place: its class is not among those asked for, or its id is one of
-// PopOptions.LeaveIDs (ByID).
+// Head is the job at the head of a queue that a pop left in place: its
+// class is not among those asked for, its id is one of PopOptions.LeaveIDs
+// (ByID), or it is a byte-for-byte copy of a job reserved now (Copy: the
+// same payload pushed twice), which waits until that reservation is gone.
+// DisplayName and UUID are "" when the payload does not hold them.
 type Head struct {
 	DisplayName string
 	UUID        string
 	ByID        bool
+	Copy        bool
 }
 
 // parseClaim reads claimScript's reply.
-func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, error) {
+func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, []string, error) {
 	arr, ok := reply.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, nil, fmt.Errorf("redisqueue: unexpected pop reply %T", reply)
+	if !ok || len(arr) < 2 {
+		return nil, nil, nil, fmt.Errorf("redisqueue: unexpected pop reply %T", reply)
 	}
 	var head *Head
 	if h, ok := arr[0].([]any); ok && len(h) == 3 {
-		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id"}
+		head = &Head{DisplayName: asString(h[0]), UUID: asString(h[1]), ByID: asString(h[2]) == "id", Copy: asString(h[2]) == "copy"}
 	}
-	jobs := make([]*Job, 0, len(arr)-1)
-	for _, item := range arr[1:] {
+	var moved []string
+	if m, ok := arr[1].([]any); ok {
+		moved = make([]string, len(m))
+		for i, v := range m {
+			moved[i] = asString(v)
+		}
+	}
+	jobs := make([]*Job, 0, len(arr)-2)
+	for _, item := range arr[2:] {
 		f, ok := item.([]any)
 		if !ok || len(f) != 6 {
-			return nil, nil, errors.New("redisqueue: unexpected job in the pop reply")
+			return nil, nil, nil, errors.New("redisqueue: unexpected job in the pop reply")
 		}
 		raw := asString(f[0])
 		j := &Job{Queue: queue, Payload: []byte(raw), ReservedUntil: until}
@@ -87,7 +97,7 @@ func parseClaim(queue string, reply any, until int64) ([]*Job, *Head, error) {
 		}
 		jobs = append(jobs, j)
 	}
-	return jobs, head, nil
+	return jobs, head, moved, nil
 }
 
 // asString is a bulk string reply, "" for nil.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrReservationLost means the job's reserved member is no longer in the
@@ -26,32 +27,37 @@ var errNotReserved = errors.New("redisqueue: the job has no reserved member (pas
 
 // Delete removes finished jobs (RedisQueue::deleteReserved: ZREM of the
 // reserved member) and returns those whose reservation was lost, which it
-// left alone. One job is one ZREM, the command PHP sends; several of one
-// queue are one script. On an error nothing may be assumed deleted.
+// left alone. Each job is one ZREM, the command PHP sends; several go in
+// one pipeline (one round trip; a ZREM costs the server half of what the
+// same ZREM costs from a script, which is what deleted them before). On
+// an error nothing may be assumed deleted, nor left.
 func (q *Queue) Delete(ctx context.Context, jobs ...*Job) (lost []*Job, err error) {
 	if err := checkReserved(jobs); err != nil {
 		return nil, err
 	}
-	for _, group := range byQueue(jobs) {
-		k := q.cfg.Keys(group[0].Queue)
-		if len(group) == 1 {
-			n, err := q.rdb.ZRem(ctx, k.Reserved, group[0].Reserved).Result()
-			if err != nil {
-				return lost, q.wrap(err)
-			}
-			if n == 0 {
-				lost = append(lost, group[0])
-			}
-			continue
-		}
-		flags, err := deleteScript.Run(ctx, q.rdb, []string{k.Reserved}, members(group)...).Int64Slice()
+	if len(jobs) == 1 {
+		n, err := q.rdb.ZRem(ctx, q.cfg.Keys(jobs[0].Queue).Reserved, jobs[0].Reserved).Result()
 		if err != nil {
-			return lost, q.wrap(err)
+			return nil, q.wrap(err)
 		}
-		for i, f := range flags {
-			if f == 0 {
-				lost = append(lost, group[i])
-			}
+		if n == 0 {
+			lost = append(lost, jobs[0])
+		}
+		return lost, nil
+	}
+	cmds := make([]*redis.IntCmd, len(jobs))
+	_, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, j := range jobs {
+			cmds[i] = p.ZRem(ctx, q.cfg.Keys(j.Queue).Reserved, j.Reserved)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, q.wrap(err)
+	}
+	for i, c := range cmds {
+		if c.Val() == 0 {
+			lost = append(lost, jobs[i])
 		}
 	}
 	return lost, nil

@@ -35,6 +35,9 @@ type PopOptions struct {
 	// pop script (three round trips); otherwise one script migrates and
 	// pops, which gives the state of Laravel's three with nothing between.
 	Exact bool
+	// Migrated asks for the members the pop's migrations moved to the
+	// list (PopResult.Migrated), which Horizon's records hear of.
+	Migrated bool
 }
 
 // PopResult is what a pop took.
@@ -42,8 +45,12 @@ type PopResult struct {
 	// Jobs are the popped jobs in list order; a job with Err set could not
 	// be read (MalformedError) and must be failed or given back.
 	Jobs []*Job
-	// Head is the job the pop stopped at because of Only/Except, if any.
+	// Head is the job the pop stopped at and left in place (Only/Except,
+	// LeaveIDs, or a copy of a reserved job), if any.
 	Head *Head
+	// Migrated are the members the migrations moved from the delayed and
+	// reserved sets to the list (delayed first), with PopOptions.Migrated.
+	Migrated []string
 }
 
 // Pop is RedisQueue::pop on one queue ("" is the default): the due
@@ -55,12 +62,18 @@ func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResu
 	if err := q.cfg.CheckQueue(queue); err != nil {
 		return PopResult{}, err
 	}
+	var moved []string
 	if opts.Exact {
-		if err := q.Migrate(ctx, queue); err != nil {
+		var err error
+		if moved, err = q.migrate(ctx, queue); err != nil {
 			return PopResult{}, err
+		}
+		if !opts.Migrated {
+			moved = nil
 		}
 	}
 	res, err := q.claim(ctx, queue, opts, !opts.Exact)
+	res.Migrated = append(moved, res.Migrated...)
 	if err != nil || len(res.Jobs) > 0 || res.Head != nil || !opts.Block || q.cfg.BlockFor == nil {
 		return res, err
 	}
@@ -69,7 +82,9 @@ func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResu
 	if err != nil || !woken {
 		return res, err
 	}
+	moved = res.Migrated
 	res, err = q.claim(ctx, queue, opts, false)
+	res.Migrated = append(moved, res.Migrated...)
 	if err == nil && len(res.Jobs) == 0 && res.Head != nil {
 		// The token woke this pop for a job it leaves in place: hand it on,
 		// so that a worker blocked on the queue (PHP's) wakes for that job
@@ -92,10 +107,14 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	case len(opts.Except) > 0:
 		filter, names = "2", opts.Except
 	}
-	args := make([]any, 0, 7+len(names)+len(opts.LeaveIDs))
-	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, len(names))
+	report := "0"
+	if opts.Migrated {
+		report = "1"
+	}
+	args := make([]any, 0, 8+2*len(names)+len(opts.LeaveIDs))
+	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, report, 2*len(names))
 	for _, n := range names {
-		args = append(args, asciiLower(n))
+		args = append(args, n, asciiLower(n))
 	}
 	for _, id := range opts.LeaveIDs {
 		args = append(args, id)
@@ -112,11 +131,11 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	if err != nil {
 		return PopResult{}, q.wrap(err)
 	}
-	jobs, head, err := parseClaim(queue, reply, until)
+	jobs, head, moved, err := parseClaim(queue, reply, until)
 	if err != nil {
 		return PopResult{}, q.wrap(err)
 	}
-	return PopResult{Jobs: jobs, Head: head}, nil
+	return PopResult{Jobs: jobs, Head: head, Migrated: moved}, nil
 }
 
 // popAnswerTimeout bounds the wait for a pop's answer once the pop is
@@ -159,12 +178,19 @@ func (q *Queue) waitNotify(ctx context.Context, key string) (bool, error) {
 // Migrate is RedisQueue::migrate: the due delayed jobs, then the expired
 // reservations, move to the tail of the list, as two scripts.
 func (q *Queue) Migrate(ctx context.Context, queue string) error {
-	k := q.cfg.Keys(queue)
-	if _, err := q.MigrateExpired(ctx, k.Delayed, k.Ready); err != nil || q.cfg.NeverExpire {
-		return err
-	}
-	_, err := q.MigrateExpired(ctx, k.Reserved, k.Ready)
+	_, err := q.migrate(ctx, queue)
 	return err
+}
+
+// migrate is Migrate, returning the members moved (delayed ones first).
+func (q *Queue) migrate(ctx context.Context, queue string) ([]string, error) {
+	k := q.cfg.Keys(queue)
+	moved, err := q.MigrateExpired(ctx, k.Delayed, k.Ready)
+	if err != nil || q.cfg.NeverExpire {
+		return moved, err
+	}
+	expired, err := q.MigrateExpired(ctx, k.Reserved, k.Ready)
+	return append(moved, expired...), err
 }
 
 // MigrateExpired is RedisQueue::migrateExpiredJobs(from, to): the

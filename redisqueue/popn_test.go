@@ -104,3 +104,48 @@ func BenchmarkPop(b *testing.B) {
 		})
 	}
 }
+
+// TestPopReportsWhatItMigrated: with PopOptions.Migrated, a pop names the
+// members its migrations moved (the due delayed ones, then the expired
+// reservations, as RedisQueue::migrate runs them and Horizon's
+// JobsMigrated events hear of them), in the one-script pop and in the
+// exact one, and leaves the state a pop without the option leaves.
+func TestPopReportsWhatItMigrated(t *testing.T) {
+	srv := server(t)
+	c := newClock()
+	ctx := ctxT(t)
+	for _, exact := range []bool{false, true} {
+		prefix := fmt.Sprintf("exact_%v_", exact)
+		q := openQueue(t, testConfig(srv.Addr, prefix), c)
+		plain := openQueue(t, testConfig(srv.Addr, "plain"+prefix), c)
+		var reserved string
+		for _, x := range []*Queue{q, plain} {
+			if _, err := x.Push(ctx, "", payloadFor("u1", "i1", 0, "")); err != nil {
+				t.Fatal(err)
+			}
+			reserved = mustPop(t, x, "").Reserved // expires after retry_after
+			if _, err := x.Later(ctx, "", payloadFor("u2", "i2", 0, ""), time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.advance(90 * time.Second)
+		res, err := q.Pop(ctx, "", PopOptions{Max: 1, Migrated: true, Exact: exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		delayed := string(payloadFor("u2", "i2", 0, ""))
+		if len(res.Migrated) != 2 || res.Migrated[0] != delayed || res.Migrated[1] != reserved {
+			t.Fatalf("exact %v: migrated %q, want the delayed job then the expired reservation", exact, res.Migrated)
+		}
+		other, err := plain.Pop(ctx, "", PopOptions{Max: 1, Exact: exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.Migrated != nil {
+			t.Fatalf("migrated %q reported without the option", other.Migrated)
+		}
+		if a, b := dump(t, srv.Client(t), prefix), dump(t, srv.Client(t), "plain"+prefix); a != b {
+			t.Fatalf("exact %v: the option changed the state:\n%s\n%s", exact, a, b)
+		}
+	}
+}

@@ -242,7 +242,7 @@ func TestExtendKeepsARunningJob(t *testing.T) {
 }
 
 // TestPopFilterLeavesForeignHead: with Only, a head of another class is
-// not popped and named; the state is untouched. Jobs of the listed class
+// left (put back in the same script) and named; the state is untouched. Jobs of the listed class
 // ahead of it are popped.
 func TestPopFilterLeavesForeignHead(t *testing.T) {
 	srv := server(t)
@@ -313,6 +313,62 @@ func TestMalformedJobsAreReservedNotLost(t *testing.T) {
 	}
 	if got := dump(t, rc, "h_"); got != "" {
 		t.Fatalf("left: %s", got)
+	}
+}
+
+// TestCopiesOfAReservedJobWait: a payload pushed twice (byte for byte,
+// readable or not) would be reserved twice under one member, so that
+// settling one copy would settle the other. The pop stops at the second
+// copy, leaves it at the head untouched (Head.Copy), and pops it once the
+// first copy's reservation is gone; each copy is then settled on its own.
+func TestCopiesOfAReservedJobWait(t *testing.T) {
+	for name, raw := range map[string]string{"readable": string(payloadFor("twice", "id-twice", 0, "")), "unreadable": "not json, twice"} {
+		t.Run(name, func(t *testing.T) {
+			srv := server(t)
+			c := newClock()
+			cfg := testConfig(srv.Addr, "c_")
+			q := openQueue(t, cfg, c)
+			ctx := ctxT(t)
+			rc := srv.Client(t)
+			k := cfg.Keys("")
+			for range 2 {
+				rc.RPush(ctx, k.Ready, raw)
+				rc.RPush(ctx, k.Notify, 1)
+			}
+			if _, err := q.Push(ctx, "", payloadFor("after", "id-after", 0, "")); err != nil {
+				t.Fatal(err)
+			}
+			before := dump(t, rc, "c_")
+			res, err := q.Pop(ctx, "", PopOptions{Max: 5})
+			if err != nil || len(res.Jobs) != 1 || res.Head == nil || !res.Head.Copy {
+				t.Fatalf("pop: %d jobs, head %+v, %v; want the first copy and the second left as a copy", len(res.Jobs), res.Head, err)
+			}
+			first := res.Jobs[0]
+			again, err := q.Pop(ctx, "", PopOptions{Max: 5})
+			if err != nil || len(again.Jobs) != 0 || again.Head == nil || !again.Head.Copy {
+				t.Fatalf("pop while the first copy is reserved: %+v %v", again, err)
+			}
+			list, _ := rc.LRange(ctx, k.Ready, 0, -1).Result()
+			if len(list) != 2 || list[0] != raw {
+				t.Fatalf("list %q: the copy must stay at the head, untouched", list)
+			}
+			if n, _ := rc.LLen(ctx, k.Notify).Result(); n != 2 {
+				t.Fatalf("%d notify tokens, want 2 (one per job left)", n)
+			}
+			if lost, err := q.Delete(ctx, first); err != nil || len(lost) != 0 {
+				t.Fatalf("delete of the first copy: %v %v", lost, err)
+			}
+			res, err = q.Pop(ctx, "", PopOptions{Max: 5})
+			if err != nil || len(res.Jobs) != 2 || res.Head != nil || res.Jobs[0].Reserved != first.Reserved {
+				t.Fatalf("pop after the first copy's delete: %+v %v; want the second copy (same member) and the job after it", res, err)
+			}
+			if lost, err := q.Delete(ctx, res.Jobs...); err != nil || len(lost) != 0 {
+				t.Fatalf("delete of the second copy and the job after: %v %v", lost, err)
+			}
+			if got := dump(t, rc, "c_"); got != "" {
+				t.Fatalf("left after both copies (state before the first pop:\n%s):\n%s", before, got)
+			}
+		})
 	}
 }
 

@@ -97,47 +97,64 @@ return migrate(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 // notify token. Migrating first in the same script gives a state Laravel's
 // three separate EVALs also give (the one where nothing ran between them).
 //
-// Two things Laravel's pop does not do:
+// Three things Laravel's pop does not do:
 //   - With a class filter (ARGV[6] = 1: only the names listed, 2: all but
-//     those) or ids to leave (jobs the caller gave back), the head is read
-//     and decoded before it is popped; a head of another class, or one
-//     whose "id" is listed, is left where it is, untouched, and the script
-//     stops and returns its displayName and uuid. Reading the decoded
-//     table does not change it, so the reserved copy is the same.
+//     those) or ids to leave (jobs the caller gave back), the head is
+//     decoded before it is reserved; a head of another class, or one whose
+//     "id" is listed, goes back to the head of the list at once (LPUSH of
+//     the bytes the LPOP took, in the same script: no other client sees
+//     it gone, and its bytes, place and attempts are as they were; an
+//     LPOP and an LPUSH cost a server less than LINDEX then LPOP), and the
+//     script stops and returns its displayName and uuid. Reading the
+//     decoded table does not change it, so the reserved copy is the same.
 //   - A head that cannot be decoded or counted (not JSON, not an object,
 //     no numeric "attempts") makes Laravel's script raise after its LPOP:
 //     the job is gone. Here it is reserved under its own raw bytes and
 //     returned with the error, so the caller can fail it (the raw bytes
 //     are then its fence) instead of losing it.
+//   - A job whose reserved copy (or, unreadable, whose raw bytes) is in
+//     the reserved set already is a byte-for-byte copy of a job reserved
+//     now (the same payload pushed twice): the two would share one
+//     member, and settling one would settle, or lose, the other. It goes
+//     back to the head, untouched, and the script stops and returns it as
+//     a head left in place (why "copy") until that reservation is gone.
 //
 // KEYS: 1 ready list, 2 reserved set, 3 notify list, 4 delayed set.
 // ARGV: 1 now, 2 reservation expiry score, 3 migrate first (2: the
 // delayed set, then the reserved set, as RedisQueue::migrate; 1: only the
 // delayed set, as Laravel with retryAfter null; 0: no),
 // 4 migration limit (-1 all), 5 max jobs, 6 filter (0 none, 1 only the
-// names, 2 all but the names), 7 how many names follow (n), 8..7+n class
-// names (displayName), in ASCII lower case: PHP class names are
-// case-insensitive, and Lua's string.lower, like PHP's, folds ASCII only;
-// then the payload "id"s of jobs to leave in place.
+// names, 2 all but the names), 7 report the migrated members (1) or not
+// (0), 8 how many names follow (n), 9..8+n class names (displayName),
+// each as given and in ASCII lower case: PHP class names are
+// case-insensitive, and Lua's string.lower, like PHP's, folds ASCII only
+// (a displayName spelled as given is found without lowering it); then the
+// payload "id"s of jobs to leave in place.
 //
-// Reply: {blocked, job...} where blocked is false or {displayName, uuid,
-// why} of the head left in place (why: "class" or "id"), and each job is
-// {raw, reserved, attempts, id, uuid, error}: reserved false and error
-// set for an undecodable job; attempts the reserved copy's count; id and
-// uuid false unless strings.
+// Reply: {blocked, migrated, job...} where blocked is false or
+// {displayName, uuid, why} of the head left in place (why: "class", "id"
+// or "copy"), migrated is false or the members the migrations moved (delayed
+// ones first, as Horizon's JobsMigrated events hear of them), and each
+// job is {raw, reserved, attempts, id, uuid, error}: reserved false and
+// error set for an undecodable job; attempts the reserved copy's count;
+// id and uuid false unless strings.
 var claimScript = redis.NewScript(luaMigrate + `
 local now, expiry = ARGV[1], ARGV[2]
+local moved = {}
 if ARGV[3] ~= '0' then
-  migrate(KEYS[4], KEYS[1], KEYS[3], now, ARGV[4])
+  moved = migrate(KEYS[4], KEYS[1], KEYS[3], now, ARGV[4])
 end
 if ARGV[3] == '2' then
-  migrate(KEYS[2], KEYS[1], KEYS[3], now, ARGV[4])
+  local expired = migrate(KEYS[2], KEYS[1], KEYS[3], now, ARGV[4])
+  for i = 1, #expired do
+    moved[#moved + 1] = expired[i]
+  end
 end
 
 local filter = ARGV[6]
-local lastName = 7 + tonumber(ARGV[7])
+local lastName = 8 + tonumber(ARGV[8])
 local names, leave = {}, {}
-for i = 8, lastName do
+for i = 9, lastName do
   names[ARGV[i]] = true
 end
 local peek = filter ~= '0'
@@ -162,7 +179,10 @@ local function reserve(decoded)
   return cjson.encode(decoded)
 end
 
-local out = {false}
+local out = {false, false}
+if ARGV[7] == '1' and #moved > 0 then
+  out[2] = moved
+end
 for _ = 1, tonumber(ARGV[5]) do
   local job, ok, decoded
   if not peek then
@@ -170,7 +190,7 @@ for _ = 1, tonumber(ARGV[5]) do
     if not job then break end
     ok, decoded = pcall(cjson.decode, job)
   else
-    job = redis.call('lindex', KEYS[1], 0)
+    job = redis.call('lpop', KEYS[1])
     if not job then break end
     ok, decoded = pcall(cjson.decode, job)
     -- Only a job the pop can count is left to another worker: one it
@@ -180,23 +200,32 @@ for _ = 1, tonumber(ARGV[5]) do
       local name = str(decoded['displayName'])
       local why = false
       if filter ~= '0' then
-        local listed = name and names[string.lower(name)] == true or false
+        local listed = name and (names[name] or names[string.lower(name)]) == true or false
         if listed ~= (filter == '1') then why = 'class' end
       end
       local id = str(decoded['id'])
       if not why and id and leave[id] then why = 'id' end
       if why then
+        redis.call('lpush', KEYS[1], job)
         out[1] = {name or '', str(decoded['uuid']) or '', why}
         break
       end
     end
-    redis.call('lpop', KEYS[1])
   end
   local reserved
   if ok then
     ok, reserved = pcall(reserve, decoded)
   else
     reserved = decoded
+  end
+  if redis.call('zscore', KEYS[2], ok and reserved or job) then
+    redis.call('lpush', KEYS[1], job)
+    local name, uuid = false, false
+    if type(decoded) == 'table' then
+      name, uuid = str(decoded['displayName']), str(decoded['uuid'])
+    end
+    out[1] = {name or '', uuid or '', 'copy'}
+    break
   end
   if ok then
     redis.call('zadd', KEYS[2], expiry, reserved)
@@ -207,18 +236,6 @@ for _ = 1, tonumber(ARGV[5]) do
     redis.call('lpop', KEYS[3])
     out[#out + 1] = {job, false, false, false, false, tostring(reserved)}
   end
-end
-return out
-`)
-
-// deleteScript is RedisQueue::deleteReserved (a plain ZREM there) for
-// several jobs of one queue, reporting each: 1 removed, 0 lost.
-//
-// KEYS: 1 reserved set. ARGV: the reserved members.
-var deleteScript = redis.NewScript(`
-local out = {}
-for i = 1, #ARGV do
-  out[i] = redis.call('zrem', KEYS[1], ARGV[i])
 end
 return out
 `)

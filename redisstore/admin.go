@@ -134,14 +134,21 @@ func (s *Store) Push(ctx context.Context, item jobqueue.PushItem) (int64, error)
 
 // PushID is Push, returning the job's id (the payload's "id").
 func (s *Store) PushID(ctx context.Context, item jobqueue.PushItem) (string, error) {
-	raw, id, err := redisqueue.PreparePayload(item.Payload)
+	raw, _, err := redisqueue.PreparePayload(item.Payload)
+	if err == nil {
+		raw, err = s.horizonDispatch(raw)
+	}
 	if err != nil {
 		return "", err
 	}
+	var id string
 	if item.Delay > 0 {
-		_, err = s.q.Later(ctx, item.Queue, raw, item.Delay)
+		id, err = s.q.Later(ctx, item.Queue, raw, item.Delay)
 	} else {
-		_, err = s.q.Push(ctx, item.Queue, raw)
+		id, err = s.q.Push(ctx, item.Queue, raw)
+	}
+	if err == nil {
+		s.horizonPushed(ctx, item.Queue, raw)
 	}
 	return id, err
 }
@@ -152,12 +159,31 @@ func (s *Store) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
 	prepared := make([]jobqueue.PushItem, len(items))
 	for i, it := range items {
 		raw, _, err := redisqueue.PreparePayload(it.Payload)
+		if err == nil {
+			raw, err = s.horizonDispatch(raw)
+		}
 		if err != nil {
 			return err
 		}
 		prepared[i] = jobqueue.PushItem{Queue: it.Queue, Payload: raw, Delay: it.Delay}
 	}
-	return s.q.PushMany(ctx, prepared)
+	if err := s.q.PushMany(ctx, prepared); err != nil {
+		return err
+	}
+	if s.horizon != nil {
+		byQueue := map[string][][]byte{}
+		var queues []string
+		for _, it := range prepared {
+			if _, ok := byQueue[it.Queue]; !ok {
+				queues = append(queues, it.Queue)
+			}
+			byQueue[it.Queue] = append(byQueue[it.Queue], it.Payload)
+		}
+		for _, q := range queues {
+			s.horizonPushed(ctx, q, byQueue[q]...)
+		}
+	}
+	return nil
 }
 
 // ListFailed returns failed jobs newest first (queue:failed).
@@ -199,7 +225,17 @@ func (s *Store) RetryAll(ctx context.Context, queue string, hook jobqueue.RetryH
 
 // pushFailed is Retry's pushRaw: the payload as the retry made it.
 func (s *Store) pushFailed(ctx context.Context, f jobqueue.FailedJob, payload []byte) (int64, error) {
+	if s.horizon != nil {
+		// Horizon's pushRaw, without a job object.
+		var err error
+		if payload, err = s.horizon.PrepareRaw(payload); err != nil {
+			return 0, err
+		}
+	}
 	_, err := s.q.Push(ctx, f.Queue, payload)
+	if err == nil {
+		s.horizonPushed(ctx, f.Queue, payload)
+	}
 	return 0, err
 }
 

@@ -66,7 +66,7 @@ func (s *Store) blockingClaim(ctx context.Context, queue string, pop redisqueue.
 
 // popOptions turns the worker's claim options into a pop's.
 func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) redisqueue.PopOptions {
-	pop := redisqueue.PopOptions{Max: max(n, 1), LeaveIDs: s.leaveIDs(opts.ExcludeIDs)}
+	pop := redisqueue.PopOptions{Max: max(n, 1), LeaveIDs: s.leaveIDs(opts.ExcludeIDs), Migrated: s.horizon != nil}
 	switch {
 	case len(opts.DisplayNames) > 0:
 		pop.Only = slices.DeleteFunc(slices.Clone(opts.DisplayNames), func(name string) bool {
@@ -97,12 +97,15 @@ func (s *Store) claimed(ctx context.Context, queue string, res redisqueue.PopRes
 		back = append(back, j)
 	}
 	if bad == nil {
+		s.horizonReserved(ctx, res, queue, res.Jobs)
 		rows := make([]jobqueue.JobRow, len(res.Jobs))
 		for i, j := range res.Jobs {
 			rows[i] = s.row(j)
 		}
 		return rows, nil
 	}
+	// The jobs go back untouched and the unreadable one has no record.
+	s.horizonReserved(ctx, res, queue, nil)
 	if len(back) > 0 {
 		if _, err := s.q.Unreserve(ctx, back...); err != nil {
 			// They come back after retry_after, as after a crash.

@@ -27,7 +27,19 @@
 // jobs left (Collector), and CountClaimable counts zero for that queue,
 // so the worker sleeps instead of spinning. Go claims nothing more from
 // that queue until a PHP worker has taken that job: give Go's classes
-// queues of their own (the bridge routes classes to queues).
+// queues of their own (the bridge routes classes to queues). A job
+// byte-for-byte identical to one reserved now (a payload pushed twice)
+// waits at the head in the same way until that reservation is gone (the
+// two would share one reserved member); it is counted with reason copy.
+//
+// A claim whose answer is lost (the connection breaks after Redis ran the
+// pop) leaves the jobs it reserved in the reserved set, known to nobody:
+// they come back after retry_after with one attempt counted, as a PHP
+// worker's do after the same fault (with --tries 1 such a job then fails
+// as attempted too many times, in PHP as here). Finding them again would
+// take a receipt written by every pop (the members it reserved, under a
+// key of the claim's own, read back after the fault): one more write per
+// claim, in keys Laravel does not have. Not done.
 //
 // # Outcomes
 //

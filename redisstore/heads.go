@@ -27,6 +27,9 @@ const (
 	ReasonClass = "class"
 	// ReasonGivenBack: Go gave the job back (to PHP) and leaves it there.
 	ReasonGivenBack = "given_back"
+	// ReasonCopy: the job is a byte-for-byte copy of one reserved now (a
+	// payload pushed twice); it waits until that reservation is gone.
+	ReasonCopy = "copy"
 )
 
 // maxLogged bounds the (queue, class) pairs logged: the classes come from
@@ -51,10 +54,19 @@ func (h *heads) note(s *Store, queue string, head *redisqueue.Head) {
 	}
 	h.current[queue] = id
 	reason := ReasonClass
-	if head.ByID {
+	switch {
+	case head.ByID:
 		reason = ReasonGivenBack
+	case head.Copy:
+		reason = ReasonCopy
 	}
 	h.left[leftKey{queue, reason}]++
+	if reason == ReasonCopy && len(h.logged) < maxLogged {
+		h.logged[queue+"\x00copy\x00"+head.UUID] = true
+		s.log.Warn().Str("queue", queue).Str("class", head.DisplayName).Str("uuid", head.UUID).
+			Msg("a job byte-for-byte identical to one reserved now (the same payload pushed twice) heads this Redis queue: it is left in place until that one is settled, as both would share one reservation; counted in laraworker_redis_jobs_left_total")
+		return
+	}
 	if reason != ReasonClass || h.logged[queue+"\x00"+head.DisplayName] || len(h.logged) >= maxLogged {
 		return
 	}
@@ -67,7 +79,7 @@ func (h *heads) note(s *Store, queue string, head *redisqueue.Head) {
 // once each.
 type LeftJobs struct {
 	Queue  string
-	Reason string // ReasonClass or ReasonGivenBack
+	Reason string // ReasonClass, ReasonGivenBack or ReasonCopy
 	Jobs   int64
 }
 
@@ -89,7 +101,7 @@ func (s *Store) Left() []LeftJobs {
 }
 
 var leftDesc = prometheus.NewDesc("laraworker_redis_jobs_left_total",
-	"Jobs a claim found at the head of a Redis queue and left in place, untouched, counted once each: reason class (Go has no handler for it) or given_back (Go gave it back to PHP).",
+	"Jobs a claim found at the head of a Redis queue and left in place, untouched, counted once each: reason class (Go has no handler for it), given_back (Go gave it back to PHP) or copy (a byte-for-byte copy of a job reserved now waits for it).",
 	[]string{"queue", "reason"}, nil)
 
 // Describe is prometheus.Collector's: register the store to export

@@ -18,6 +18,7 @@ import (
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/internal/testredis"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -287,13 +288,7 @@ func field(t *testing.T, raw, name string) any {
 // waitUntil polls cond until it holds, failing the test after timeout.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, timeout, what, cond)
 }
 
 // logBuffer collects logs for assertions.

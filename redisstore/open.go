@@ -33,6 +33,9 @@ type App struct {
 	// laravel/horizon is installed (its connector reads the config).
 	Version string
 	Horizon bool
+	// HorizonConfig is config('horizon') (prefix, use, trim, silenced)
+	// when Horizon is installed; nil is Horizon's defaults.
+	HorizonConfig map[string]any
 	// DB is the app's database: failed_jobs, job_batches and, for a
 	// "database" cache store, the cache tables. Its CacheStore and
 	// CachePrefix name the default cache store and its prefix.
@@ -43,6 +46,31 @@ type App struct {
 type OpenOptions struct {
 	DB     dbqueue.Options
 	Logger zerolog.Logger
+	// Horizon says whether the store writes Horizon's records (package
+	// redishorizon): HorizonAuto (the zero value) when the app has
+	// Horizon installed (App.Horizon), HorizonOn always, HorizonOff never.
+	Horizon HorizonRecords
+}
+
+// HorizonRecords says when Horizon's records are written.
+type HorizonRecords string
+
+// The values of OpenOptions.Horizon (laraworker's --horizon).
+const (
+	HorizonAuto HorizonRecords = ""
+	HorizonOn   HorizonRecords = "on"
+	HorizonOff  HorizonRecords = "off"
+)
+
+// ParseHorizonRecords reads --horizon: auto, on or off.
+func ParseHorizonRecords(s string) (HorizonRecords, error) {
+	switch s {
+	case "", "auto":
+		return HorizonAuto, nil
+	case "on", "off":
+		return HorizonRecords(s), nil
+	}
+	return "", fmt.Errorf("--horizon %q: want auto (when the app has laravel/horizon installed), on or off", s)
 }
 
 // Opened is a store Open connected, with what it connected: Close closes
@@ -86,6 +114,11 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 	}
 	o.closers = append(o.closers, db.Close)
 	storeOpts := Options{Logger: opts.Logger}
+	if opts.Horizon == HorizonOn || (opts.Horizon == HorizonAuto && app.Horizon) {
+		if storeOpts.Horizon, err = o.horizonRecorder(app); err != nil {
+			return fail(err)
+		}
+	}
 	if phpStr(app.CacheStore["driver"]) == "redis" {
 		if err := o.redisCache(app, &storeOpts); err != nil {
 			return fail(err)

@@ -38,6 +38,9 @@ type write struct {
 	hook     []byte
 	hookUUID string
 	hookID   int64
+	// horizonDone: Horizon's records of the outcome were written (or
+	// tried: they are not retried).
+	horizonDone bool
 	// next is the chain link's payload as pushed (prepared once, so every
 	// try pushes the same bytes); pushed/pushUnsure track the push of a
 	// link that goes to another cluster slot.
@@ -117,14 +120,26 @@ func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 		return nil, err
 	}
 	var lost []jobqueue.JobRow
+	isLost := map[int]bool{}
 	for _, j := range lostJobs {
 		r := rows[index[j]]
 		if !s.ownEarlierWrite(r) {
 			lost = append(lost, r)
+			isLost[index[j]] = true
 		}
 	}
 	for _, r := range rows {
 		s.end(r)
+	}
+	if s.horizon != nil {
+		done := make([]jobqueue.JobRow, 0, len(rows)-len(lost))
+		for i, r := range rows {
+			if !isLost[i] {
+				done = append(done, r)
+			}
+		}
+		s.horizonCompleted(ctx, done)
+		s.horizonLost(lost...)
 	}
 	return lost, nil
 }
@@ -132,7 +147,9 @@ func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 // Release is RedisQueue's deleteAndRelease, fenced: the member moves to
 // the delayed set, ready at now + delay.
 func (s *Store) Release(ctx context.Context, r jobqueue.JobRow, delay time.Duration) error {
-	return s.single(r, s.q.Release(ctx, job(r), delay))
+	err := s.single(r, s.q.Release(ctx, job(r), delay))
+	s.horizonOutcome(r, err, func() error { return s.horizon.Released(context.WithoutCancel(ctx), horizonJob(r)) }, "released")
+	return err
 }
 
 // Unreserve gives a popped job back untouched, at the head of its list;
@@ -146,7 +163,11 @@ func (s *Store) Unreserve(ctx context.Context, r jobqueue.JobRow) error {
 	if err == nil && len(lost) > 0 {
 		err = redisqueue.ErrReservationLost
 	}
-	return s.single(r, err)
+	err = s.single(r, err)
+	s.horizonOutcome(r, err, func() error {
+		return s.horizon.Unreserved(context.WithoutCancel(ctx), horizonJob(r), string(r.Payload))
+	}, "unreserved")
+	return err
 }
 
 // single settles the answer of a one-job write: lost stays lost unless
@@ -208,9 +229,18 @@ func (s *Store) Finish(ctx context.Context, r jobqueue.JobRow, f jobqueue.Follow
 		if err := s.finishInRedis(ctx, r, w, f.Next); err != nil {
 			if errors.Is(err, jobqueue.ErrReservationLost) {
 				s.end(r)
+				s.horizonLost(r)
 			}
 			return err
 		}
+	}
+	if !w.horizonDone {
+		w.horizonDone = true
+		// Laravel pushes the link from inside the job, before its delete.
+		if f.Next != nil {
+			s.horizonPushed(ctx, f.Next.Queue, w.next)
+		}
+		s.horizonCompleted(ctx, []jobqueue.JobRow{r})
 	}
 	if f.Batch != nil {
 		if err := s.batchSuccess(ctx, w, f.Batch, f.Hooks); err != nil {
@@ -228,6 +258,9 @@ func (s *Store) finishInRedis(ctx context.Context, r jobqueue.JobRow, w *write, 
 	if next != nil {
 		if w.next == nil {
 			prepared, _, err := redisqueue.PreparePayload(next.Payload)
+			if err == nil {
+				prepared, err = s.horizonDispatch(prepared)
+			}
 			if err != nil {
 				return err
 			}
@@ -339,9 +372,14 @@ func (s *Store) Fail(ctx context.Context, r jobqueue.JobRow, uuid, exception str
 		if err := s.failInRedis(ctx, r, w, uuid, exception, f.Hooks); err != nil {
 			if errors.Is(err, jobqueue.ErrReservationLost) {
 				s.end(r)
+				s.horizonLost(r)
 			}
 			return err
 		}
+	}
+	if !w.horizonDone && s.horizon != nil {
+		w.horizonDone = true
+		s.horizonFailed("failed", s.horizon.Failed(context.WithoutCancel(ctx), horizonJob(r), exception))
 	}
 	if err := s.settleFailure(ctx, w, f); err != nil {
 		return err

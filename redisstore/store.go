@@ -11,6 +11,7 @@ import (
 
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/redishorizon"
 	"github.com/laraworker/laraworker/redisqueue"
 	"github.com/rs/zerolog"
 )
@@ -40,6 +41,11 @@ type Store struct {
 
 	heads heads
 
+	// horizon writes Horizon's records (nil: the app has no Horizon, or
+	// they are off).
+	horizon    *redishorizon.Recorder
+	horizonLog horizonLog
+
 	// testAfterFailedRow runs in Fail between the failed_jobs row and the
 	// delete from Redis (tests).
 	testAfterFailedRow func()
@@ -65,6 +71,10 @@ type Options struct {
 	DurationLimiters map[string]jobqueue.DurationLimiter
 	// Logger receives what the store tells about jobs it leaves in place.
 	Logger zerolog.Logger
+	// Horizon, when set, writes Horizon's records of the jobs the store
+	// reserves, releases, finishes and fails, as Horizon's listeners do
+	// after a PHP worker (see horizon.go).
+	Horizon *redishorizon.Recorder
 }
 
 // New is the store on the Redis queue q, with the app's database side
@@ -78,7 +88,7 @@ func New(q *redisqueue.Queue, db *dbqueue.Queue, opts Options) (*Store, error) {
 	if q.Connection() != db.Connection() {
 		return nil, fmt.Errorf("redisstore: the database side records failed jobs under connection %q, the redis queue is connection %q: open it with the same name", db.Connection(), q.Connection())
 	}
-	s := &Store{q: q, db: db, cache: opts.Cache, log: opts.Logger,
+	s := &Store{q: q, db: db, cache: opts.Cache, log: opts.Logger, horizon: opts.Horizon,
 		writes: map[string]*write{}, givenBack: map[int64]string{}}
 	if s.cache == nil {
 		s.cache = db.SharedCache()
@@ -94,6 +104,9 @@ func New(q *redisqueue.Queue, db *dbqueue.Queue, opts Options) (*Store, error) {
 	s.limiters = opts.DurationLimiters
 	return s, nil
 }
+
+// Horizon is the recorder of Horizon's records, nil when off.
+func (s *Store) Horizon() *redishorizon.Recorder { return s.horizon }
 
 // Queue is the Redis side.
 func (s *Store) Queue() *redisqueue.Queue { return s.q }

@@ -115,6 +115,53 @@ func TestWorkerDrainsAQueueAndLeavesPHPsJob(t *testing.T) {
 	}
 }
 
+// TestWorkerSettlesEachCopyOfAPayloadPushedTwice: the same payload pushed
+// twice (byte for byte) would share one reservation; the second copy waits
+// at the head until the first is settled, so each copy is settled on its
+// own: a readable one runs twice, an unreadable one fails twice, nothing
+// is lost, and the copy left waiting is counted.
+func TestWorkerSettlesEachCopyOfAPayloadPushedTwice(t *testing.T) {
+	e := newEnv(t, appconfig.EngineSQLite, envOptions{})
+	uuid := e.push(t, "", classA)
+	pushed := e.list(t, "default")[0]
+	ctx := context.Background()
+	k := e.q.Config().Keys("")
+	for _, r := range []string{pushed, "not json", "not json"} {
+		if err := e.rc.RPush(ctx, k.Ready, r).Err(); err != nil {
+			t.Fatal(err)
+		}
+		e.rc.RPush(ctx, k.Notify, 1)
+	}
+	var r runs
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { r.add(job); return nil })
+	cfg := workerConfig()
+	cfg.Concurrency = 4
+	w := e.worker(t, reg, cfg)
+	run(t, w, 30*time.Second)
+	if n := r.count(uuid); n != 2 {
+		t.Errorf("the job pushed twice ran %d times, want 2", n)
+	}
+	if f := e.failed(t); len(f) != 2 || f[0].Payload != "not json" || f[1].Payload != "not json" {
+		t.Errorf("failed rows %+v, want both unreadable copies", f)
+	}
+	if got := e.keys(t); got != "" {
+		t.Errorf("left in Redis: %s", got)
+	}
+	if st := w.Stats(); st.Lost != 0 {
+		t.Errorf("stats %+v: a copy's outcome was dropped as lost", st)
+	}
+	copies := int64(0)
+	for _, l := range e.s.Left() {
+		if l.Reason == ReasonCopy {
+			copies += l.Jobs
+		}
+	}
+	if copies == 0 {
+		t.Errorf("no copy counted as left waiting: %+v", e.s.Left())
+	}
+}
+
 // TestWorkerReleasesWithBackoffThenFails: each failed attempt is
 // released into the delayed set for its backoff, with the attempt
 // counted; the last one lands in failed_jobs under the redis connection
@@ -334,7 +381,9 @@ func TestWorkerSharesMaxExceptionsAndRestart(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			go func() { done <- w.Run(ctx) }()
-			time.Sleep(300 * time.Millisecond)
+			// The worker reads the signal once, before its first claim
+			// loop: a change after that stops it.
+			waitUntil(t, 15*time.Second, "the worker's first claim loop", func() bool { return w.Stats().Loops > 0 })
 			if err := cache.Put(e.ctx, "illuminate:queue:restart", []byte("i:1700000100;"), 24*time.Hour); err != nil {
 				t.Fatal(err)
 			}
@@ -354,13 +403,13 @@ func TestWorkerSharesMaxExceptionsAndRestart(t *testing.T) {
 // reservation; another worker popping all along never gets it.
 func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 	e := newEnv(t, appconfig.EngineSQLite, envOptions{retryAfter: 3 * time.Second})
-	started := make(chan struct{})
+	started, finish := make(chan struct{}), make(chan struct{})
 	var ran atomic.Int32
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 		ran.Add(1)
 		close(started)
-		time.Sleep(7 * time.Second) // > 2 x retry_after
+		<-finish // the test lets it end after > 2 x retry_after
 		return nil
 	})
 	e.push(t, "", classA, phpserialize.Public("timeout", phpserialize.Int(0)))
@@ -375,8 +424,11 @@ func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 		t.Fatal("the job did not start")
 	}
 	other, _ := redisqueue.New(e.rc, e.q.Config())
-	deadline := time.Now().Add(6500 * time.Millisecond)
-	for time.Now().Before(deadline) {
+	// Another worker pops all along for more than twice retry_after (the
+	// expiry under test is the server's clock): it never gets the job.
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(6500 * time.Millisecond); time.Now().Before(deadline); <-tick.C {
 		res, err := other.Pop(e.ctx, "", redisqueue.PopOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -384,8 +436,8 @@ func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 		if len(res.Jobs) != 0 {
 			t.Fatalf("a running job was popped again (attempt %d)", res.Jobs[0].Attempts)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
+	close(finish)
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

@@ -13,6 +13,10 @@
 //	                              size of TestLoad (default 4 procs, 10000 jobs, 2 PHP)
 //	LARAWORKER_TEST_DB_SUFFIX     appended to the app's database name
 //
+// The tests of Laravel's Redis queue (redis*_test.go) point the app's
+// "redis" queue connection at a redis-server of their own
+// (internal/testredis), never at the machine's.
+//
 // The tests that stop a database server (TestDatabaseRestart) or change a
 // server's settings (TestPostgresSerializationFailures,
 // TestPostgresIdleInTransactionTimeout) start a server of their own with

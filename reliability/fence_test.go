@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/faultproxy"
+
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -68,10 +70,10 @@ func jobRowsOf(t *testing.T, queue string) map[int64]string {
 // an end per run, with the worker that ran it.
 type tally struct{ goStarts, goEnds, phpStarts, phpEnds int }
 
-func tallies(t *testing.T) map[string]*tally {
+func tallies(t *testing.T, class string) map[string]*tally {
 	t.Helper()
 	out := map[string]*tally{}
-	for _, r := range runsOf(t, sleepClass) {
+	for _, r := range runsOf(t, class) {
 		c := out[r.UUID]
 		if c == nil {
 			c = &tally{}
@@ -160,7 +162,7 @@ func watchRows(t *testing.T, queue string, ids map[string]int64) *rowWatch {
 			var counts map[string]*tally
 			func() {
 				defer func() { _ = recover() }()
-				counts = tallies(t)
+				counts = tallies(t, sleepClass)
 			}()
 			w.mu.Lock()
 			w.samples++
@@ -223,7 +225,7 @@ func checkReclaimed(t *testing.T, goProc *proc, ids map[string]int64, watch *row
 		t.Error("the row watch took no sample")
 	}
 	lost := lostUUIDs(goProc.out.String())
-	counts := tallies(t)
+	counts := tallies(t, sleepClass)
 	for uuid := range ids {
 		c := counts[uuid]
 		if c == nil || c.goStarts != 1 || c.phpStarts != 1 || c.phpEnds != 1 {
@@ -268,14 +270,14 @@ func TestFrozenWorker(t *testing.T) {
 			}
 			goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release", "RELWORKER_SLEEP_SECONDS=4"}, "--queue", queue,
 				"--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1", "--memory", "0", "--tries", "5")
-			waitFor(t, 20*time.Second, "Go to start the job", func() bool { c := tallies(t)[uuid]; return c != nil && c.goStarts == 1 })
+			waitFor(t, 20*time.Second, "Go to start the job", func() bool { c := tallies(t, sleepClass)[uuid]; return c != nil && c.goStarts == 1 })
 			goProc.signal(syscall.SIGSTOP)
 			frozen := time.Now()
 			php := phpWorker(t, retryAfter, "--queue="+queue, "--sleep=1", "--tries=5")
-			waitFor(t, 30*time.Second, "PHP to reclaim and start the job", func() bool { c := tallies(t)[uuid]; return c.phpStarts == 1 })
+			waitFor(t, 30*time.Second, "PHP to reclaim and start the job", func() bool { c := tallies(t, sleepClass)[uuid]; return c.phpStarts == 1 })
 			if thaw == "after PHP finished" {
 				waitFor(t, 30*time.Second, "PHP to finish the job", func() bool {
-					return tallies(t)[uuid].phpEnds == 1 && count(t, app.q.DB(), "select count(*) from jobs where queue = ?", queue) == 0
+					return tallies(t, sleepClass)[uuid].phpEnds == 1 && count(t, app.q.DB(), "select count(*) from jobs where queue = ?", queue) == 0
 				})
 			}
 			watch := watchRows(t, queue, ids)
@@ -284,7 +286,7 @@ func TestFrozenWorker(t *testing.T) {
 			// Not fatal: when something goes wrong, the checks below say what.
 			waitUntil(20*time.Second, func() bool { return lostUUIDs(goProc.out.String())[uuid] > 0 })
 			waitUntil(30*time.Second, func() bool {
-				return tallies(t)[uuid].phpEnds == 1 && count(t, app.q.DB(), "select count(*) from jobs where queue = ?", queue) == 0
+				return tallies(t, sleepClass)[uuid].phpEnds == 1 && count(t, app.q.DB(), "select count(*) from jobs where queue = ?", queue) == 0
 			})
 			time.Sleep(2 * time.Second) // a copy would be claimed and run by now
 			goProc.stop(t, 30*time.Second)
@@ -295,7 +297,7 @@ func TestFrozenWorker(t *testing.T) {
 				op = recs[0]["op"]
 			}
 			t.Logf("frozen %s (retry_after %d s), thawed %s: Go's outcome dropped (found by %v), runs %+v",
-				frozenFor.Round(100*time.Millisecond), retryAfter, thaw, op, *tallies(t)[uuid])
+				frozenFor.Round(100*time.Millisecond), retryAfter, thaw, op, *tallies(t, sleepClass)[uuid])
 		})
 	}
 }
@@ -316,12 +318,12 @@ func TestPartitionedWorker(t *testing.T) {
 		jobs       = 3
 	)
 	ids := sleepJobs(t, queue, 1, jobs)
-	proxy := newNetProxy(t, "127.0.0.1:3306")
-	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "RELWORKER_SLEEP_SECONDS=3", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
+	proxy := faultproxy.New(t, "127.0.0.1:3306")
+	goProc := goWorker(t, []string{"RELWORKER_SLEEP_THEN=release-first", "RELWORKER_SLEEP_SECONDS=3", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.Port())},
 		"--queue", queue, "--concurrency", strconv.Itoa(jobs), "--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1", "--memory", "0", "--tries", "5")
 	started := func(which func(*tally) int) func() bool {
 		return func() bool {
-			counts := tallies(t)
+			counts := tallies(t, sleepClass)
 			for uuid := range ids {
 				if c := counts[uuid]; c == nil || which(c) < 1 {
 					return false
@@ -338,7 +340,7 @@ func TestPartitionedWorker(t *testing.T) {
 	waitFor(t, 60*time.Second, "PHP to reclaim and start every job", started(func(c *tally) int { return c.phpStarts }))
 	watch := watchRows(t, queue, ids)
 	running := 0
-	for _, c := range tallies(t) {
+	for _, c := range tallies(t, sleepClass) {
 		if c.phpStarts > c.phpEnds {
 			running++
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -408,27 +409,11 @@ func failedRows(t *testing.T, db *sql.DB, table string) []failed {
 	return out
 }
 
-// waitFor polls cond every 100ms until it holds or d passes.
+// waitFor polls cond until it holds, failing the test after d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.Until(t, d, what, cond)
 }
 
-// waitUntil polls cond every 100ms until it holds (true) or d passes
-// (false).
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return true
-}
+// waitUntil polls cond until it holds (true) or d passes (false).
+func waitUntil(d time.Duration, cond func() bool) bool { return testwait.Poll(d, cond) }

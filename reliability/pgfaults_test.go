@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/faultproxy"
+
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
 	"github.com/laraworker/laraworker/worker"
@@ -86,8 +88,8 @@ func TestPostgresIdleInTransactionTimeout(t *testing.T) {
 	srv := privatePostgres(t, "idle_in_transaction_session_timeout=150")
 	cfg := srv.config(t)
 	admin := testdb.Open(t, cfg)
-	proxy := newNetProxy(t, fmt.Sprintf("127.0.0.1:%d", srv.port))
-	cfg.Port = proxy.port()
+	proxy := faultproxy.New(t, fmt.Sprintf("127.0.0.1:%d", srv.port))
+	cfg.Port = proxy.Port()
 	cfg.RetryAfter = 5
 	q := openQueue(t, cfg)
 	const n = 1000

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/faultproxy"
+
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -30,8 +32,8 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 		writeGrace = 2 * time.Second
 	)
 	uuids := pushCopies(t, app.q, noopTemplate(t, queue), queue, jobs)
-	proxy := newNetProxy(t, "127.0.0.1:3306")
-	goProc := goWorker(t, []string{"RELWORKER_SLEEP=1500ms", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.port())},
+	proxy := faultproxy.New(t, "127.0.0.1:3306")
+	goProc := goWorker(t, []string{"RELWORKER_SLEEP=1500ms", "LARAWORKER_DB_HOST=127.0.0.1", "LARAWORKER_DB_PORT=" + strconv.Itoa(proxy.Port())},
 		"--queue", queue, "--concurrency", strconv.Itoa(jobs), "--retry-after", strconv.Itoa(retryAfter), "--sleep", "0.1",
 		"--memory", "0", "--tries", "5", "--grace", grace.String(), "--write-grace", writeGrace.String())
 	waitFor(t, 20*time.Second, "Go to start every job", func() bool { return len(runsOf(t, noopClass)) == jobs })
@@ -122,7 +124,7 @@ func TestDeployFailsNothing(t *testing.T) {
 		goProc := goWorker(t, []string{"RELWORKER_SLEEP_SECONDS=600"}, args...)
 		waitFor(t, 30*time.Second, "Go to start every job", func() bool {
 			started := 0
-			for _, c := range tallies(t) {
+			for _, c := range tallies(t, sleepClass) {
 				if c.goStarts == d {
 					started++
 				}
@@ -164,7 +166,7 @@ func TestDeployFailsNothing(t *testing.T) {
 	if app.hasPHP {
 		php = phpWorker(t, 90, "--queue="+queue, "--sleep=1", "--tries=1")
 		waitFor(t, 30*time.Second, "PHP to start a job", func() bool {
-			for _, c := range tallies(t) {
+			for _, c := range tallies(t, sleepClass) {
 				if c.phpStarts > 0 {
 					return true
 				}
@@ -185,7 +187,7 @@ func TestDeployFailsNothing(t *testing.T) {
 	}
 	byPHP := 0
 	for uuid := range uuids {
-		c := tallies(t)[uuid]
+		c := tallies(t, sleepClass)[uuid]
 		if c == nil || c.goStarts+c.phpStarts != deploys+1 || c.goEnds+c.phpEnds != 1 {
 			t.Errorf("job %s: runs %+v, want %d cut short and one more run to its end", uuid, c, deploys)
 		}

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/faultproxy"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
@@ -22,83 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// faultProxy sits between the worker and the database server. Cut drops
-// every connection and refuses new ones, as a database that went away
-// does; Restore lets connections through again.
-type faultProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]bool
-}
-
-func newFaultProxy(t *testing.T, target string) *faultProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &faultProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	go p.serve()
-	t.Cleanup(func() { ln.Close(); p.Cut() })
-	return p
-}
-
-func (p *faultProxy) addr() (string, int) {
-	a := p.ln.Addr().(*net.TCPAddr)
-	return a.IP.String(), a.Port
-}
-
-func (p *faultProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		down := p.down
-		p.mu.Unlock()
-		if down {
-			c.Close()
-			continue
-		}
-		go p.pipe(c)
-	}
-}
-
-func (p *faultProxy) pipe(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
-	if err != nil {
-		client.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[client], p.conns[server] = true, true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(server, client); server.Close() }()
-	_, _ = io.Copy(client, server)
-	client.Close()
-}
-
-// Cut closes every connection and refuses new ones.
-func (p *faultProxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// Restore accepts connections again.
-func (p *faultProxy) Restore() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
-}
-
 // TestDatabaseOutagesLoseNothing cuts the database away four times while
 // a worker runs 400 jobs, each time while jobs are running: claims fail
 // and are retried, outcomes decided while the database is away are
@@ -108,8 +31,8 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			cfg := testdb.Config(t, engine)
 			admin := testdb.Open(t, cfg) // creates (and later drops) the tables directly
-			proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-			cfg.Host, cfg.Port = proxy.addr()
+			proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+			cfg.Host, cfg.Port = proxy.Addr()
 			cfg.RetryAfter = 5
 			q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 			if err != nil {
@@ -223,8 +146,8 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/back within the write grace %v", engine, comesBack), func(t *testing.T) {
 				cfg := testdb.Config(t, engine)
 				admin := testdb.Open(t, cfg)
-				proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-				cfg.Host, cfg.Port = proxy.addr()
+				proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+				cfg.Host, cfg.Port = proxy.Addr()
 				cfg.RetryAfter = 3
 				q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 				if err != nil {
@@ -332,8 +255,8 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 func TestSelfStopWithTheDatabaseDown(t *testing.T) {
 	cfg := testdb.Config(t, appconfig.EngineMySQL)
 	admin := testdb.Open(t, cfg)
-	proxy := newFaultProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-	cfg.Host, cfg.Port = proxy.addr()
+	proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	cfg.Host, cfg.Port = proxy.Addr()
 	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 	for {
+		w.stats.loops.Add(1)
 		if ctx.Err() != nil {
 			return StopInterrupted
 		}

@@ -21,6 +21,8 @@ type counters struct {
 
 	// interrupted: jobs cut short by shutdown (also counted as released)
 	interrupted atomic.Int64
+	// loops: iterations of the claim loop
+	loops atomic.Int64
 }
 
 // count adds one written outcome to its total.
@@ -84,6 +86,13 @@ type Stats struct {
 	// attempt restored, or counted when cut short too many times in a row
 	// (see Config.Grace).
 	Interrupted int64
+
+	// Loops counts the iterations of the claim loop: each one claims, or
+	// (paused, or with every slot busy) waits and checks the stop
+	// conditions. Two more than a moment ago means a whole iteration began
+	// after it: what a paused worker did not claim since, it will not
+	// claim without a change.
+	Loops int64
 }
 
 // RunningJob is a job a worker holds now.
@@ -102,7 +111,7 @@ func (w *Worker) Stats() Stats {
 		Name: w.cfg.Name, Queues: slices.Clone(w.cfg.Queues),
 		Claimed: w.stats.claimed.Load(), Done: w.stats.done.Load(), Failed: w.stats.failed.Load(),
 		Released: w.stats.released.Load(), Returned: w.stats.unreserved.Load(),
-		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(), Interrupted: w.stats.interrupted.Load(),
+		Lost: w.stats.lost.Load(), Dropped: w.stats.dropped.Load(), Interrupted: w.stats.interrupted.Load(), Loops: w.stats.loops.Load(),
 		Paused: w.paused.Load(),
 	}
 	if ns := w.stats.started.Load(); ns != 0 {

@@ -172,6 +172,14 @@ $answer = [
         'queue' => $qc,
         'cache_store' => $cache,
         'horizon' => class_exists('Laravel\Horizon\Horizon'),
+        // config('horizon') as far as Horizon's records need it (Go writes
+        // them for the jobs it runs, as Horizon's listeners do).
+        'horizon_config' => class_exists('Laravel\Horizon\Horizon') ? [
+            'prefix' => $config->get('horizon.prefix'),
+            'use' => $config->get('horizon.use', 'default'),
+            'trim' => $config->get('horizon.trim'),
+            'silenced' => $config->get('horizon.silenced'),
+        ] : null,
     ] : null,
 ];
 

@@ -19,8 +19,8 @@ return [
     // The queue laraworker serves.
     'queue' => 'laraworker',
 
-    // The queue connection (config/queue.php) laraworker serves. It must use
-    // the database driver. null: the default connection (QUEUE_CONNECTION).
+    // The queue connection (config/queue.php) laraworker serves: a database
+    // or redis one. null: the default connection (QUEUE_CONNECTION).
     'connection' => null,
 
     // The job classes Go handles, for example:
@@ -39,7 +39,9 @@ return [
     // finally...). A `php artisan queue:work` must serve this queue. It is a
     // connection of the database driver on the database laraworker's queue
     // is in (laraworker pushes these jobs in the same transaction as its own
-    // write), and not a queue laraworker serves.
+    // write), and not a queue laraworker serves. When laraworker serves a
+    // redis connection, name a database one here: its failed_jobs and
+    // job_batches are in the database, where the hook jobs are pushed.
     //   connection: null: the 'connection' above (else QUEUE_CONNECTION)
     //   queue:      null: that connection's default queue (config/queue.php)
     'hooks_queue' => [

@@ -38,7 +38,7 @@ final class HooksQueue
         }
         $driver = $queue['connections'][$connection]['driver'] ?? null;
         if ($driver !== 'database') {
-            throw new InvalidArgumentException("{$where}: the connection [{$connection}] uses the [{$driver}] driver; laraworker pushes hook jobs in its database transaction, so it must be a database connection");
+            throw new InvalidArgumentException("{$where}: the connection [{$connection}] uses the [{$driver}] driver; laraworker pushes hook jobs in its database transaction (the one that writes failed_jobs and job_batches, whatever the queue's driver), so it must be a database connection: set hooks_queue.connection (LARAWORKER_HOOKS_CONNECTION) to a database queue connection a php artisan queue:work serves");
         }
         $name = self::name($setting['queue'] ?? null) ?? self::name($queue['connections'][$connection]['queue'] ?? null);
         if ($name === null) {

@@ -5,6 +5,7 @@ namespace Laraworker\Bridge;
 use Illuminate\Bus\BatchRepository;
 use Illuminate\Bus\Dispatcher;
 use Illuminate\Console\Events\CommandStarting;
+use Illuminate\Queue\Connectors\RedisConnector;
 use Illuminate\Queue\Events\JobExceptionOccurred;
 use Illuminate\Queue\Events\JobFailed;
 use Illuminate\Queue\Events\JobProcessed;
@@ -81,6 +82,16 @@ class LaraworkerServiceProvider extends ServiceProvider
             $manager->addConnector('database', function () use ($app, $routes) {
                 return new RoutingDatabaseConnector($app['db'], $routes);
             });
+            $redis = self::connectorResolver($manager, 'redis');
+            $manager->addConnector('redis', function () use ($app, $routes, $redis) {
+                return new RoutingRedisConnector(
+                    $redis !== null ? $redis() : new RedisConnector($app['redis']),
+                    $routes,
+                    function (string $message) use ($app) {
+                        $app['log']->warning($message);
+                    }
+                );
+            });
 
             return $manager;
         });
@@ -131,6 +142,17 @@ class LaraworkerServiceProvider extends ServiceProvider
         $events->listen(WorkerStopping::class, function (WorkerStopping $e) use ($recorder) {
             $recorder->workerStopping($e);
         });
+    }
+
+    /**
+     * The resolver the queue manager holds for a driver (QueueManager keeps
+     * them in a protected array with no getter), or null.
+     */
+    private static function connectorResolver(QueueManager $manager, string $driver): ?\Closure
+    {
+        return (function () use ($driver) {
+            return $this->connectors[$driver] ?? null;
+        })->call($manager);
     }
 
     /**

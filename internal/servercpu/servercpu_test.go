@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testwait"
 )
 
 // burns is a statement that keeps the server's CPU busy for a few hundred
@@ -71,12 +72,10 @@ func waitGone(t *testing.T, pid int) {
 	if pid == 0 {
 		return
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
-			return
-		}
-	}
-	t.Fatalf("backend %d did not exit after its connection closed", pid)
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("backend %d to exit after its connection closed", pid), func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return os.IsNotExist(err)
+	})
 }
 
 func TestParseStatHandlesCommWithSpacesAndParentheses(t *testing.T) {

@@ -15,7 +15,11 @@
 //	                             RELWORKER_SLEEP_SECONDS), record "end";
 //	                             then, with RELWORKER_SLEEP_THEN=release,
 //	                             ask for a release (the issue's frozen-worker
-//	                             job), with release-first only on attempt 1
+//	                             job), with release-first only on attempt 1,
+//	                             or fail with RELWORKER_SLEEP_THEN=fail; with
+//	                             RELWORKER_SLEEP_GATE=<file> it waits after
+//	                             recording "end" until that file exists
+//	App\Jobs\BatchedSleepJob      as SleepJob (a SleepJob that can be in a batch)
 //	LaraWorker\Reliability\Panic panic with the loaded configuration in scope
 package main
 
@@ -23,6 +27,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -39,6 +44,7 @@ func main() {
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\NoopJob`, noop)
 	reg.HandleFunc(`App\Jobs\SleepJob`, sleepJob)
+	reg.HandleFunc(`App\Jobs\BatchedSleepJob`, sleepJob)
 	reg.HandleFunc(`LaraWorker\Reliability\Panic`, panicky)
 	os.Exit(console.Run(console.New(reg, console.Options{}), os.Args))
 }
@@ -117,9 +123,28 @@ func sleepJob(ctx context.Context, job *handlers.Job) error {
 	if err := record(ctx, job, map[string]any{"seconds": cmd.Seconds, "phase": "end"}); err != nil {
 		return err
 	}
+	if gate := os.Getenv("RELWORKER_SLEEP_GATE"); gate != "" {
+		// Held at its end until the test has frozen the process and made
+		// the file: what the handler decided then reaches the worker as soon
+		// as the process is continued. (A process cannot stop itself at an
+		// exact point: its other threads run on until the stop reaches
+		// them.)
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
 	switch then := os.Getenv("RELWORKER_SLEEP_THEN"); {
 	case then == "release", then == "release-first" && job.Attempts == 1:
 		job.Release(0)
+	case then == "fail":
+		return errors.New("SleepJob failed after its sleep, as RELWORKER_SLEEP_THEN=fail asks")
 	}
 	return nil
 }

@@ -51,14 +51,25 @@ return [
 
     // As the 8.x skeleton: unique-job locks of the redis cache store are taken on the
     // "default" connection (lock_connection), under options.prefix + the cache prefix.
-    'redis' => [
+    // With REDIS_CLUSTER_NODES (host:port,host:port,...) the connections are a
+    // native Redis Cluster instead, as the docs configure one for phpredis:
+    // database.redis.clusters, options.cluster 'redis' (the e2e cluster tests).
+    'redis' => array_merge([
         'client' => env('REDIS_CLIENT', 'phpredis'),
 
         'options' => [
             'cluster' => env('REDIS_CLUSTER', 'redis'),
             'prefix' => env('REDIS_PREFIX', \Illuminate\Support\Str::slug(env('APP_NAME', 'laravel'), '_').'_database_'),
         ],
+    ], env('REDIS_CLUSTER_NODES') ? [
+        'clusters' => [
+            'default' => array_map(function ($node) {
+                [$host, $port] = explode(':', $node);
 
+                return ['host' => $host, 'port' => $port];
+            }, explode(',', env('REDIS_CLUSTER_NODES'))),
+        ],
+    ] : [
         'default' => [
             'url' => env('REDIS_URL'),
             'host' => env('REDIS_HOST', '127.0.0.1'),
@@ -74,5 +85,5 @@ return [
             'port' => env('REDIS_PORT', '6379'),
             'database' => env('REDIS_CACHE_DB', '1'),
         ],
-    ],
+    ]),
 ];
