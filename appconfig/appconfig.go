@@ -93,8 +93,14 @@ type AppInfo struct {
 	Read, Guessed []string
 	// Warnings are setup problems worth a log line (not errors).
 	Warnings []string
-	// Bridge is config('laraworker') when the bridge is installed.
+	// Bridge is config('laraworker') when the bridge is installed (read
+	// through the app's PHP only; nil otherwise).
 	Bridge *BridgeConfig
+	// DBConnection is the database connection (config/database.php's
+	// name) the queue's tables are on: the queue connection's for a
+	// database queue, queue.failed.database's for a redis one ("" when
+	// read without PHP).
+	DBConnection string
 	// RedisQueue is what the served queue connection is served from when
 	// its driver is "redis"; nil otherwise, or when the config files do
 	// not say it in a way Go evaluates.
@@ -135,6 +141,34 @@ type BridgeConfig struct {
 	Queue      string        `json:"queue"`
 	Connection string        `json:"connection"`
 	Jobs       []BridgeRoute `json:"jobs"`
+	// Installed: the bridge's service provider is registered in the app
+	// (config('laraworker') alone may be a published file without it).
+	Installed bool `json:"installed"`
+	// Capabilities are LaraworkerServiceProvider::CAPABILITIES: what the
+	// installed bridge does with a laraworker that supports it
+	// (bridgeproto.Cap*); empty for a bridge that predates the list.
+	Capabilities []string `json:"capabilities"`
+	// HooksQueue is where Go pushes the bridge's hook jobs (hooks_queue).
+	HooksQueue BridgeHooksQueue `json:"hooks_queue"`
+	// RouteBatchesWithCallbacks is route_batches_with_callbacks.
+	RouteBatchesWithCallbacks bool `json:"route_batches_with_callbacks"`
+}
+
+// BridgeHooksQueue is the bridge's hooks_queue, resolved as the bridge
+// resolves it (its connection, else laraworker's, else queue.default;
+// its queue, else that connection's default queue).
+type BridgeHooksQueue struct {
+	// Connection is the queue connection; Defined that config/queue.php
+	// has it, Driver its driver.
+	Connection string `json:"connection"`
+	Queue      string `json:"queue"`
+	Defined    bool   `json:"defined"`
+	Driver     string `json:"driver"`
+	// DBConnection is the database connection (config/database.php) the
+	// queue connection uses, Table its jobs table behind that
+	// connection's table prefix.
+	DBConnection string `json:"db_connection"`
+	Table        string `json:"table"`
 }
 
 // BridgeRoute is one entry of the bridge's jobs list.
@@ -479,6 +513,9 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 	}
 	info.Connection, info.ConnectionFrom, info.QueueConnections = a.Connection, a.ConnectionFrom, a.QueueConnections
 	info.Bridge = a.Bridge
+	if a.DBConnection != nil {
+		info.DBConnection = *a.DBConnection
+	}
 	if a.Queue.Driver != nil {
 		info.QueueDriver = *a.Queue.Driver
 	}

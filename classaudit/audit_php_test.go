@@ -18,7 +18,7 @@ var auditedClasses = []string{
 }
 
 // reflectTestApp reads auditedClasses from the Laravel 8.83 test app (the
-// bridge installed, with no capabilities yet).
+// bridge installed, with the capabilities it lists).
 func reflectTestApp(t *testing.T) *phpclass.App {
 	t.Helper()
 	phptest.NeedPHP(t)
@@ -66,12 +66,35 @@ var traits = []string{"InteractsWithQueue=go", "SerializesModels=go", "Dispatcha
 func items(parts ...[]string) []string { return slices.Concat(parts...) }
 
 // TestAuditTestApp: on the Laravel 8.83 test app with today's bridge (it
-// routes classes, nothing more), each item of each class says who does it
-// in Go: failed(), middleware and closures are lost, unique and model
-// declarations need the Go registration, batch callbacks keep their
-// members on PHP.
+// runs failed(), chain catch and batch callbacks in PHP for Go and records
+// unique locks, models and job middleware), each item of each class says
+// who does it: the app's own middleware and closures are lost, Laravel's
+// middleware shares its state with PHP, the hooks run in PHP through the
+// bridge, unique and model classes need no Go declaration.
 func TestAuditTestApp(t *testing.T) {
 	a := reflectTestApp(t)
+	checkAudit(t, a, map[string][]string{
+		`App\Jobs\Audit\MiddlewareJob`: items([]string{"$customerId=go", "$lines=go", "tries=go"}, traits,
+			[]string{"chain catch=php-bridge?", "WithoutOverlapping=shared", "RateLimited=shared", `App\Jobs\Middleware\EnsureTokenIsValid=lost`, "closure=lost"}),
+		`App\Jobs\Audit\FailedHookJob`: items([]string{"$notBefore=go", "$recipient=go", "$fail=go", "tries=go", "backoff=go"}, traits,
+			[]string{"failed()=php-bridge", "chain catch=php-bridge?"}),
+		`App\Jobs\UniqueJob`:         items([]string{"$productId=go"}, traits, []string{"ShouldBeUnique=go", "chain catch=php-bridge?"}),
+		`App\Jobs\DeletableModelJob`: items([]string{"$podcast=go"}, traits, []string{"deleteWhenMissingModels=go", `App\Models\Podcast=go`, "chain catch=php-bridge?"}),
+		`App\Jobs\BatchMemberJob`:    items([]string{"$n=go", "$fail=go"}, traits, []string{"batch callbacks=php-bridge?", "chain catch=php-bridge?"}),
+		`App\Jobs\EncryptedJob`:      items([]string{"$secret=go", "$podcastId=go", "ShouldBeEncrypted=go"}, traits, []string{"chain catch=php-bridge?"}),
+		`App\Jobs\OptionsJob`: items([]string{"$podcastId=go", "tries=go", "backoff=go", "timeout=go", "maxExceptions=go", "failOnTimeout=go", "retryUntil=go"},
+			traits, []string{"chain catch=php-bridge?"}),
+		`App\Jobs\RetryUntilJob`: items([]string{"$minutes=go", "tries=go", "retryUntil=go"}, traits, []string{"chain catch=php-bridge?"}),
+	}, map[string]int{`App\Jobs\Audit\MiddlewareJob`: 2})
+}
+
+// TestAuditWithoutBridgeHooks: with a bridge that only routes classes (one
+// older than the hook jobs), failed() and chain catch are lost, unique and
+// model classes need the Go registration, batch callbacks keep their
+// members on PHP.
+func TestAuditWithoutBridgeHooks(t *testing.T) {
+	a := reflectTestApp(t)
+	a.Bridge.Capabilities = nil
 	checkAudit(t, a, map[string][]string{
 		`App\Jobs\Audit\MiddlewareJob`: items([]string{"$customerId=go", "$lines=go", "tries=go"}, traits,
 			[]string{"chain catch=lost?", "WithoutOverlapping=lost", "RateLimited=lost", `App\Jobs\Middleware\EnsureTokenIsValid=lost`, "closure=lost"}),
@@ -80,10 +103,6 @@ func TestAuditTestApp(t *testing.T) {
 		`App\Jobs\UniqueJob`:         items([]string{"$productId=go"}, traits, []string{"ShouldBeUnique=go-declared", "chain catch=lost?"}),
 		`App\Jobs\DeletableModelJob`: items([]string{"$podcast=go"}, traits, []string{"deleteWhenMissingModels=go-declared", `App\Models\Podcast=go-declared`, "chain catch=lost?"}),
 		`App\Jobs\BatchMemberJob`:    items([]string{"$n=go", "$fail=go"}, traits, []string{"batch callbacks=php?", "chain catch=lost?"}),
-		`App\Jobs\EncryptedJob`:      items([]string{"$secret=go", "$podcastId=go", "ShouldBeEncrypted=go"}, traits, []string{"chain catch=lost?"}),
-		`App\Jobs\OptionsJob`: items([]string{"$podcastId=go", "tries=go", "backoff=go", "timeout=go", "maxExceptions=go", "failOnTimeout=go", "retryUntil=go"},
-			traits, []string{"chain catch=lost?"}),
-		`App\Jobs\RetryUntilJob`: items([]string{"$minutes=go", "tries=go", "retryUntil=go"}, traits, []string{"chain catch=lost?"}),
 	}, map[string]int{`App\Jobs\Audit\MiddlewareJob`: 4, `App\Jobs\Audit\FailedHookJob`: 1})
 }
 

@@ -19,16 +19,16 @@ func TestAuditCommand(t *testing.T) {
 	app := phptest.CopyApp(t)
 	t.Setenv("LARAWORKER_ENV", "")
 	out, errOut, code := runCLI(t, "audit", "--app", app, `App\Jobs\Audit\MiddlewareJob`, `App\Jobs\Audit\FailedHookJob`)
-	if code != ExitLost || !strings.Contains(errOut, "audit: 5 item(s) would not carry over to Go") {
+	if code != ExitLost || !strings.Contains(errOut, "audit: 2 item(s) would not carry over to Go") {
 		t.Errorf("status %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{
-		"Laravel 8.83.26; laraworker bridge installed, capabilities: none.",
+		"Laravel 8.83.26; laraworker bridge installed, capabilities: failed, batch-callbacks, chain-catch, unique, models, middleware.",
 		`App\Jobs\Audit\MiddlewareJob (app/Jobs/Audit/MiddlewareJob.php)`,
 		"| Item ", "| WithoutOverlapping ", "| will not carry over ",
 		"  closure: PHP code Go cannot run",
-		`4 item(s) of App\Jobs\Audit\MiddlewareJob would not carry over.`,
-		`1 item(s) of App\Jobs\Audit\FailedHookJob would not carry over.`,
+		`2 item(s) of App\Jobs\Audit\MiddlewareJob would not carry over.`,
+		"  failed(): runs in PHP once per Go failure, with Go's exception; JobFailed fires there",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -61,7 +61,7 @@ func TestAuditCommand(t *testing.T) {
 	phptest.BridgeConfig(t, app, `App\Jobs\Routed\BaseReport::class`)
 	out, _, code = runCLI(t, "audit", "--app", app)
 	if code != 0 || !strings.Contains(out, `App\Jobs\Routed\MonthlyReport (app/Jobs/Routed/MonthlyReport.php; routed to Go by App\Jobs\Routed\BaseReport)`) ||
-		!strings.Contains(out, "  ShouldBeUnique: the class stays on PHP: the installed bridge does not route ShouldBeUnique classes with their lock (update it)") {
+		!strings.Contains(out, "  ShouldBeUnique: Go releases the lock as CallQueuedHandler does; the bridge records its key, store and kind in the payload at dispatch") {
 		t.Errorf("routed classes: status %d\n%s", code, out)
 	}
 }

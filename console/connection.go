@@ -75,6 +75,9 @@ type connectionOptions struct {
 	// log receives what the store itself reports (the Redis store: jobs
 	// it leaves at the head of a queue).
 	log zerolog.Logger
+	// hooks is where the store pushes the bridge's hook jobs (work with
+	// the bridge); nil: nowhere.
+	hooks *hooksQueue
 	// horizon is work's --horizon: whether a redis connection's store
 	// writes Horizon's records ("" is auto).
 	horizon string

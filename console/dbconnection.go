@@ -17,7 +17,7 @@ import (
 // openDatabaseConnection opens Laravel's database queue on cfg's database,
 // with laraworker's own tables there.
 func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts connectionOptions) (*connection, error) {
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact})
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()})
 	if err != nil {
 		return nil, err
 	}
@@ -60,4 +60,12 @@ func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zero
 			Msg("PostgreSQL has no statistics for the jobs table: claims may be slow (a full sort each). Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")
 	}
 	return string(info.Path)
+}
+
+// dbqueue is the hooks queue as package dbqueue takes it.
+func (h *hooksQueue) dbqueue() *dbqueue.HooksQueue {
+	if h == nil {
+		return nil
+	}
+	return &dbqueue.HooksQueue{Connection: h.connection, Table: h.table, Queue: h.queue}
 }

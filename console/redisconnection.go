@@ -37,7 +37,7 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 	st, err := redisstore.Open(ctx, redisstore.App{
 		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
 		Version: info.Version, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig, DB: cfg,
-	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact}, Logger: opts.log, Horizon: horizon})
+	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()}, Logger: opts.log, Horizon: horizon})
 	if err != nil {
 		return nil, err
 	}

@@ -77,9 +77,14 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		return cli.Exit(err.Error(), 1)
 	}
 	logAppConfig(f.log, cfg, info)
+	bridge, hooks, err := workBridge(info)
+	if err != nil {
+		return cli.Exit("work: "+err.Error(), 1)
+	}
+	f.worker.Bridge, f.hooks = bridge, hooks
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, horizon: f.horizon})
+	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, hooks: hooks, horizon: f.horizon})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -105,6 +110,8 @@ type workFlags struct {
 	metricsAddr, pprofAddr  string
 	// dashboard is --dashboard-addr and its options; no addr: none.
 	dashboard dashboardSetup
+	// hooks is the bridge's hooks queue (workBridge); nil: none.
+	hooks *hooksQueue
 }
 
 // readWorkFlags reads and checks the flags and registers --route's
@@ -157,6 +164,7 @@ func (f *workFlags) completeFromApp(cfg appconfig.Config, info appconfig.AppInfo
 	if !f.versionSet && info.Version != "" {
 		f.worker.LaravelVersion = info.Version
 	}
+	f.worker.ModelsConnection = info.DBConnection
 }
 
 // runWorker checks the setup, builds the worker and runs it until it
@@ -195,6 +203,9 @@ func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info app
 	}
 	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
+	}
+	if w := hooksQueueWarning(f.hooks, conn.store.Connection(), f.worker.Queues); w != "" {
+		f.log.Warn().Msg(w)
 	}
 	warnUnsharedCache(conn, f.worker.LaravelVersion, f.log)
 	return nil

@@ -112,12 +112,12 @@ func (q *Queue) BatchCancelled(ctx context.Context, id string) (bool, error) {
 // Callbacks (then/finally/progress) are PHP closures and are not run.
 // (Finish does the same in a finished job's own transaction.)
 func (q *Queue) RecordBatchSuccess(ctx context.Context, batchID, jobUUID string) (jobqueue.BatchCounts, error) {
-	var counts jobqueue.BatchCounts
+	var u jobqueue.BatchUpdate
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
-		counts, err = q.recordBatchSuccessTx(ctx, tx, batchID, jobUUID)
+		u, err = q.recordBatchSuccessTx(ctx, tx, batchID, jobUUID)
 		return err
 	})
-	return counts, err
+	return u.Counts, err
 }
 
 // RecordBatchFailure is jobqueue.Batch::recordFailedJob's database part:
@@ -127,15 +127,15 @@ func (q *Queue) RecordBatchSuccess(ctx context.Context, batchID, jobUUID string)
 // the PHP-serialized options, which the caller decodes. (Fail does the
 // same in a failed job's own transaction.)
 func (q *Queue) RecordBatchFailure(ctx context.Context, batchID, jobUUID string, allowFailures bool) (jobqueue.BatchCounts, error) {
-	var counts jobqueue.BatchCounts
+	var u jobqueue.BatchUpdate
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) (err error) {
-		counts, err = q.recordBatchFailureTx(ctx, tx, batchID, jobUUID, allowFailures)
+		u, err = q.recordBatchFailureTx(ctx, tx, batchID, jobUUID, allowFailures)
 		return err
 	})
-	return counts, err
+	return u.Counts, err
 }
 
-func (q *Queue) recordBatchSuccessTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string) (jobqueue.BatchCounts, error) {
+func (q *Queue) recordBatchSuccessTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string) (jobqueue.BatchUpdate, error) {
 	return q.updateBatch(ctx, tx, batchID, func(b jobqueue.Batch) (jobqueue.BatchCounts, []string, bool) {
 		ids := make([]string, 0, len(b.FailedJobIDs))
 		for _, id := range b.FailedJobIDs {
@@ -148,7 +148,7 @@ func (q *Queue) recordBatchSuccessTx(ctx context.Context, tx *sql.Tx, batchID, j
 	}, func(jobqueue.BatchCounts) error { return nil })
 }
 
-func (q *Queue) recordBatchFailureTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string, allowFailures bool) (jobqueue.BatchCounts, error) {
+func (q *Queue) recordBatchFailureTx(ctx context.Context, tx *sql.Tx, batchID, jobUUID string, allowFailures bool) (jobqueue.BatchUpdate, error) {
 	return q.updateBatch(ctx, tx, batchID, func(b jobqueue.Batch) (jobqueue.BatchCounts, []string, bool) {
 		ids := append([]string(nil), b.FailedJobIDs...)
 		seen := false
@@ -184,27 +184,28 @@ func uniqueStrings(in []string) []string {
 }
 
 // updateBatch locks the batch row in tx, writes the counters compute
-// returns (and finished_at when it says so), then runs after.
+// returns (and finished_at when it says so), then runs after. It returns
+// the batch as it was locked and the counters written.
 func (q *Queue) updateBatch(ctx context.Context, tx *sql.Tx, batchID string,
 	compute func(jobqueue.Batch) (jobqueue.BatchCounts, []string, bool),
 	after func(jobqueue.BatchCounts) error,
-) (jobqueue.BatchCounts, error) {
+) (jobqueue.BatchUpdate, error) {
 	b, err := q.scanBatch(ctx, func(s string, a ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, s, a...) }, true, batchID)
 	if err != nil {
-		return jobqueue.BatchCounts{}, err
+		return jobqueue.BatchUpdate{}, err
 	}
 	c, ids, finished := compute(b)
 	failedIDs, err := phpjson.StringList(ids, 0)
 	if err != nil {
-		return jobqueue.BatchCounts{}, fmt.Errorf("dbqueue: batch %s failed_job_ids: %w", batchID, err)
+		return jobqueue.BatchUpdate{}, fmt.Errorf("dbqueue: batch %s failed_job_ids: %w", batchID, err)
 	}
 	if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
-		return jobqueue.BatchCounts{}, err
+		return jobqueue.BatchUpdate{}, err
 	}
 	if finished {
 		if _, err := tx.ExecContext(ctx, q.st.finishBatch(), q.unixNow(), batchID); err != nil {
-			return jobqueue.BatchCounts{}, err
+			return jobqueue.BatchUpdate{}, err
 		}
 	}
-	return c, after(c)
+	return jobqueue.BatchUpdate{Before: b, Counts: c}, after(c)
 }

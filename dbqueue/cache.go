@@ -60,4 +60,5 @@ var (
 	_ jobqueue.FailedJobs      = (*Queue)(nil)
 	_ jobqueue.Schema          = (*Queue)(nil)
 	_ jobqueue.ClassSampler    = (*Queue)(nil)
+	_ jobqueue.HookPusher      = (*Queue)(nil)
 )

@@ -31,6 +31,25 @@ type Options struct {
 	ExactStatements bool
 	// SQLiteBusyTimeout is SQLite's busy_timeout; zero means 5s.
 	SQLiteBusyTimeout time.Duration
+	// HooksQueue is where the bridge's hook jobs of outcomes go
+	// (jobqueue.Followup.Hooks). Nil: a Followup with hooks is refused.
+	HooksQueue *HooksQueue
+}
+
+// HooksQueue is a queue of a Laravel database queue connection on the
+// queue's own database (its database connection), where the bridge's
+// hook jobs are pushed in the transactions of the outcomes they follow
+// (bridge/PROTOCOL.md, "hooks_queue"). Another database cannot join
+// those transactions: the caller checks that it is the same one.
+type HooksQueue struct {
+	// Connection is the queue connection's name (config/queue.php), for
+	// messages.
+	Connection string
+	// Table is its jobs table, behind the table prefix; "" is the
+	// queue's own jobs table.
+	Table string
+	// Queue is the queue's name.
+	Queue string
 }
 
 // Open connects to the database described by cfg, detects the server
@@ -44,7 +63,12 @@ func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, erro
 	if err != nil {
 		return nil, err
 	}
-	return newQueue(conn, cfg, opts.ExactStatements), nil
+	q := newQueue(conn, cfg, opts.ExactStatements)
+	if err := q.setHooksQueue(opts.HooksQueue); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return q, nil
 }
 
 // newQueue builds the queue's statements for the server conn reached.

@@ -125,10 +125,14 @@ func delaySeconds(d time.Duration) int64 {
 // Finish is a finished job's whole success, in one transaction: the row
 // is deleted if it still carries the job's reservation (else
 // jobqueue.ErrReservationLost and nothing is written), the chain's next link is
-// pushed and the batch success recorded (Laravel's CallQueuedHandler does
-// these as three separate writes). A batch that no longer exists is
-// skipped, as Laravel's `$this->batch()` is then null.
+// pushed, the batch success recorded (Laravel's CallQueuedHandler does
+// these as three separate writes) and the batch callbacks job that update
+// triggers pushed onto the hooks queue (f.Hooks). A batch that no longer
+// exists is skipped, as Laravel's `$this->batch()` is then null.
 func (q *Queue) Finish(ctx context.Context, job jobqueue.JobRow, f jobqueue.Followup) error {
+	if f.Hooks != nil && q.hooks == nil {
+		return errNoHooksQueue
+	}
 	return q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		if err := q.takeReserved(ctx, tx, job); err != nil {
 			return err
@@ -140,20 +144,30 @@ func (q *Queue) Finish(ctx context.Context, job jobqueue.JobRow, f jobqueue.Foll
 				return err
 			}
 		}
-		if f.Batch != nil {
-			return skipMissingBatch(q.recordBatchSuccessTx(ctx, tx, f.Batch.ID, f.Batch.JobUUID))
-		}
-		return nil
+		return q.batchAndHooksTx(ctx, tx, f, q.recordBatchSuccessTx)
 	})
 }
 
-// skipMissingBatch drops jobqueue.ErrBatchNotFound: a batch pruned or deleted
-// meanwhile has no counters to update.
-func skipMissingBatch(_ jobqueue.BatchCounts, err error) error {
-	if errors.Is(err, jobqueue.ErrBatchNotFound) {
-		return nil
+// batchAndHooksTx writes an outcome's batch update (record, when the job
+// is in a batch) and its hook jobs, in the outcome's transaction. A batch
+// pruned or deleted meanwhile has no counters to update, as Laravel's
+// `$this->batch()` is then null.
+func (q *Queue) batchAndHooksTx(ctx context.Context, tx *sql.Tx, f jobqueue.Followup,
+	record func(ctx context.Context, tx *sql.Tx, batchID, jobUUID string) (jobqueue.BatchUpdate, error),
+) error {
+	var u *jobqueue.BatchUpdate
+	batchID := ""
+	if f.Batch != nil {
+		batchID = f.Batch.ID
+		up, err := record(ctx, tx, f.Batch.ID, f.Batch.JobUUID)
+		switch {
+		case err == nil:
+			u = &up
+		case !errors.Is(err, jobqueue.ErrBatchNotFound):
+			return err
+		}
 	}
-	return err
+	return q.pushHooksTx(ctx, tx, f.Hooks, batchID, u)
 }
 
 // Extend refreshes the reservations of jobs still running (reserved_at =
@@ -201,7 +215,8 @@ func (q *Queue) Extend(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.
 // Fail records a failed job under uuid and deletes it, in ONE
 // transaction (Laravel does the delete and the failed_jobs insert
 // separately), with its batch's failure (f.Batch; f.Next is ignored: a
-// failed link ends its chain). When the row no longer carries the job's
+// failed link ends its chain) and its hook job (f.Hooks: RunFailureHooks,
+// naming the batch callbacks the batch update triggered). When the row no longer carries the job's
 // reservation nothing is written and Fail returns jobqueue.ErrReservationLost.
 // uuid is the payload's, or a fresh one for a payload that
 // has none or cannot be parsed: such a row must still be recorded, not
@@ -224,13 +239,16 @@ func (q *Queue) fail(ctx context.Context, job jobqueue.JobRow, uuid, exception s
 	if uuid == "" {
 		return "", jobqueue.ErrNoUUID
 	}
+	if f.Hooks != nil && q.hooks == nil {
+		return "", errNoHooksQueue
+	}
 	exception = utf8OrQuestionMarks(exception)
 	var stored string
 	var err error
 	// A concurrent Fail of the same uuid can take the free uuid between our
 	// check and insert; the unique index catches it and we pick again.
 	for try := 0; ; try++ {
-		stored, err = q.failOnce(ctx, job, uuid, exception, f.Batch)
+		stored, err = q.failOnce(ctx, job, uuid, exception, f)
 		if err == nil || try >= 3 || !q.d.IsUniqueViolation(err) {
 			break
 		}
@@ -241,7 +259,7 @@ func (q *Queue) fail(ctx context.Context, job jobqueue.JobRow, uuid, exception s
 	return stored, nil
 }
 
-func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, exception string, batch *jobqueue.BatchEntry) (string, error) {
+func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, exception string, f jobqueue.Followup) (string, error) {
 	var stored string
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
 		if err := q.takeReserved(ctx, tx, job); err != nil {
@@ -251,10 +269,10 @@ func (q *Queue) failOnce(ctx context.Context, job jobqueue.JobRow, uuid, excepti
 		if stored, err = q.insertFailedTx(ctx, tx, job.Queue, job.Payload, uuid, exception); err != nil {
 			return err
 		}
-		if batch != nil {
-			return skipMissingBatch(q.recordBatchFailureTx(ctx, tx, batch.ID, batch.JobUUID, batch.AllowFailures))
-		}
-		return nil
+		return q.batchAndHooksTx(ctx, tx, jobqueue.Followup{Batch: f.Batch, Hooks: f.Hooks},
+			func(ctx context.Context, tx *sql.Tx, batchID, jobUUID string) (jobqueue.BatchUpdate, error) {
+				return q.recordBatchFailureTx(ctx, tx, batchID, jobUUID, f.Batch.AllowFailures)
+			})
 	})
 	return stored, err
 }

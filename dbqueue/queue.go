@@ -43,6 +43,10 @@ type Queue struct {
 	// default store (nil otherwise), and its locks.
 	cache *dbcache.Cache
 	locks *dbcache.Locks
+	// hooks is the hooks queue (Options.HooksQueue), hookSt the
+	// statements on its table; hooks is nil without one.
+	hooks  *HooksQueue
+	hookSt statements
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke

@@ -79,8 +79,11 @@ func testUniqueLocksReleasedByGo(t *testing.T, s *suite) {
 
 	// productId 1 succeeds in Go, productId 2 fails in Go (tries 1).
 	s.classworker(t, []string{"RECORDER_FAIL_WHEN=productId=2"}, "--stop-when-empty")
-	if left := s.jobs(t); len(left) != 0 {
+	if left := s.queuedJobs(t); len(left) != 0 {
 		t.Fatalf("jobs left after Go: %+v", left)
+	}
+	if hooks := s.hookJobs(t); len(hooks) != 1 {
+		t.Fatalf("%d hook jobs, want the failure's", len(hooks))
 	}
 	if f := s.failed(t); len(f) != 1 {
 		t.Fatalf("%d failed jobs, want productId 2's", len(f))
@@ -92,7 +95,7 @@ func testUniqueLocksReleasedByGo(t *testing.T, s *suite) {
 	// The next dispatches are queued again, and PHP runs them.
 	s.artisan(t, "app:dispatch", "unique")
 	s.artisan(t, "app:dispatch", "unique-2")
-	if n := len(s.jobs(t)); n != 2 {
+	if n := len(s.queuedJobs(t)); n != 2 {
 		t.Fatalf("%d jobs after dispatching again, want 2: Laravel dropped them, a lock is still held", n)
 	}
 	s.phpWork(t, "--stop-when-empty")
@@ -130,9 +133,10 @@ func testMissingModelsAsLaravel8(t *testing.T, s *suite) {
 		s.exec(t, "delete from podcasts where id in (42, 77)")
 		before := len(s.runs(t))
 		run()
-		if left := s.jobs(t); len(left) != 0 {
+		if left := s.queuedJobs(t); len(left) != 0 {
 			t.Fatalf("jobs left: %+v", left)
 		}
+		s.exec(t, "delete from jobs") // the hook job of Go's failure
 		failed = s.failed(t)
 		s.exec(t, "delete from failed_jobs")
 		return len(s.runs(t)) - before, failed

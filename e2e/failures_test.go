@@ -19,8 +19,11 @@ func testGoFailureRetriedByArtisan(t *testing.T, s *suite) {
 	s.work(t, "--stop-when-empty", "--tries", "1",
 		s.route(`App\Jobs\NoopJob`, "-fail", msg), s.route(`App\Jobs\ScalarsJob`, "-fail", msg))
 
-	if left := s.jobs(t); len(left) != 0 {
+	if left := s.queuedJobs(t); len(left) != 0 {
 		t.Fatalf("jobs left after Go failed them: %+v", left)
+	}
+	if hooks := s.hookJobs(t); len(hooks) != 2 {
+		t.Fatalf("%d hook jobs after Go failed 2 jobs, want one each (the bridge's RunFailureHooks)", len(hooks))
 	}
 	failed := failedByUUID(s.failed(t))
 	listing := s.artisan(t, "queue:failed")

@@ -228,6 +228,35 @@ func (s *suite) jobs(t *testing.T) []jobRow {
 	return out
 }
 
+// hookJobClasses are the bridge's hook jobs, which a Go worker pushes onto
+// the hooks queue ("default") with its failures and batch updates: the
+// bridge is installed in the test app.
+var hookJobClasses = map[string]bool{`Laraworker\Bridge\Jobs\RunFailureHooks`: true, `Laraworker\Bridge\Jobs\RunBatchCallbacks`: true}
+
+// queuedJobs are the jobs rows but the bridge's hook jobs; hookJobs are
+// those.
+func (s *suite) queuedJobs(t *testing.T) []jobRow {
+	t.Helper()
+	var out []jobRow
+	for _, j := range s.jobs(t) {
+		if !hookJobClasses[j.Class] {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func (s *suite) hookJobs(t *testing.T) []jobRow {
+	t.Helper()
+	var out []jobRow
+	for _, j := range s.jobs(t) {
+		if hookJobClasses[j.Class] {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // runRow is a job_runs row: one handled job, by PHP or by the recorder.
 type runRow struct {
 	ID      int64

@@ -20,14 +20,18 @@ var goRunnable = []string{
 }
 
 // TestAllKindsSplitBetweenGoAndPHP (a): every kind but sleep is dispatched
-// by PHP; Go runs the classes it has handlers for and leaves every other
-// row exactly as it was; `queue:work` runs the rest. Every job runs once,
-// on one side, and failures land where Laravel puts them.
+// by PHP; Go runs the classes it has handlers for (batch members too: the
+// bridge, installed in the test app, runs their batches' callbacks in
+// PHP) and leaves every other row exactly as it was; `queue:work` runs the
+// rest, and the hook jobs Go pushed. Every job runs once, on one side,
+// failures land where Laravel puts them, and the batch callbacks run as
+// when PHP ran the batches.
 func TestAllKindsSplitBetweenGoAndPHP(t *testing.T) { onEachDB(t, testAllKindsSplitBetweenGoAndPHP) }
 
 func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 	out := s.artisan(t, "app:dispatch", "all")
 	plainBatch := batchIDAfter(t, out, "dispatched batch:")
+	failBatch := batchIDAfter(t, out, "dispatched batch-fail:")
 	if n := s.exec(t, "delete from jobs where payload like ?", `%SleepJob%`); n != 1 {
 		t.Fatalf("deleted %d SleepJob rows, want 1", n)
 	}
@@ -36,33 +40,50 @@ func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 
 	args := []string{"--stop-when-empty", "--queue", allQueues, "--concurrency", "4"}
 	for _, c := range goRunnable {
+		if c == `App\Jobs\BatchMemberJob` {
+			// Throws when $fail, as in PHP.
+			args = append(args, s.route(c, "-fail", "Batch member failed", "-when", "fail=true"))
+			continue
+		}
 		args = append(args, s.route(c))
 	}
 	s.work(t, args...)
 
 	forGo := map[string]bool{}
+	// cancelled: the batch-fail member a cancelled batch may skip. Go
+	// runs the two members at once; if the failing one is recorded
+	// first, the other finds the batch cancelled and is deleted without
+	// running (PHP's BatchMemberJob returns early then, and records it).
+	cancelled := ""
 	var leftForPHP []jobRow
 	for _, j := range before {
-		if isGoRunnable(j.Class) && (j.Class != `App\Jobs\BatchMemberJob` || batchIDOf(t, j) == plainBatch) {
+		if isGoRunnable(j.Class) {
 			forGo[j.UUID] = true
+			if j.Class == `App\Jobs\BatchMemberJob` && batchIDOf(t, j) == failBatch && !strings.Contains(j.Payload, `s:4:\"fail\";b:1;`) {
+				cancelled = j.UUID
+			}
 		} else {
 			leftForPHP = append(leftForPHP, j)
 		}
 	}
-	// 6 classes once, 2 plain batch members, 2 first chain links.
-	if len(forGo) != 10 {
-		t.Fatalf("%d jobs for Go, want 10", len(forGo))
+	// 6 classes once, 7 batch members (plain 2, with callbacks 3, failing
+	// 2), 2 first chain links.
+	if len(forGo) != 15 || cancelled == "" {
+		t.Fatalf("%d jobs for Go, want 15 (the batch-fail member that may be skipped: %q)", len(forGo), cancelled)
 	}
-	assertUntouched(t, leftForPHP, s.jobs(t))
+	assertUntouched(t, leftForPHP, s.queuedJobs(t))
 	goRuns := s.runs(t)
 	byUUID := runsByUUID(goRuns)
+	skipped := 0
 	for uuid := range forGo {
-		if rs := byUUID[uuid]; len(rs) != 1 || rs[0].Worker != "go" || rs[0].Attempt != 1 {
+		if rs := byUUID[uuid]; uuid == cancelled && len(rs) == 0 {
+			skipped++
+		} else if len(rs) != 1 || rs[0].Worker != "go" || rs[0].Attempt != 1 {
 			t.Errorf("job %s: runs %+v, want one by go on attempt 1", uuid, rs)
 		}
 	}
-	if got := classCounts(goRuns); got[`App\Jobs\ChainLinkJob`] != 6 || len(goRuns) != 14 {
-		t.Errorf("Go ran %v (%d runs), want 14 runs with all 6 chain links", got, len(goRuns))
+	if got := classCounts(goRuns); got[`App\Jobs\ChainLinkJob`] != 6 || len(goRuns)+skipped != 19 {
+		t.Errorf("Go ran %v (%d runs, %d skipped), want 19 runs with all 6 chain links", got, len(goRuns), skipped)
 	}
 	if b, err := s.batch(t, plainBatch); err != nil || b.Pending != 0 || b.Failed != 0 || !b.FinishedAt.Valid {
 		t.Errorf("batch run by Go: %+v, %v; want pending 0, failed 0, finished", b, err)
@@ -80,6 +101,9 @@ func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 		wantRuns, wantWorker := 1, "php"
 		if forGo[j.UUID] {
 			wantWorker = "go"
+		}
+		if j.UUID == cancelled && skipped == 1 {
+			wantRuns = 0
 		}
 		if j.Class == `App\Jobs\MaxExceptionsJob` {
 			wantRuns = 2 // throws, released with backoff 0, fails on its 2nd exception
@@ -107,7 +131,11 @@ func testAllKindsSplitBetweenGoAndPHP(t *testing.T, s *suite) {
 			t.Fatal(err)
 		}
 		failedClasses = append(failedClasses, p.DisplayName)
-		if f.Connection != "database" || f.Queue != "default" || !strings.HasPrefix(f.Exception, "RuntimeException: ") {
+		prefix := "RuntimeException: "
+		if p.DisplayName == `App\Jobs\BatchMemberJob` {
+			prefix = `LaraWorker\ExecException: ` // failed in Go
+		}
+		if f.Connection != "database" || f.Queue != "default" || !strings.HasPrefix(f.Exception, prefix) {
 			t.Errorf("failed job %s: connection %q queue %q exception %.80q", p.DisplayName, f.Connection, f.Queue, f.Exception)
 		}
 		if p.DisplayName == `App\Jobs\BatchMemberJob` {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ func testRedisMoveClassToGo(t *testing.T, s *suite) {
 		t.Skip("PHP workers on SQLite stop at the first \"database is locked\"; run with mysql or pgsql")
 	}
 	a := s.redisQueue(t)
+	// This app sets its hooks queue in config/laraworker.php below, not in
+	// the environment.
+	a.env = slices.DeleteFunc(a.env, func(v string) bool { return v == hooksOnTheDatabase })
 	ctx := s.ctx(t)
 	php := s.start(t, a.phpCmd("queue:work", "redis", "--queue=default", "--sleep=1"))
 

@@ -27,9 +27,13 @@ type redisApp struct {
 	cluster *testredis.Cluster // nil on one server
 	rc      redis.UniversalClient
 	q       *redisqueue.Queue
-	env     []string // QUEUE_CONNECTION=redis and the REDIS_* variables
+	env     []string // QUEUE_CONNECTION=redis, the REDIS_* variables, the hooks queue
 	cfg     redisqueue.Config
 }
+
+// hooksOnTheDatabase: the bridge (installed in the test app) has Go push
+// its hook jobs onto a database queue, as an app on redis configures it.
+const hooksOnTheDatabase = "LARAWORKER_HOOKS_CONNECTION=database"
 
 // redisQueue starts a redis-server for the test, reads the app's redis
 // queue connection with PHP (config('queue.connections.redis') and
@@ -38,7 +42,7 @@ func (s *suite) redisQueue(t *testing.T, extraEnv ...string) *redisApp {
 	t.Helper()
 	srv := testredis.Start(t)
 	a := &redisApp{s: s, srv: srv, rc: srv.Client(t)}
-	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port)}, extraEnv...)
+	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", fmt.Sprintf("REDIS_PORT=%d", srv.Port), hooksOnTheDatabase}, extraEnv...)
 	a.open(t)
 	if a.cfg.Redis.Cluster || a.cfg.Redis.Addrs[0] != srv.Addr {
 		t.Fatalf("the app's redis connection read as %s", a.cfg.Redis)
@@ -54,7 +58,7 @@ func (s *suite) redisClusterQueue(t *testing.T, extraEnv ...string) *redisApp {
 	t.Helper()
 	cl := testredis.StartCluster(t)
 	a := &redisApp{s: s, cluster: cl, rc: cl.Client(t)}
-	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_CLUSTER_NODES=" + strings.Join(cl.Addrs, ","), "REDIS_QUEUE={default}"}, extraEnv...)
+	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_CLUSTER_NODES=" + strings.Join(cl.Addrs, ","), "REDIS_QUEUE={default}", hooksOnTheDatabase}, extraEnv...)
 	a.open(t)
 	if !a.cfg.Redis.Cluster || len(a.cfg.Redis.Addrs) != 3 || a.cfg.Queue != "{default}" {
 		t.Fatalf("the app's redis connection read as %s, queue %q", a.cfg.Redis, a.cfg.Queue)

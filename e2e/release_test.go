@@ -120,7 +120,7 @@ func testMaxExceptionsCountedAcrossSides(t *testing.T, s *suite) {
 		t.Fatalf("after PHP's first exception, jobs are %+v; want the job released on attempt 1", rows)
 	}
 	s.work(t, "--once", s.route(`App\Jobs\MaxExceptionsJob`, "-fail", "second exception in Go"))
-	if rows, failed := s.jobs(t), s.failed(t); len(rows) != 0 || len(failed) != 1 {
+	if rows, failed := s.queuedJobs(t), s.failed(t); len(rows) != 0 || len(failed) != 1 {
 		t.Errorf("after the 2nd exception (in Go): %d jobs (attempts %v), %d failed; Laravel fails the job (maxExceptions 2)",
 			len(rows), attemptsOf(rows), len(failed))
 	}

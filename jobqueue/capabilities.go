@@ -86,3 +86,13 @@ type ErrorClassifier interface {
 	// worker stops, as Laravel's DetectsLostConnections does).
 	IsLostConnection(err error) bool
 }
+
+// HookPusher is a store that writes the bridge's hook jobs (Followup.Hooks)
+// in the transactions of its outcomes: onto a queue of a database queue
+// connection in the database its outcomes are written to.
+type HookPusher interface {
+	// HooksQueue is the queue connection and queue the hook jobs go to;
+	// ok is false when the store was opened without one (a Followup with
+	// Hooks is then refused).
+	HooksQueue() (connection, queue string, ok bool)
+}

@@ -3,6 +3,8 @@ package phpclass
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/laraworker/laraworker/bridgeproto"
 )
 
 // App is what the reflection script read from a booted Laravel app.
@@ -32,25 +34,15 @@ type Bridge struct {
 }
 
 // The bridge's capabilities (LaraworkerServiceProvider::CAPABILITIES):
-// what an installed bridge does beyond routing classes to Go's queue.
+// what an installed bridge does beyond routing classes to Go's queue
+// (package bridgeproto describes each).
 const (
-	// CapFailed: failed() runs in PHP (and JobFailed fires) when Go fails
-	// a job.
-	CapFailed = "failed"
-	// CapBatchCallbacks: batch then/catch/finally (and progress, failure)
-	// callbacks run in PHP when a Go success or failure triggers them.
-	CapBatchCallbacks = "batch-callbacks"
-	// CapChainCatch: a failed chain link's catch callbacks run in PHP.
-	CapChainCatch = "chain-catch"
-	// CapMiddleware: the standard middleware is recorded in the payload
-	// at dispatch, for Go to apply.
-	CapMiddleware = "middleware"
-	// CapUnique: ShouldBeUnique classes are routed, their lock's key,
-	// store and kind recorded in the payload.
-	CapUnique = "unique"
-	// CapModels: $deleteWhenMissingModels and the models' tables are
-	// recorded in the payload.
-	CapModels = "models"
+	CapFailed         = bridgeproto.CapFailed
+	CapBatchCallbacks = bridgeproto.CapBatchCallbacks
+	CapChainCatch     = bridgeproto.CapChainCatch
+	CapMiddleware     = bridgeproto.CapMiddleware
+	CapUnique         = bridgeproto.CapUnique
+	CapModels         = bridgeproto.CapModels
 )
 
 // Has reports whether the installed bridge has a capability.

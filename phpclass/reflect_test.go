@@ -71,8 +71,8 @@ class AttributedJob implements ShouldQueue
 	if a.Version != "8.83.26" {
 		t.Errorf("version %q", a.Version)
 	}
-	if !a.Bridge.Installed || len(a.Bridge.Capabilities) != 0 {
-		t.Errorf("bridge %+v: want installed (the test app loads it), with no capabilities yet", a.Bridge)
+	if want := []string{phpclass.CapFailed, phpclass.CapBatchCallbacks, phpclass.CapChainCatch, phpclass.CapUnique, phpclass.CapModels, phpclass.CapMiddleware}; !a.Bridge.Installed || !slices.Equal(a.Bridge.Capabilities, want) {
+		t.Errorf("bridge %+v: want installed (the test app loads it), with the capabilities LaraworkerServiceProvider::CAPABILITIES lists: %v", a.Bridge, want)
 	}
 	if b := reflect(t, phptest.CopyAppWithoutBridge(t), `App\Jobs\NoopJob`).Bridge; b.Installed {
 		t.Errorf("bridge %+v in an app without it", b)

@@ -56,6 +56,18 @@
 // between the two leaves the batch one count short, as a PHP worker
 // killed between its delete and its batch update does.
 //
+// The bridge's hook jobs (Followup.Hooks) go onto a database queue (the
+// hooks queue of the database side, dbqueue.Options.HooksQueue), written
+// in the database transactions above: a success's batch callbacks job
+// with its batch update; a failure's RunFailureHooks with its failed row,
+// parked (available only after retry_after), then rewritten with the
+// batch callbacks and made available in the transaction of the batch
+// update, once the job is gone from Redis (deleted with the failed row
+// when the delete finds the reservation lost). A worker killed between
+// the two leaves the hook job parked: it runs after retry_after, without
+// the batch callbacks whose counters were not written either, so a hook
+// is neither lost nor run twice.
+//
 // A write whose answer was lost (a connection cut) is retried by the
 // worker; the store remembers which writes may have landed, and a retry
 // that then finds the member gone while the reservation was still valid

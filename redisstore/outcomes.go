@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
@@ -29,6 +31,13 @@ type write struct {
 	failedSure bool
 	// batchUnsure: a try of the batch update failed; it may have landed.
 	batchUnsure bool
+	// hook is the failure's parked hook job (RunFailureHooks) as written
+	// with the failed row, hookUUID its payload's uuid and hookID its id
+	// (0 when unknown: that write's answer was lost and no lookup found
+	// it).
+	hook     []byte
+	hookUUID string
+	hookID   int64
 	// horizonDone: Horizon's records of the outcome were written (or
 	// tried: they are not retried).
 	horizonDone bool
@@ -207,8 +216,14 @@ func (s *Store) Extend(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 }
 
 // Finish removes a finished job with its followup: the chain's next link
-// in the same script, then the batch's success in the database.
+// in the same script, then the batch's success in the database, with the
+// batch callbacks job it triggers (f.Hooks) in the same transaction.
 func (s *Store) Finish(ctx context.Context, r jobqueue.JobRow, f jobqueue.Followup) error {
+	if f.Hooks != nil {
+		if _, _, ok := s.db.HooksQueue(); !ok {
+			return errNoHooksQueue
+		}
+	}
 	w := s.begin(r)
 	if !w.redisDone {
 		if err := s.finishInRedis(ctx, r, w, f.Next); err != nil {
@@ -228,7 +243,7 @@ func (s *Store) Finish(ctx context.Context, r jobqueue.JobRow, f jobqueue.Follow
 		s.horizonCompleted(ctx, []jobqueue.JobRow{r})
 	}
 	if f.Batch != nil {
-		if err := s.batchSuccess(ctx, w, f.Batch); err != nil {
+		if err := s.batchSuccess(ctx, w, f.Batch, f.Hooks); err != nil {
 			return err
 		}
 	}
@@ -338,16 +353,23 @@ func (s *Store) extendFor(ctx context.Context, r jobqueue.JobRow, w *write) erro
 }
 
 // Fail moves a job to failed_jobs: its reservation extended (a lost one
-// writes nothing), the failed row written, the job deleted from Redis
-// (the row deleted again when that finds the reservation lost), then its
-// batch's failure recorded.
+// writes nothing), the failed row written (with the failure's hook job,
+// parked, f.Hooks), the job deleted from Redis (the row, and the parked
+// hook job, deleted again when that finds the reservation lost), then its
+// batch's failure recorded (and the hook job unparked with the batch
+// callbacks that update triggered, in the same transaction).
 func (s *Store) Fail(ctx context.Context, r jobqueue.JobRow, uuid, exception string, f jobqueue.Followup) error {
 	if uuid == "" {
 		return jobqueue.ErrNoUUID
 	}
+	if f.Hooks != nil {
+		if _, _, ok := s.db.HooksQueue(); !ok {
+			return errNoHooksQueue
+		}
+	}
 	w := s.begin(r)
 	if !w.redisDone {
-		if err := s.failInRedis(ctx, r, w, uuid, exception); err != nil {
+		if err := s.failInRedis(ctx, r, w, uuid, exception, f.Hooks); err != nil {
 			if errors.Is(err, jobqueue.ErrReservationLost) {
 				s.end(r)
 				s.horizonLost(r)
@@ -359,21 +381,42 @@ func (s *Store) Fail(ctx context.Context, r jobqueue.JobRow, uuid, exception str
 		w.horizonDone = true
 		s.horizonFailed("failed", s.horizon.Failed(context.WithoutCancel(ctx), horizonJob(r), exception))
 	}
-	if f.Batch != nil {
-		if err := s.batchFailure(ctx, w, f.Batch); err != nil {
-			return err
-		}
+	if err := s.settleFailure(ctx, w, f); err != nil {
+		return err
 	}
 	s.end(r)
 	return nil
 }
 
+// errNoHooksQueue refuses hook jobs on a store opened without a hooks
+// queue.
+var errNoHooksQueue = errors.New("redisstore: the outcome has hook jobs but the store's database was opened without a hooks queue (dbqueue.Options.HooksQueue)")
+
+// settleFailure is a failure's last write, once the job is gone from
+// Redis: its batch's failure and, with hooks, the hook job unparked.
+func (s *Store) settleFailure(ctx context.Context, w *write, f jobqueue.Followup) error {
+	if f.Hooks == nil {
+		if f.Batch == nil {
+			return nil
+		}
+		return s.batchFailure(ctx, w, f.Batch)
+	}
+	if w.batchUnsure && f.Batch != nil {
+		done, err := s.failureCounted(ctx, f.Batch)
+		if err != nil || done {
+			return err
+		}
+	}
+	err := s.db.SettleFailureHook(ctx, w.hookID, f.Batch, f.Hooks)
+	return s.batchDone(w, err)
+}
+
 // failInRedis is Fail up to the delete from Redis.
-func (s *Store) failInRedis(ctx context.Context, r jobqueue.JobRow, w *write, uuid, exception string) error {
+func (s *Store) failInRedis(ctx context.Context, r jobqueue.JobRow, w *write, uuid, exception string, hooks *jobqueue.Hooks) error {
 	if err := s.extendFor(ctx, r, w); err != nil {
 		return err
 	}
-	if err := s.recordFailed(ctx, r, w, uuid, exception); err != nil {
+	if err := s.recordFailed(ctx, r, w, uuid, exception, hooks); err != nil {
 		return err
 	}
 	if s.testAfterFailedRow != nil {
@@ -387,7 +430,7 @@ func (s *Store) failInRedis(ctx context.Context, r jobqueue.JobRow, w *write, uu
 	if len(lost) > 0 && !s.ownEarlierWrite(r) {
 		// Another worker has the job (or queue:clear removed it): the
 		// failure is not this worker's to record.
-		if _, err := s.db.Forget(ctx, w.failedUUID); err != nil {
+		if err := s.forgetFailure(ctx, w); err != nil {
 			return err
 		}
 		return redisqueue.ErrReservationLost
@@ -396,9 +439,25 @@ func (s *Store) failInRedis(ctx context.Context, r jobqueue.JobRow, w *write, uu
 	return nil
 }
 
-// recordFailed writes the failed_jobs row once: a try whose commit's
-// answer was lost is looked up before the row is written again.
-func (s *Store) recordFailed(ctx context.Context, r jobqueue.JobRow, w *write, uuid, exception string) error {
+// forgetFailure deletes the failed row written for a job another worker
+// holds, with its parked hook job.
+func (s *Store) forgetFailure(ctx context.Context, w *write) error {
+	if w.hook == nil {
+		_, err := s.db.Forget(ctx, w.failedUUID)
+		return err
+	}
+	parked, err := s.db.ForgetFailedWithHook(ctx, w.failedUUID, w.hookID)
+	if err == nil && !parked {
+		s.log.Error().Str("failed_uuid", w.failedUUID).Str("hook_uuid", w.hookUUID).
+			Msg("the job's reservation turned out lost after its failure was recorded, and its hook job (RunFailureHooks) was no longer parked: its failure hooks may run in PHP for a job another worker holds")
+	}
+	return err
+}
+
+// recordFailed writes the failed_jobs row once (with the failure's hook
+// job, parked, when there are hooks): a try whose commit's answer was lost
+// is looked up before the row is written again.
+func (s *Store) recordFailed(ctx context.Context, r jobqueue.JobRow, w *write, uuid, exception string, hooks *jobqueue.Hooks) error {
 	if w.failedSure {
 		return nil
 	}
@@ -407,29 +466,73 @@ func (s *Store) recordFailed(ctx context.Context, r jobqueue.JobRow, w *write, u
 		switch {
 		case err == nil && f.UUID == w.failedUUID:
 			w.failedSure = true
-			return nil
+			return s.findHook(ctx, w)
 		case err != nil && !errors.Is(err, jobqueue.ErrFailedJobNotFound):
 			return err
 		}
 	}
-	stored, err := s.db.RecordFailed(ctx, r.Queue, r.Payload, uuid, exception)
+	if hooks == nil || hooks.Failure == nil {
+		stored, err := s.db.RecordFailed(ctx, r.Queue, r.Payload, uuid, exception)
+		w.failedUUID = stored
+		if err != nil {
+			return err
+		}
+		w.failedSure = true
+		return nil
+	}
+	if w.hook == nil {
+		raw, err := hooks.Failure(nil)
+		if err != nil {
+			return err
+		}
+		w.hook, w.hookUUID = raw, payloadUUID(raw)
+	}
+	stored, id, err := s.db.RecordFailedWithHook(ctx, r.Queue, r.Payload, uuid, exception, w.hook, s.RetryAfter())
 	w.failedUUID = stored
 	if err != nil {
 		return err
 	}
-	w.failedSure = true
+	w.hookID, w.failedSure = id, true
 	return nil
 }
 
-// batchSuccess records a finished job in its batch; a batch that no
-// longer exists has nothing to count. A retry after a try whose answer
-// was lost may count it twice (the commit is not told apart): logged.
-func (s *Store) batchSuccess(ctx context.Context, w *write, b *jobqueue.BatchEntry) error {
+// findHook looks up the parked hook job written with a failed row whose
+// commit's answer was lost. Not found (0), it stays parked until its delay
+// is over, and the batch callbacks go in a job of their own.
+func (s *Store) findHook(ctx context.Context, w *write) error {
+	if w.hook == nil || w.hookID != 0 || w.hookUUID == "" {
+		return nil
+	}
+	id, err := s.db.FindHookByUUID(ctx, w.hookUUID)
+	w.hookID = id
+	return err
+}
+
+// payloadUUID is a payload's "uuid" ("" when it has none).
+func payloadUUID(raw []byte) string {
+	var p struct {
+		UUID string `json:"uuid"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return p.UUID
+}
+
+// batchSuccess records a finished job in its batch, with the batch
+// callbacks job the update triggers (hooks); a batch that no longer
+// exists has nothing to count. A retry after a try whose answer was lost
+// may count it twice (the commit is not told apart), and push its batch
+// callbacks job twice: logged.
+func (s *Store) batchSuccess(ctx context.Context, w *write, b *jobqueue.BatchEntry, hooks *jobqueue.Hooks) error {
 	if w.batchUnsure {
 		s.log.Warn().Str("batch", b.ID).Str("uuid", b.JobUUID).
-			Msg("recording a batch success again after a try whose answer was lost: if that try committed, the batch counts this job twice")
+			Msg("recording a batch success again after a try whose answer was lost: if that try committed, the batch counts this job twice (and its callbacks may run twice)")
 	}
-	_, err := s.db.RecordBatchSuccess(ctx, b.ID, b.JobUUID)
+	var err error
+	if hooks != nil {
+		err = s.db.RecordBatchSuccessWithHooks(ctx, b.ID, b.JobUUID, hooks)
+	} else {
+		_, err = s.db.RecordBatchSuccess(ctx, b.ID, b.JobUUID)
+	}
 	return s.batchDone(w, err)
 }
 
@@ -438,21 +541,26 @@ func (s *Store) batchSuccess(ctx context.Context, w *write, b *jobqueue.BatchEnt
 // ids when that try committed.
 func (s *Store) batchFailure(ctx context.Context, w *write, b *jobqueue.BatchEntry) error {
 	if w.batchUnsure {
-		batch, err := s.db.FindBatch(ctx, b.ID)
-		if errors.Is(err, jobqueue.ErrBatchNotFound) {
-			return nil
-		}
-		if err != nil {
+		done, err := s.failureCounted(ctx, b)
+		if err != nil || done {
 			return err
-		}
-		for _, id := range batch.FailedJobIDs {
-			if id == b.JobUUID {
-				return nil
-			}
 		}
 	}
 	_, err := s.db.RecordBatchFailure(ctx, b.ID, b.JobUUID, b.AllowFailures)
 	return s.batchDone(w, err)
+}
+
+// failureCounted reports whether the batch counts the job's failure
+// already (or is gone): an earlier try whose answer was lost committed.
+func (s *Store) failureCounted(ctx context.Context, b *jobqueue.BatchEntry) (bool, error) {
+	batch, err := s.db.FindBatch(ctx, b.ID)
+	if errors.Is(err, jobqueue.ErrBatchNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(batch.FailedJobIDs, b.JobUUID), nil
 }
 
 func (s *Store) batchDone(w *write, err error) error {

@@ -142,6 +142,9 @@ func (s *Store) LockStores() map[string]jobqueue.LockStore {
 // DefaultCacheStore is the app's default cache store's name.
 func (s *Store) DefaultCacheStore() string { return s.db.DefaultCacheStore() }
 
+// HooksQueue is jobqueue.HookPusher's: the database side's hooks queue.
+func (s *Store) HooksQueue() (connection, queue string, ok bool) { return s.db.HooksQueue() }
+
 // StateStores is jobqueue.MiddlewareState's: the database store's and
 // Options.StateStores.
 func (s *Store) StateStores() map[string]jobqueue.StateStore { return maps.Clone(s.state) }
@@ -169,6 +172,7 @@ var (
 	_ jobqueue.FailedJobs      = (*Store)(nil)
 	_ jobqueue.ClassSampler    = (*Store)(nil)
 	_ jobqueue.Schema          = (*Store)(nil)
+	_ jobqueue.HookPusher      = (*Store)(nil)
 )
 
 // retrySeconds is how long a pop or an Extend reserves a job.

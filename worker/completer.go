@@ -99,8 +99,9 @@ func (c *completer) release(row jobqueue.JobRow, delay time.Duration) {
 // that is not JSON) gets a fresh uuid so it is still recorded. batch, when
 // set, gives the batch entry to record with the failure; it is asked
 // again on every try, so a batch read that fails is retried with the
-// write instead of losing the batch's failure.
-func (c *completer) fail(row jobqueue.JobRow, p *payload.Payload, exception string, batch func(context.Context) (*jobqueue.BatchEntry, error)) {
+// write instead of losing the batch's failure. hooks, when set, are the
+// bridge's hook jobs written with the failure.
+func (c *completer) fail(row jobqueue.JobRow, p *payload.Payload, exception string, batch func(context.Context) (*jobqueue.BatchEntry, error), hooks *jobqueue.Hooks) {
 	uuid := ""
 	if p != nil {
 		uuid = p.UUID
@@ -109,7 +110,7 @@ func (c *completer) fail(row jobqueue.JobRow, p *payload.Payload, exception stri
 		uuid, _ = payload.NewUUID()
 	}
 	res := c.persist("fail", 1, func(ctx context.Context) error {
-		var f jobqueue.Followup
+		f := jobqueue.Followup{Hooks: hooks}
 		if batch != nil {
 			var err error
 			if f.Batch, err = batch(ctx); err != nil {

@@ -127,9 +127,26 @@ type Config struct {
 	// uniqueVia() or the payload names another. Default: the store's
 	// configuration (a dbqueue.Queue's).
 	CacheStore string
-	// Models looks up the rows of models the registrations name
-	// (handlers.Models). Default: the store, when it implements it.
+	// Models looks up the rows of the models a job holds (the ones the
+	// bridge recorded in its payload, or the registration names with
+	// handlers.Models). Default: the store, when it implements it.
 	Models handlers.ModelLookup
+	// ModelsConnection is the database connection (config/database.php's
+	// name) Models looks rows up in: a model the bridge recorded on
+	// another connection is not looked up (the worker says so once per
+	// class). "": every connection is that one.
+	ModelsConnection string
+	// Bridge is the laraworker bridge (bridge/, bridge/PROTOCOL.md) as the
+	// app has it installed; nil: none. With its capabilities, what only
+	// PHP can run after a job Go ran runs in PHP, through hook jobs the
+	// store writes with the job's outcome onto the bridge's hooks queue
+	// (the store must be a jobqueue.HookPusher opened with one, and
+	// LaravelVersion set): the class's failed() and JobFailed listeners,
+	// a failed chain link's catch callbacks, the batch callbacks a
+	// success or failure triggers; and members of batches with callbacks
+	// run in Go. Without it the worker says, at start and on each job,
+	// what did not run.
+	Bridge *Bridge
 	// StateStores are the app's cache stores where job middleware keep
 	// their state (overlap locks, rate limiter counters), by
 	// config/cache.php name ("database", "redis"). Default: the store's

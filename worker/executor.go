@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
@@ -44,6 +46,10 @@ type executorDeps struct {
 	legacyTexts bool
 	// connection is the store's connection name, for chain links.
 	connection func() string
+	// hooks builds the bridge's hook jobs of outcomes (bridge.go).
+	hooks *bridgeHooks
+	// notes remembers what was said once per class.
+	notes *onceSet
 	// stats counts the jobs cut short by shutdown.
 	stats *counters
 }
@@ -244,9 +250,10 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 }
 
 // unrouted handles a job no handler is registered for (possible when the
-// claim's LIKE matched case-insensitively, or with --unrouted=fail).
+// claim's LIKE matched case-insensitively, or with --unrouted=fail). The
+// bridge's hook jobs are always PHP's.
 func (e *jobExecutor) unrouted() outcome {
-	if e.cfg.Unrouted == UnroutedFail {
+	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(hookClasses, e.payload.DisplayName) {
 		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
@@ -279,9 +286,9 @@ func batchIDOf(job *handlers.Job) string {
 }
 
 // checkBatch leaves jobs of batches with PHP callbacks to PHP workers
-// (Go cannot run then/catch/finally closures), and deletes jobs of a
-// cancelled batch without running them, counting them as PHP's
-// `if ($this->batch()->cancelled()) return;` does.
+// unless the bridge runs those callbacks (Go cannot run then/catch/finally
+// closures), and deletes jobs of a cancelled batch without running them,
+// counting them as PHP's `if ($this->batch()->cancelled()) return;` does.
 func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if e.batches == nil {
 		return outcome{}, false
@@ -293,7 +300,7 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if err != nil {
 		return outcome{verdict: verdictRelease, err: err, reason: "batch_lookup_failed"}, true
 	}
-	if info.callbacks {
+	if info.callbacks && !e.hooks.batches {
 		return outcome{verdict: verdictUnreserve, reason: "batch_has_php_callbacks"}, true
 	}
 	if b.Cancelled() {
@@ -311,7 +318,7 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 // handler's own ErrModelNotFound is turned into the missing-model path by
 // run, before them.)
 func (e *jobExecutor) runClass(h handlers.Handler) outcome {
-	if err := e.job.CheckModels(e.ctx); err != nil {
+	if err := e.checkModels(); err != nil {
 		if errors.Is(err, handlers.ErrModelNotFound) {
 			return e.modelMissing(err)
 		}
@@ -457,16 +464,13 @@ const ModelNotFoundClass = `Illuminate\Database\Eloquent\ModelNotFoundException`
 
 // modelMissing is handleModelNotFound: delete without a failure when the
 // job deletes when models are missing (the payload says so on 13, the
-// registration on 8-12), recording a batch success where the payload names
-// its batch (12.51+); otherwise fail at once with ModelNotFoundException.
-// The unique lock is released in releaseAfter, from the payload's context.
+// bridge's record or the registration on 8-12), recording a batch success
+// where the payload names its batch (12.51+); otherwise fail at once with
+// ModelNotFoundException. The unique lock is released in releaseAfter,
+// from the payload's context.
 func (e *jobExecutor) modelMissing(err error) outcome {
 	p := e.payload
-	deleteIt := e.job.Class().DeleteWhenMissingModels
-	if p.Has("deleteWhenMissingModels") {
-		deleteIt = p.DeleteWhenMissingModels
-	}
-	if deleteIt {
+	if e.deleteWhenMissingModels() {
 		// The batch success is written with the delete (no chain link:
 		// Laravel only deletes the job). Only the payload's batch: PHP
 		// cannot unserialize the command to read its own.
@@ -483,19 +487,25 @@ func (e *jobExecutor) modelMissing(err error) outcome {
 }
 
 // releaseBeforeRun is ShouldBeUniqueUntilProcessing: the lock goes just
-// before the handler runs.
+// before the handler runs; on 13.24+ only on the first attempt or with
+// the owner dispatch stored (a later attempt's lock may be another
+// dispatch's by then).
 func (e *jobExecutor) releaseBeforeRun() {
-	class := e.job.Class()
-	if class.Unique == nil || !class.Unique.UntilProcessing {
+	if !e.untilProcessing() {
 		return
 	}
 	cmd, err := e.job.Command()
 	if err != nil {
 		return
 	}
-	if ref, ok := e.unique.lockOf(e.payload, cmd, class); ok {
-		e.unique.release(e.ctx, e.payload, ref)
+	ref, ok := e.unique.lockOf(e.payload, cmd, e.job.Class(), e.recordedUnique())
+	if !ok {
+		return
 	}
+	if v := e.laravelVersion(); v != "" && appconfig.VersionCompare(v, "13.24") >= 0 && e.job.Attempts > 1 && ref.owner == "" {
+		return
+	}
+	e.unique.release(e.ctx, e.payload, ref)
 }
 
 // releaseAfter releases the lock of a job whose outcome is decided, as
@@ -514,18 +524,18 @@ func (e *jobExecutor) releaseAfter(out outcome) {
 		}
 		return
 	}
-	class := e.job.Class()
-	if class.Unique != nil && class.Unique.UntilProcessing {
+	if e.untilProcessing() {
 		return
 	}
-	if _, named := e.unique.named(p); !named && class.Unique == nil {
+	class, recorded := e.job.Class(), e.recordedUnique()
+	if _, named := e.unique.named(p); !named && class.Unique == nil && recorded == nil {
 		return // not unique, as far as Go can know: nothing to decode
 	}
 	cmd, err := e.job.Command()
 	if err != nil {
 		return // PHP's failed() cannot unserialize it either
 	}
-	if ref, ok := e.unique.lockOf(p, cmd, class); ok {
+	if ref, ok := e.unique.lockOf(p, cmd, class, recorded); ok {
 		e.unique.release(e.ctx, p, ref)
 	}
 }
@@ -572,6 +582,7 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 	}
 	if out.inBatch && e.batches != nil && e.batch() != "" {
 		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
+		f.Hooks = e.hooks.forSuccess()
 	}
 	if f.Next == nil && f.Batch == nil {
 		e.completer.delete(row)
@@ -581,7 +592,9 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 }
 
 // fail writes a failed_jobs row and deletes the job in one transaction,
-// with the batch's failure when the outcome counts in the job's batch.
+// with the batch's failure when the outcome counts in the job's batch,
+// and the failure's hook job when the bridge runs them (failed(),
+// JobFailed listeners, chain catch and batch callbacks, in PHP).
 func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 	var err error
 	if out.err != nil {
@@ -591,18 +604,22 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 		err = errors.Join(err, note)
 	}
 	var batch func(context.Context) (*jobqueue.BatchEntry, error)
+	allowFailures := false
 	if out.inBatch && e.batches != nil && e.batch() != "" {
 		batch = e.batches.failure(e.batch(), e.payload.UUID)
+		if info, ok := e.batches.cached(e.batch()); ok {
+			allowFailures = info.allowFailures
+		}
 	}
-	e.completer.fail(row, e.payload, failureText(err), batch)
+	e.completer.fail(row, e.payload, failureText(err), batch, e.hooks.forFailure(row, e.payload, out.err, allowFailures))
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done
 // next on failure of a chained job and Go could not: run the chain's catch
-// callbacks (PHP closures). The rest of the chain is not dispatched, as in
-// Laravel.
+// callbacks (PHP closures), when the bridge does not run them. The rest of
+// the chain is not dispatched, as in Laravel.
 func (e *jobExecutor) chainStoppedNote() error {
-	if e.payload == nil || e.payload.Data.Command == "" {
+	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.chainCatch {
 		return nil
 	}
 	cmd, err := e.job.Command()
@@ -638,6 +655,9 @@ func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
 	}
 	if out.err != nil {
 		ev = ev.Str("error", out.err.Error())
+	}
+	if out.verdict == verdictFail && !e.hooks.failures {
+		ev = ev.Str("not_run", notRunWithoutBridge)
 	}
 	p := e.payload
 	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).

@@ -132,7 +132,7 @@ func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
-	opts.ExcludeDisplayNames = blocked
+	opts.ExcludeDisplayNames = append(slices.Clone(blocked), hookClasses...)
 	return opts, true
 }
 
@@ -161,7 +161,7 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
 	// Fenced by the row as it was selected: failed only if nobody has
 	// reserved it since.
-	w.completer.fail(ce.Job, p, failureText(ce.Err), nil)
+	w.completer.fail(ce.Job, p, failureText(ce.Err), nil, w.exec.hooks.forFailure(ce.Job, p, ce.Err, false))
 	return errRowFailedAtClaim
 }
 

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
@@ -49,23 +49,11 @@ type uniqueLocks struct {
 	log                   zerolog.Logger
 	clock                 clock.Clock
 
-	mu     sync.Mutex
-	warned map[string]bool
+	warned onceSet
 }
 
 // once reports whether key is new (and marks it).
-func (u *uniqueLocks) once(key string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.warned == nil {
-		u.warned = map[string]bool{}
-	}
-	if u.warned[key] || len(u.warned) >= 4096 {
-		return false
-	}
-	u.warned[key] = true
-	return true
-}
+func (u *uniqueLocks) once(key string) bool { return u.warned.once(key) }
 
 // checkClasses runs at New: registered ShouldBeUnique classes need the
 // app's Laravel version for their lock key, and a store Go can reach; a
@@ -111,13 +99,24 @@ func (u *uniqueLocks) unreachable(class, store string) {
 		Msg("this ShouldBeUnique class keeps its lock in a cache store Go cannot reach (only database and redis are); the locks of jobs Go runs stay until uniqueFor expires and Laravel drops new dispatches of the class until then: keep the class on PHP workers or move its lock to the database or redis store")
 }
 
-// lockOf is the lock of a job: the one its payload names, else the one
-// its registration's uniqueId gives.
-func (u *uniqueLocks) lockOf(p *payload.Payload, cmd *payload.Command, class handlers.Class) (lockRef, bool) {
+// lockOf is the lock of a job: the one its payload names (Laravel
+// 11.39+'s context), else the one the bridge recorded at dispatch
+// (recorded), else the one its registration's uniqueId gives.
+func (u *uniqueLocks) lockOf(p *payload.Payload, cmd *payload.Command, class handlers.Class, recorded *bridgeproto.Unique) (lockRef, bool) {
 	owner := commandLockOwner(cmd)
 	if ref, ok := u.named(p); ok {
 		if owner != "" {
 			ref.owner = owner
+		}
+		return ref, true
+	}
+	if recorded != nil && recorded.Key != "" {
+		ref := lockRef{key: recorded.Key, store: recorded.Store, owner: owner}
+		if ref.owner == "" && recorded.Owner != nil {
+			ref.owner = *recorded.Owner
+		}
+		if ref.store == "" {
+			ref.store = u.defaultStore
 		}
 		return ref, true
 	}

@@ -120,6 +120,12 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := mw.checkRegistrations(reg); err != nil {
 		return nil, err
 	}
+	hooks, err := newBridgeHooks(cfg, store, w.log)
+	if err != nil {
+		return nil, err
+	}
+	hooks.logBridge(cfg.Bridge, store)
+	warnUnknowable(cfg, reg, w.log)
 	// Series that count rare events exist from the start, at 0.
 	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
@@ -134,6 +140,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,
+		hooks:       hooks,
+		notes:       &onceSet{},
 	}
 	return w, nil
 }

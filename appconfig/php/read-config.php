@@ -183,6 +183,36 @@ $answer = [
     ] : null,
 ];
 
+/**
+ * The bridge's hooks queue (config/laraworker.php hooks_queue), resolved as
+ * the bridge's HooksQueue::resolve does, with what Go needs to write its
+ * jobs: the queue connection's driver, database connection and table.
+ */
+function laraworker_hooks_queue($config, array $bridge): array
+{
+    $setting = $bridge['hooks_queue'] ?? [];
+    if (is_string($setting)) {
+        $setting = ['queue' => $setting];
+    }
+    $setting = is_array($setting) ? $setting : [];
+    $name = function ($value) {
+        return is_string($value) && $value !== '' ? $value : null;
+    };
+    $connection = $name($setting['connection'] ?? null) ?? $name($bridge['connection'] ?? null) ?? $name($config->get('queue.default'));
+    $qc = $connection === null ? [] : (array) $config->get("queue.connections.{$connection}", []);
+    $dbName = laraworker_str($qc['connection'] ?? null) ?? laraworker_str($config->get('database.default'));
+    $db = (array) $config->get("database.connections.{$dbName}", []);
+
+    return [
+        'connection' => $connection,
+        'queue' => $name($setting['queue'] ?? null) ?? $name($qc['queue'] ?? null),
+        'defined' => $qc !== [],
+        'driver' => laraworker_str($qc['driver'] ?? null),
+        'db_connection' => $dbName,
+        'table' => laraworker_str($db['prefix'] ?? null).(laraworker_str($qc['table'] ?? null) ?? 'jobs'),
+    ];
+}
+
 if (is_array($bridge)) {
     $jobs = [];
     foreach ((array) ($bridge['jobs'] ?? []) as $class => $target) {
@@ -195,10 +225,18 @@ if (is_array($bridge)) {
             'connection' => laraworker_str(is_array($target) ? ($target['connection'] ?? null) : null),
         ];
     }
+    $provider = 'Laraworker\\Bridge\\LaraworkerServiceProvider';
     $answer['bridge'] = [
         'queue' => laraworker_str($bridge['queue'] ?? null),
         'connection' => laraworker_str($bridge['connection'] ?? null),
         'jobs' => $jobs,
+        // The provider registered in the app (config('laraworker') alone
+        // can be a published file without the package).
+        'installed' => class_exists($provider) && method_exists($app, 'getProviders') && $app->getProviders($provider) !== [],
+        'capabilities' => class_exists($provider) && defined($provider.'::CAPABILITIES')
+            ? array_values(array_filter((array) constant($provider.'::CAPABILITIES'), 'is_string')) : [],
+        'hooks_queue' => laraworker_hooks_queue($config, $bridge),
+        'route_batches_with_callbacks' => (bool) ($bridge['route_batches_with_callbacks'] ?? false),
     ];
 }
 

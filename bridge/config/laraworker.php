@@ -50,12 +50,12 @@ return [
     ],
 
     // Members of a Bus::batch() with then/catch/finally/progress callbacks
-    // stay on PHP unless this is true: Go must push RunBatchCallbacks for
-    // them, which laraworker versions before the hook jobs do not (they
-    // leave such jobs unrun, so with this on and an older laraworker, those
-    // jobs would wait on Go's queue for ever). Turn it on with a laraworker
-    // that runs batch callbacks through the bridge.
-    'route_batches_with_callbacks' => env('LARAWORKER_ROUTE_BATCHES_WITH_CALLBACKS', false),
+    // go to Go like any other job: laraworker pushes RunBatchCallbacks (or
+    // RunFailureHooks) onto hooks_queue when a member's outcome triggers
+    // them, and PHP runs them. Set it to false to keep such members on PHP,
+    // for instance with a laraworker older than the hook jobs (it gives
+    // such jobs back to PHP workers, which takes a round trip per job).
+    'route_batches_with_callbacks' => env('LARAWORKER_ROUTE_BATCHES_WITH_CALLBACKS', true),
 
     // Record every `php artisan queue:work` process of this app in
     // laraworker's tables, so the laraworker dashboard lists PHP workers

@@ -29,6 +29,25 @@ use Illuminate\Support\ServiceProvider;
  */
 class LaraworkerServiceProvider extends ServiceProvider
 {
+    /**
+     * What this bridge, with a laraworker that supports it, does beyond
+     * routing classes to Go's queue; `laraworker audit` and `laraworker
+     * work` read it (PROTOCOL.md):
+     * - failed: when Go fails a job, RunFailureHooks runs the class's
+     *   failed() and fires JobFailed in PHP;
+     * - batch-callbacks: the batch callbacks a Go success or failure
+     *   triggers run in PHP (members of such batches run in Go);
+     * - chain-catch: a failed chain link's catch callbacks run in PHP;
+     * - unique: ShouldBeUnique classes are routed, their lock recorded in
+     *   the payload for Go to release;
+     * - models: the models' tables and deleteWhenMissingModels are recorded
+     *   in the payload for Go's missing-model check;
+     * - middleware: Laravel's job middleware is recorded in the payload, with
+     *   the keys the app's Laravel computes, for Go to apply on the same
+     *   locks and limits.
+     */
+    public const CAPABILITIES = ['failed', 'batch-callbacks', 'chain-catch', 'unique', 'models', 'middleware'];
+
     public function register()
     {
         $this->mergeConfigFrom(__DIR__.'/../config/laraworker.php', 'laraworker');
@@ -137,8 +156,8 @@ class LaraworkerServiceProvider extends ServiceProvider
     }
 
     /**
-     * Whether a batch has PHP callbacks (then, catch, finally...): unless
-     * 'route_batches_with_callbacks' is on, the jobs of such batches stay on
+     * Whether a batch has PHP callbacks (then, catch, finally...): with
+     * 'route_batches_with_callbacks' off, the jobs of such batches stay on
      * PHP workers.
      */
     private static function batchHasCallbacks($batch): bool

@@ -41,7 +41,7 @@ class Routes
         $routes = new self;
         $routes->batchHasCallbacks = $batchHasCallbacks;
         $routes->warn = $warn;
-        $routes->routeBatchesWithCallbacks = (bool) ($config['route_batches_with_callbacks'] ?? false);
+        $routes->routeBatchesWithCallbacks = (bool) ($config['route_batches_with_callbacks'] ?? true);
         $defaultQueue = $config['queue'] ?? 'laraworker';
         $defaultConnection = $config['connection'] ?? null;
 
@@ -131,7 +131,7 @@ class Routes
         }
         $batchId = $job->batchId ?? null;
         if ($batchId !== null && ! $this->routeBatchesWithCallbacks && $this->batchHasCallbacks($batchId)) {
-            $this->warnOnce('batch '.get_class($job), 'laraworker: '.get_class($job).' matches a route of config/laraworker.php but its batch has callbacks: it stays on PHP (set route_batches_with_callbacks once laraworker runs them through the bridge).');
+            $this->warnOnce('batch '.get_class($job), 'laraworker: '.get_class($job).' matches a route of config/laraworker.php but its batch has callbacks: it stays on PHP because route_batches_with_callbacks is off (laraworker runs their callbacks through the bridge: turn it on).');
 
             return null;
         }

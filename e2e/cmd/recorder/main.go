@@ -11,7 +11,8 @@
 //	-fail MSG      exit 3 with MSG on stderr (a job exception)
 //	-release       exit 75 (release with the job's backoff)
 //	-when NAME=V   apply -fail/-release only when the command's public
-//	               property NAME is the integer or string V
+//	               property NAME is the integer, string or bool (true,
+//	               false) V
 //	-hold D        take D (a Go duration) before recording, and record
 //	               when the run started and ended (result "start", "end":
 //	               Unix seconds with fractions, as PHP's microtime(true))
@@ -204,6 +205,8 @@ func propIs(cmd *payload.Command, cond string) bool {
 		return strconv.FormatInt(v.Int, 10) == want
 	case phpserialize.KindString:
 		return string(v.Str) == want
+	case phpserialize.KindBool:
+		return strconv.FormatBool(v.Bool) == want
 	}
 	return false
 }

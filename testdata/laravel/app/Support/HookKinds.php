@@ -47,6 +47,10 @@ class HookKinds
             'hooked-encrypted' => fn () => self::job(new HookedEncryptedJob('encrypted')),
             'hooked-chain' => fn () => self::chain(),
             'hooked-batch' => fn () => self::batch(),
+            // Many jobs for the tests of the Go worker's hooks: every third
+            // is labelled "fail" (a route can fail those alone).
+            'hooked-many' => fn () => self::many(),
+            'hooked-batch-many' => fn () => self::batchMany(),
             // Twelve PodcastSyncJobs, six per podcast (1, 2), half of them on
             // PHP's queue (an explicit onQueue() wins over the bridge's route).
             'podcast-sync' => fn () => self::podcastSync(),
@@ -58,6 +62,46 @@ class HookKinds
                 'Illuminate\\Queue\\MaxAttemptsExceededException', 'Ünïcode "quoted" / slash', ['catch', 'finally'])),
             'php-batch-callbacks' => fn () => self::pushed(new RunBatchCallbacks('9a1c', ['then', 'finally'])),
         ];
+    }
+
+    /** @return list<HookedJob> */
+    private static function manyJobs(int $n): array
+    {
+        $jobs = [];
+        for ($i = 1; $i <= $n; $i++) {
+            $jobs[] = new HookedJob($i % 3 === 0 ? 'fail' : 'ok '.$i);
+        }
+
+        return $jobs;
+    }
+
+    private static function many(): string
+    {
+        foreach (self::manyJobs(30) as $job) {
+            dispatch($job);
+        }
+
+        return '30 '.HookedJob::class;
+    }
+
+    // 24 members, every third labelled "fail", with then/catch/finally.
+    private static function batchMany(): string
+    {
+        $batch = Bus::batch(self::manyJobs(24))
+            ->name('hooked-batch-many')
+            ->allowFailures()
+            ->then(function (Batch $batch) {
+                RunRecorder::record(null, 'batch:then', ['batchId' => $batch->id]);
+            })
+            ->catch(function (Batch $batch, Throwable $e) {
+                RunRecorder::record(null, 'batch:catch', ['batchId' => $batch->id, 'exception' => get_class($e)]);
+            })
+            ->finally(function (Batch $batch) {
+                RunRecorder::record(null, 'batch:finally', ['batchId' => $batch->id, 'pending' => $batch->pendingJobs, 'failed' => $batch->failedJobs]);
+            })
+            ->dispatch();
+
+        return 'batch '.$batch->id;
     }
 
     private static function pushed(object $job): string

@@ -1,0 +1,51 @@
+package console
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/laraworker/laraworker/appconfig"
+)
+
+// TestWorkBridge: the worker pushes hook jobs only for an installed bridge
+// that runs them, onto a hooks queue it can write in its outcomes'
+// transactions; any other hooks queue stops `work` with the reason.
+func TestWorkBridge(t *testing.T) {
+	all := []string{"failed", "batch-callbacks", "chain-catch", "unique", "models", "middleware"}
+	good := appconfig.BridgeHooksQueue{Connection: "database", Queue: "hooks", Defined: true, Driver: "database", DBConnection: "mysql", Table: "jobs"}
+	info := func(installed bool, caps []string, h appconfig.BridgeHooksQueue) appconfig.AppInfo {
+		return appconfig.AppInfo{DBConnection: "mysql", Bridge: &appconfig.BridgeConfig{Installed: installed, Capabilities: caps, HooksQueue: h}}
+	}
+	if b, h, err := workBridge(appconfig.AppInfo{}); b != nil || h != nil || err != nil {
+		t.Errorf("no bridge: %v %v %v", b, h, err)
+	}
+	if b, h, err := workBridge(info(false, all, good)); b != nil || h != nil || err != nil {
+		t.Errorf("a config without the package: %v %v %v", b, h, err)
+	}
+	if b, h, err := workBridge(info(true, nil, appconfig.BridgeHooksQueue{})); b == nil || h != nil || err != nil {
+		t.Errorf("a bridge without hooks: %v %v %v", b, h, err)
+	}
+	b, h, err := workBridge(info(true, all, good))
+	if err != nil || len(b.Capabilities) != 6 || *h != (hooksQueue{connection: "database", table: "jobs", queue: "hooks"}) {
+		t.Errorf("a bridge with hooks: %v %+v %v", b, h, err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*appconfig.BridgeHooksQueue)
+		want string
+	}{
+		{"undefined", func(h *appconfig.BridgeHooksQueue) { h.Defined = false }, "which config/queue.php does not define"},
+		{"redis", func(h *appconfig.BridgeHooksQueue) { h.Driver = "redis" }, `whose driver is "redis"`},
+		{"no queue", func(h *appconfig.BridgeHooksQueue) { h.Queue = "" }, "no queue name"},
+		{"another database", func(h *appconfig.BridgeHooksQueue) { h.DBConnection = "reports" }, `on database connection "reports", but this worker writes its outcomes (jobs, failed_jobs, job_batches) to database connection "mysql"`},
+	} {
+		bad := good
+		c.edit(&bad)
+		if _, _, err := workBridge(info(true, all, bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if w := hooksQueueWarning(&hooksQueue{connection: "database", queue: "hooks"}, "database", []string{"go", "hooks"}); !strings.Contains(w, "Go never runs them") {
+		t.Errorf("watching the hooks queue: %q", w)
+	}
+}
