@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -51,14 +52,23 @@ func (s *suite) redisQueue(t *testing.T, extraEnv ...string) *redisApp {
 }
 
 // redisClusterQueue starts a three-master Redis Cluster for the test and
-// points the app's redis connections at it (database.redis.clusters with
-// phpredis, REDIS_CLUSTER_NODES in the test app's config), with the
-// connection's queue hash-tagged, {default}, as Laravel's docs say.
+// points the app's redis queue connection at it (database.redis.clusters
+// with phpredis: the test app's "cluster" connection, its seeds from
+// REDIS_CLUSTER_HOST and REDIS_CLUSTER_PORT_1..3), with the connection's
+// queue hash-tagged, {default}, as Laravel's docs say.
 func (s *suite) redisClusterQueue(t *testing.T, extraEnv ...string) *redisApp {
 	t.Helper()
 	cl := testredis.StartCluster(t)
 	a := &redisApp{s: s, cluster: cl, rc: cl.Client(t)}
-	a.env = append([]string{"QUEUE_CONNECTION=redis", "REDIS_CLUSTER_NODES=" + strings.Join(cl.Addrs, ","), "REDIS_QUEUE={default}", hooksOnTheDatabase}, extraEnv...)
+	seeds := []string{"REDIS_QUEUE_CONNECTION=cluster"}
+	for i, addr := range cl.Addrs {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, "REDIS_CLUSTER_HOST="+host, fmt.Sprintf("REDIS_CLUSTER_PORT_%d=%s", i+1, port))
+	}
+	a.env = append(append([]string{"QUEUE_CONNECTION=redis", "REDIS_QUEUE={default}", hooksOnTheDatabase}, seeds...), extraEnv...)
 	a.open(t)
 	if !a.cfg.Redis.Cluster || len(a.cfg.Redis.Addrs) != 3 || a.cfg.Queue != "{default}" {
 		t.Fatalf("the app's redis connection read as %s, queue %q", a.cfg.Redis, a.cfg.Queue)

@@ -51,25 +51,28 @@ return [
 
     // As the 8.x skeleton: unique-job locks of the redis cache store are taken on the
     // "default" connection (lock_connection), under options.prefix + the cache prefix.
-    // With REDIS_CLUSTER_NODES (host:port,host:port,...) the connections are a
-    // native Redis Cluster instead, as the docs configure one for phpredis:
-    // database.redis.clusters, options.cluster 'redis' (the e2e cluster tests).
-    'redis' => array_merge([
+    'redis' => [
         'client' => env('REDIS_CLIENT', 'phpredis'),
 
         'options' => [
             'cluster' => env('REDIS_CLUSTER', 'redis'),
             'prefix' => env('REDIS_PREFIX', \Illuminate\Support\Str::slug(env('APP_NAME', 'laravel'), '_').'_database_'),
         ],
-    ], env('REDIS_CLUSTER_NODES') ? [
-        'clusters' => [
-            'default' => array_map(function ($node) {
-                [$host, $port] = explode(':', $node);
 
-                return ['host' => $host, 'port' => $port];
-            }, explode(',', env('REDIS_CLUSTER_NODES'))),
+        // A native Redis Cluster, as the docs configure one for phpredis
+        // (database.redis.clusters, options.cluster 'redis'), for the e2e
+        // cluster tests: the queue's connection names it with
+        // REDIS_QUEUE_CONNECTION=cluster, the seeds come from
+        // REDIS_CLUSTER_HOST and REDIS_CLUSTER_PORT_1..3. Named apart from
+        // "default", which RedisManager resolves before any cluster.
+        'clusters' => [
+            'cluster' => [
+                ['host' => env('REDIS_CLUSTER_HOST', '127.0.0.1'), 'port' => env('REDIS_CLUSTER_PORT_1', '7000')],
+                ['host' => env('REDIS_CLUSTER_HOST', '127.0.0.1'), 'port' => env('REDIS_CLUSTER_PORT_2', '7001')],
+                ['host' => env('REDIS_CLUSTER_HOST', '127.0.0.1'), 'port' => env('REDIS_CLUSTER_PORT_3', '7002')],
+            ],
         ],
-    ] : [
+
         'default' => [
             'url' => env('REDIS_URL'),
             'host' => env('REDIS_HOST', '127.0.0.1'),
@@ -85,5 +88,5 @@ return [
             'port' => env('REDIS_PORT', '6379'),
             'database' => env('REDIS_CACHE_DB', '1'),
         ],
-    ]),
+    ],
 ];
