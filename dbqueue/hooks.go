@@ -185,7 +185,7 @@ func (q *Queue) SettleFailureHook(ctx context.Context, hookID int64, batch *jobq
 			if err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, q.hookSt.unparkHook(), payloadArg(raw), q.unixNow(), hookID)
+			res, err := tx.ExecContext(ctx, q.hookSt.unparkHook(), payloadArg(raw), q.unixNow(), hookID, 0)
 			if err != nil {
 				return err
 			}
@@ -238,7 +238,7 @@ func (q *Queue) ForgetFailedWithHook(ctx context.Context, uuid string, hookID in
 		if hookID == 0 {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, q.hookSt.deleteParkedHook(), hookID)
+		res, err := tx.ExecContext(ctx, q.hookSt.deleteParkedHook(), hookID, 0)
 		if err != nil {
 			return err
 		}

@@ -268,16 +268,17 @@ func (s statements) forgetFailedByUUID() string {
 }
 
 // unparkHook rewrites a parked hook job (one no worker has taken) and
-// makes it available: bindings payload, available_at, id. Statements on
-// the hooks queue's table (HooksQueue).
+// makes it available: bindings payload, available_at, id, 0 (attempts).
+// Statements on the hooks queue's table (HooksQueue).
 func (s statements) unparkHook() string {
-	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ? where %s = ? and %s is null and %s = 0",
+	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ? where %s = ? and %s is null and %s = ?",
 		s.q(s.t.Jobs), s.q("payload"), s.q("available_at"), s.q("id"), s.q("reserved_at"), s.q("attempts")))
 }
 
-// deleteParkedHook deletes a hook job no worker has taken.
+// deleteParkedHook deletes a hook job no worker has taken: bindings id,
+// 0 (attempts).
 func (s statements) deleteParkedHook() string {
-	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s is null and %s = 0",
+	return s.sql(fmt.Sprintf("delete from %s where %s = ? and %s is null and %s = ?",
 		s.q(s.t.Jobs), s.q("id"), s.q("reserved_at"), s.q("attempts")))
 }
 
@@ -397,7 +398,7 @@ func (s statements) catalogue() []namedStatement {
 		{"fail: uuid collision check", "", s.failedUUIDExists()},
 		{"fail: insert failed_jobs", "failed_at bound as 'Y-m-d H:i:s' in APP_TIMEZONE", s.insertFailed()},
 		{"hook job: insert (the bridge's RunFailureHooks / RunBatchCallbacks)", "`push / release insert` on the hooks queue's table, in the outcome's transaction after the batch update; a Redis queue's failure inserts it parked (available_at = now + retry_after) with its failed_jobs row", s.insertJobs(1)},
-		{"hook job: unpark (Redis queue: after the job left Redis, with the batch update)", "bindings: payload (with the batch callbacks), now, id; 0 rows: a worker took it after its delay, the batch callbacks then go in a job of their own", s.unparkHook()},
+		{"hook job: unpark (Redis queue: after the job left Redis, with the batch update)", "bindings: payload (with the batch callbacks), now, id, 0 (attempts); 0 rows: a worker took it after its delay, the batch callbacks then go in a job of their own", s.unparkHook()},
 		{"hook job: delete a parked one (Redis queue: the reservation turned out lost)", "with `fail: forget by uuid` in one transaction", s.deleteParkedHook()},
 		{"fail: forget by uuid", "", s.forgetFailedByUUID()},
 		{"hook job: find by uuid (after a commit whose answer was lost)", "bindings: the hooks queue, `{\"uuid\":\"<uuid>\",%`", s.findHookByUUID()},

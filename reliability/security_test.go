@@ -463,8 +463,8 @@ func safeQuery(e ast.Expr, consts map[string]bool) bool {
 			return safeQuery(e.Args[0], consts)
 		}
 		switch x := sel.X.(type) {
-		case *ast.SelectorExpr: // q.st.X(), q.d.X()
-			return x.Sel.Name == "st" || x.Sel.Name == "d"
+		case *ast.SelectorExpr: // q.st.X(), q.hookSt.X(), q.d.X()
+			return x.Sel.Name == "st" || x.Sel.Name == "hookSt" || x.Sel.Name == "d"
 		case *ast.Ident: // d.ServerVersionQuery()
 			return x.Name == "d"
 		}
