@@ -8,6 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/sqldb"
 )
 
 // TestIndexedClaimPlans pins the indexed claim's plans on a fresh table
@@ -204,4 +205,40 @@ func checkPlan(engine, plan, table, index string, sortAllowed bool) error {
 		}
 	}
 	return nil
+}
+
+// TestLaravelClaimPlanWithoutStatistics: on a PostgreSQL jobs table that
+// was never analysed, Laravel's claim (the one-statement batch and the
+// transaction's select) reads the primary key in order on the queue's own
+// sessions (sqldb turns sorting off for them), instead of a bitmap scan
+// of the queue index and a sort of every ready row. Once the table has
+// statistics, new sessions leave the plan to PostgreSQL.
+func TestLaravelClaimPlanWithoutStatistics(t *testing.T) {
+	e := newEnv(t, appconfig.EnginePgSQL)
+	e.fillBacklog(t, 0, 0, 10_000)
+	now := e.clock.Unix()
+	pkey := sqldb.LastPart(e.cfg.JobsTable) + "_pkey"
+	statements := map[string]struct {
+		query string
+		args  []any
+	}{
+		"one statement": {e.q.st.claimUpdateLaravel(16, claimFilter{idArray: true}), []any{"default", now, now - 90, 16, now}},
+		"transaction":   {e.q.st.claimSelectFiltered(1, claimFilter{}), []any{"default", now, now - 90}},
+	}
+	for name, s := range statements {
+		plan := e.explain(t, s.query, s.args)
+		if !strings.Contains(plan, "Index Scan using "+pkey) || strings.Contains(plan, "Sort") || strings.Contains(plan, "Bitmap") {
+			t.Errorf("%s: the claim does not read %s in order:\n%s", name, pkey, plan)
+		}
+	}
+	e.exec(t, "analyze "+e.quoted(e.cfg.JobsTable))
+	again, err := Open(e.ctx, e.cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	var sort string
+	if err := again.db.QueryRowContext(e.ctx, "show enable_sort").Scan(&sort); err != nil || sort != "on" {
+		t.Errorf("enable_sort on a session opened after ANALYZE = %q (%v), want on", sort, err)
+	}
 }

@@ -410,7 +410,12 @@ func TestSQLCallSitesUseTheCatalogue(t *testing.T) {
 				return true
 			}
 			arg := call.Args[0]
-			if strings.HasSuffix(sel.Sel.Name, "Context") {
+			// pgx's own methods take the context first without the suffix.
+			ctxFirst := false
+			if id, ok := arg.(*ast.Ident); ok && id.Name == "ctx" {
+				ctxFirst = true
+			}
+			if strings.HasSuffix(sel.Sel.Name, "Context") || ctxFirst {
 				if len(call.Args) < 2 {
 					return true
 				}

@@ -188,7 +188,7 @@ func openDB(cfg appconfig.Config, busy time.Duration) (*sql.DB, error) {
 			return nil, connectError(cfg, err)
 		}
 		pc.Password = cfg.Password.Reveal()
-		return stdlib.OpenDB(*pc), nil
+		return stdlib.OpenDB(*pc, stdlib.OptionAfterConnect(claimPlanWithoutStatistics(cfg.JobsTable))), nil
 	case appconfig.EngineSQLite:
 		db, err := sql.Open("sqlite", sqliteDSN(cfg.Database, busy))
 		if err != nil {
