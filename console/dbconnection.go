@@ -40,7 +40,9 @@ func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts conn
 // detectClaimPath finds out whether the claim index is there (the worker
 // then claims through it) and says which claim the worker runs. On
 // PostgreSQL without the index and without statistics it warns once:
-// Laravel's claim query may then plan as a bitmap scan and a full sort.
+// the claims then read the table in id order (sqldb turns sorting off on
+// the worker's sessions), past every delayed row and every row of another
+// queue ahead of the ready ones.
 // The worker never runs ANALYZE on the user's table itself.
 func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zerolog.Logger) string {
 	info, err := q.DetectClaimPath(ctx)
@@ -57,7 +59,7 @@ func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zero
 	}
 	if info.NoStatistics {
 		log.Warn().Str("table", q.Config().JobsTable).
-			Msg("PostgreSQL has no statistics for the jobs table: claims may be slow (a full sort each). Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")
+			Msg("PostgreSQL has no statistics for the jobs table: claims read it in id order, past every delayed row and every row of another queue ahead of the ready ones. Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")
 	}
 	return string(info.Path)
 }

@@ -24,10 +24,10 @@ const (
 // ClaimPathInfo is what DetectClaimPath found.
 type ClaimPathInfo struct {
 	Path ClaimPath
-	// NoStatistics: PostgreSQL has never analysed the jobs table, so
-	// Laravel's claim query may plan as a bitmap scan and a full sort.
-	// Only reported on the Laravel path; the indexed path's plan does not
-	// depend on statistics.
+	// NoStatistics: PostgreSQL has never analysed the jobs table. Open's
+	// own sessions then read Laravel's claim in id order (sqldb), past any
+	// delayed row or row of another queue ahead. Only reported on the
+	// Laravel path; the indexed path's plan does not need statistics.
 	NoStatistics bool
 	// PreviousIndex: the claim index of an earlier version is there (it
 	// holds reserved_at) and not this version's: claims use Laravel's
