@@ -21,7 +21,11 @@ import (
 // to the planner, which then weighs a small queue beside a large one (a
 // priority queue that is empty, say) against the primary-key plan.
 // Only this pool's own sessions: the table is never analysed and no
-// server setting changes. A failed check leaves the session as it is.
+// server setting changes. A failed check (a server without pg_stats or
+// enable_sort) leaves the session as it is. Behind a pooler in
+// transaction mode (PgBouncer's pool_mode=transaction) a session setting
+// stays on the server connection it ran on, which other clients then
+// share, as any SET there does.
 const sortOffWithoutStatistics = `select set_config('enable_sort', 'off', false) where not exists (` +
 	`select from pg_stats s join pg_class c on c.relname = s.tablename join pg_namespace n on n.oid = c.relnamespace ` +
 	`and n.nspname = s.schemaname where c.oid = to_regclass($1) and s.attname = 'queue')`
