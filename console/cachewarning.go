@@ -48,7 +48,7 @@ func unsharedCacheReason(store string) string {
 	case "":
 		return "the app's cache store is not known (no CACHE_STORE or CACHE_DRIVER)"
 	case "redis":
-		return `the app's cache store is "redis", but Go could not read its config (config/cache.php's store, config/database.php's redis: read through the app's php, or from config files Go can evaluate; see the warnings above)`
+		return `the app's cache store is "redis", whose config Go could not read (config/cache.php's store and config/database.php's redis, which laraworker reads in the app's folder through its php, or from config files Go can evaluate)`
 	}
 	return fmt.Sprintf("the app's cache store is %q, which Go cannot share with PHP (only the database and redis stores)", store)
 }
