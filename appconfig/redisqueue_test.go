@@ -185,3 +185,29 @@ func TestSharedRedisBesideADatabaseQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRedisUnreadableWithoutPHP: a database.redis array the files
+// say in a way Go does not evaluate (a function call) leaves SharedRedis
+// nil; with a redis cache store beside a database queue that is a
+// warning naming what is not shared, with a file store it is not.
+func TestSharedRedisUnreadableWithoutPHP(t *testing.T) {
+	app := copyTestApp(t)
+	path := filepath.Join(app, "config", "database.php")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, strings.Replace(string(src), "'redis' => [", "'redis' => array_merge(app_redis_defaults(), [", 1))
+	db := filepath.Join(app, "database", "app.sqlite")
+	for store, warned := range map[string]bool{"redis": true, "file": false} {
+		writeFile(t, filepath.Join(app, ".env"), "DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nQUEUE_CONNECTION=database\nCACHE_DRIVER="+store+"\n")
+		_, info, err := Load(context.Background(), Options{AppDir: app, PHP: PHPOff, Environ: []string{}})
+		if err != nil {
+			t.Fatalf("%s: %v", store, err)
+		}
+		said := strings.Contains(strings.Join(info.Warnings, "\n"), "queue:restart, maxExceptions, unique locks and job middleware state are not shared")
+		if info.SharedRedis != nil || said != warned {
+			t.Errorf("%s: shared %+v, warnings %v", store, info.SharedRedis, info.Warnings)
+		}
+	}
+}
