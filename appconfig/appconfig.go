@@ -105,6 +105,27 @@ type AppInfo struct {
 	// its driver is "redis"; nil otherwise, or when the config files do
 	// not say it in a way Go evaluates.
 	RedisQueue *RedisQueueConfig
+	// SharedRedis is what the app keeps in Redis for its queue workers,
+	// whatever the served connection's driver (package redisshared opens
+	// it): config('database.redis') and, when the default cache store's
+	// driver is "redis", that store's config. Nil when config('database.
+	// redis') was not read (the config files do not say it in a way Go
+	// evaluates).
+	SharedRedis *SharedRedisConfig
+}
+
+// SharedRedisConfig is the app's Redis configuration that its workers
+// share through Redis besides a redis queue: the default cache store, when
+// it is a redis one (the queue:restart signal, maxExceptions counters,
+// unique locks, job middleware state), and the Redis connections of the
+// ...WithRedis job middleware.
+type SharedRedisConfig struct {
+	// Redis is config('database.redis'), the Redis connections.
+	Redis RedisArrays
+	// CacheStore is config('cache.stores.<cache.default>') when its driver
+	// is "redis"; nil for any other driver (their arrays may hold
+	// credentials Go has no use for).
+	CacheStore map[string]any
 }
 
 // RedisQueueConfig is the app's configuration of a queue connection with
@@ -346,9 +367,12 @@ type appAnswer struct {
 	App struct {
 		Name, Timezone, Cipher *string
 	} `json:"app"`
-	Redis      answerRedis   `json:"redis"`
-	Bridge     *BridgeConfig `json:"bridge"`
-	RedisQueue *struct {
+	Redis  answerRedis   `json:"redis"`
+	Bridge *BridgeConfig `json:"bridge"`
+	// RedisCacheStore is config('cache.stores.<cache.default>') when its
+	// driver is "redis".
+	RedisCacheStore map[string]any `json:"redis_cache_store"`
+	RedisQueue      *struct {
 		Queue      map[string]any `json:"queue"`
 		CacheStore map[string]any `json:"cache_store"`
 		Horizon    bool           `json:"horizon"`
@@ -389,8 +413,8 @@ type appSecrets struct {
 	AppKey          *string  `json:"app_key"`
 	AppPreviousKeys []string `json:"app_previous_keys"`
 	RedisPassword   *string  `json:"redis_password"`
-	// RedisConfig is config('database.redis') for a redis queue
-	// connection.
+	// RedisConfig is config('database.redis') (null when the app has
+	// none, or it is not JSON).
 	RedisConfig map[string]any `json:"redis_config"`
 }
 
@@ -521,6 +545,9 @@ func (a appAnswer) values(sec appSecrets, info *AppInfo) map[string]string {
 	}
 	if r := a.RedisQueue; r != nil {
 		info.RedisQueue = &RedisQueueConfig{Queue: r.Queue, Redis: sec.RedisConfig, CacheStore: r.CacheStore, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig}
+	}
+	if sec.RedisConfig != nil {
+		info.SharedRedis = &SharedRedisConfig{Redis: sec.RedisConfig, CacheStore: a.RedisCacheStore}
 	}
 	prefix := deref(a.DB.Prefix)
 	v["DB_TABLE_PREFIX"] = prefix

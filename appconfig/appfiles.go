@@ -211,6 +211,7 @@ func (f *appFiles) apply(values map[string]string, connection string) {
 	if info.QueueDriver == "redis" {
 		f.redisQueueFromFiles(store)
 	}
+	f.sharedRedisFromFiles(store, values["CACHE_STORE"] == "redis")
 }
 
 // queueDB is the queue connection's database connection name ("" when the

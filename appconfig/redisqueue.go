@@ -29,6 +29,31 @@ func (f *appFiles) redisQueueFromFiles(store string) {
 	}
 }
 
+// sharedRedisFromFiles fills info.SharedRedis from the config files (or
+// the cached config): database.redis, and the default cache store's array
+// when its driver is redis. Only a redis cache store Go cannot read is
+// worth a warning (beside a database queue: a redis one has warned
+// already); without it the connections serve the ...WithRedis middleware
+// alone, which go back to PHP when they are not known.
+func (f *appFiles) sharedRedisFromFiles(store string, redisStore bool) {
+	redis, ok := f.array("database.redis")
+	var cacheStore map[string]any
+	okStore := true
+	if redisStore {
+		cacheStore, okStore = f.array("cache.stores." + store)
+	}
+	if redisStore && (!ok || !okStore) && f.info.QueueDriver != "redis" {
+		f.info.Warnings = append(f.info.Warnings, "the redis cache store's config (config/cache.php's store, config/database.php's redis) could not be read without php: queue:restart, maxExceptions, unique locks and job middleware state are not shared with PHP; run laraworker where the app's php is, or simplify those arrays")
+	}
+	if !ok {
+		return
+	}
+	if !okStore {
+		cacheStore = nil
+	}
+	f.info.SharedRedis = &SharedRedisConfig{Redis: redis, CacheStore: cacheStore}
+}
+
 // horizonConfig is config('horizon')'s prefix, use, trim and silenced as
 // far as the files say them in a way Go evaluates; a part that is not is
 // left out (Horizon's default then applies) and warned about.

@@ -135,3 +135,79 @@ return [
 		}
 	}
 }
+
+// TestSharedRedisBesideADatabaseQueue: serving a database queue
+// connection, config('database.redis') comes back all the same (the
+// ...WithRedis middleware's connections), and the default cache store's
+// array only when its driver is redis, the same through PHP and from the
+// files; the Redis password never prints.
+func TestSharedRedisBesideADatabaseQueue(t *testing.T) {
+	app := copyTestApp(t)
+	db := filepath.Join(app, "database", "app.sqlite")
+	sources := map[string]string{"files": PHPOff}
+	if hasPHP() {
+		sources["php"] = ""
+	}
+	for _, store := range []string{"redis", "file"} {
+		writeFile(t, filepath.Join(app, ".env"), "DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nQUEUE_CONNECTION=database\nREDIS_HOST=10.0.0.5\nREDIS_PORT=6390\nREDIS_PASSWORD=s3cret-pw\nCACHE_DRIVER="+store+"\n")
+		var seen []map[string]any
+		for name, php := range sources {
+			cfg, info, err := Load(context.Background(), Options{AppDir: app, PHP: php, Environ: []string{}})
+			if err != nil {
+				t.Fatalf("%s %s: %v", store, name, err)
+			}
+			r := info.SharedRedis
+			if info.QueueDriver != "database" || info.RedisQueue != nil || r == nil || cfg.CacheStore != store {
+				t.Fatalf("%s %s: driver %q, redis queue %+v, shared %+v, cache store %q, warnings %v", store, name, info.QueueDriver, info.RedisQueue, r, cfg.CacheStore, info.Warnings)
+			}
+			def, _ := r.Redis["default"].(map[string]any)
+			if def["host"] != "10.0.0.5" || def["port"] != "6390" || def["password"] != "s3cret-pw" {
+				t.Errorf("%s %s: database.redis.default %v", store, name, def)
+			}
+			if store == "redis" && (r.CacheStore["driver"] != "redis" || r.CacheStore["connection"] != "cache") {
+				t.Errorf("%s %s: cache store %v", store, name, r.CacheStore)
+			}
+			if store == "file" && r.CacheStore != nil {
+				t.Errorf("%s %s: a file store's array came back: %v", store, name, r.CacheStore)
+			}
+			if len(info.Warnings) != 0 {
+				t.Errorf("%s %s: warnings %v", store, name, info.Warnings)
+			}
+			printed := fmt.Sprintf("%v %+v %#v %s", info, r, r, r.Redis)
+			js, _ := json.Marshal(info)
+			if strings.Contains(printed+string(js), "s3cret") {
+				t.Errorf("%s %s: the Redis password printed", store, name)
+			}
+			seen = append(seen, map[string]any(r.Redis))
+		}
+		if len(seen) == 2 && !reflect.DeepEqual(seen[0], seen[1]) {
+			t.Errorf("%s: php and files read database.redis differently:\n%#v\n%#v", store, seen[0], seen[1])
+		}
+	}
+}
+
+// TestSharedRedisUnreadableWithoutPHP: a database.redis array the files
+// say in a way Go does not evaluate (a function call) leaves SharedRedis
+// nil; with a redis cache store beside a database queue that is a
+// warning naming what is not shared, with a file store it is not.
+func TestSharedRedisUnreadableWithoutPHP(t *testing.T) {
+	app := copyTestApp(t)
+	path := filepath.Join(app, "config", "database.php")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, strings.Replace(string(src), "'redis' => [", "'redis' => array_merge(app_redis_defaults(), [", 1))
+	db := filepath.Join(app, "database", "app.sqlite")
+	for store, warned := range map[string]bool{"redis": true, "file": false} {
+		writeFile(t, filepath.Join(app, ".env"), "DB_CONNECTION=sqlite\nDB_DATABASE="+db+"\nQUEUE_CONNECTION=database\nCACHE_DRIVER="+store+"\n")
+		_, info, err := Load(context.Background(), Options{AppDir: app, PHP: PHPOff, Environ: []string{}})
+		if err != nil {
+			t.Fatalf("%s: %v", store, err)
+		}
+		said := strings.Contains(strings.Join(info.Warnings, "\n"), "queue:restart, maxExceptions, unique locks and job middleware state are not shared")
+		if info.SharedRedis != nil || said != warned {
+			t.Errorf("%s: shared %+v, warnings %v", store, info.SharedRedis, info.Warnings)
+		}
+	}
+}

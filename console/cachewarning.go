@@ -10,13 +10,14 @@ import (
 
 // PHP keeps two signals for its workers in the app's default cache store:
 // `php artisan queue:restart`'s timestamp and the maxExceptions counters.
-// Go reads and writes them only where it shares that store with PHP (the
-// `database` store on the queue's database, or the `redis` store beside a
-// Redis queue); with any other store (file, memcached, dynamodb, array;
-// redis beside a database queue) a deploy that relies on
-// queue:restart leaves Go workers running the old code, and a job's
-// exceptions are counted per process. warnUnsharedCache says so at
-// startup, with what to do.
+// Go reads and writes them only where it shares that store with PHP: the
+// `database` store on the queue's database, or the `redis` store whose
+// config Go read (package redisshared, beside a database or a Redis
+// queue); with any other store (file, memcached, dynamodb, array; redis
+// whose config Go could not read) a deploy that relies on queue:restart
+// leaves Go workers running the old code, and a job's exceptions are
+// counted per process. warnUnsharedCache says so at startup, with what to
+// do.
 
 // sharesCache tells whether the store reaches the app's default cache
 // store as PHP does.
@@ -32,7 +33,11 @@ func warnUnsharedCache(conn *connection, version string, log zerolog.Logger) {
 		return
 	}
 	store := conn.cfg.CacheStore
-	log.Warn().Str("cache_store", store).Str("fix", cacheFix(version)).
+	fix := cacheFix(version)
+	if store == "redis" {
+		fix = "let laraworker read the app's config through its php (php on the PATH, or --php), with a known Laravel version; else " + fix
+	}
+	log.Warn().Str("cache_store", store).Str("fix", fix).
 		Msg(unsharedCacheReason(store) + ": `php artisan queue:restart` does not stop this worker, maxExceptions is counted in this process only (not with PHP's workers), " +
 			"and a job cut short by a stop signal always gets its attempt back (no bound across restarts)")
 }
@@ -43,9 +48,9 @@ func unsharedCacheReason(store string) string {
 	case "":
 		return "the app's cache store is not known (no CACHE_STORE or CACHE_DRIVER)"
 	case "redis":
-		return `the app's cache store is "redis", which Go shares with PHP only when it serves a redis queue connection`
+		return `the app's cache store is "redis", whose config Go could not read (config/cache.php's store and config/database.php's redis, which laraworker reads in the app's folder through its php, or from config files Go can evaluate)`
 	}
-	return fmt.Sprintf("the app's cache store is %q, which Go cannot share with PHP (only the database store, or redis beside a redis queue)", store)
+	return fmt.Sprintf("the app's cache store is %q, which Go cannot share with PHP (only the database and redis stores)", store)
 }
 
 // cacheFix is what to do: stop Go workers with SIGTERM on deploy, or

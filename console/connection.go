@@ -102,7 +102,7 @@ func openConnection(ctx context.Context, cfg appconfig.Config, info appconfig.Ap
 		// database, and the drivers no Go store serves (sync, sqs...):
 		// logAppConfig has warned that PHP does not push to the tables,
 		// which are served as before.
-		conn, err = openDatabaseConnection(ctx, cfg, opts)
+		conn, err = openDatabaseConnection(ctx, cfg, info, opts)
 	}
 	if err != nil {
 		return nil, err

@@ -2,11 +2,13 @@ package console
 
 import (
 	"context"
+	"errors"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/redisshared"
 	"github.com/rs/zerolog"
 )
 
@@ -15,10 +17,16 @@ import (
 // the connection's jobqueue interfaces.
 
 // openDatabaseConnection opens Laravel's database queue on cfg's database,
-// with laraworker's own tables there.
-func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts connectionOptions) (*connection, error) {
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()})
+// with laraworker's own tables there, and what the app keeps in Redis for
+// its workers (a redis default cache store, the ...WithRedis middleware's
+// connections) when its config says it.
+func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, info appconfig.AppInfo, opts connectionOptions) (*connection, error) {
+	shared := sharedRedis(cfg, info, opts.log)
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue(), Shared: dbqueue.SharedStores{
+		Cache: shared.Cache, Locks: shared.Locks, StateStores: shared.StateStores, DurationLimiters: shared.DurationLimiters,
+	}})
 	if err != nil {
+		shared.Close()
 		return nil, err
 	}
 	conn := newConnection(cfg, q, opts)
@@ -30,11 +38,39 @@ func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts conn
 			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
 	}
 	conn.ping = q.DB().PingContext
-	conn.close = q.Close
+	conn.close = func() error { return errors.Join(q.Close(), shared.Close()) }
 	conn.claimPlan = func(ctx context.Context, log zerolog.Logger) (string, string) {
 		return q.LockClause(), detectClaimPath(ctx, q, opts.exact, log)
 	}
 	return conn, nil
+}
+
+// sharedRedis opens, for the database store, what the app keeps in Redis
+// for its workers, as package redisstore does beside a redis queue: with
+// a redis default cache store, Go then reads `php artisan queue:restart`'s
+// signal and the maxExceptions counters there and shares unique locks and
+// RateLimited/WithoutOverlapping state with PHP. The clients dial on first
+// use. An app whose Redis config was not read gets empty Stores (the
+// startup warning of cachewarning.go then says what is not shared).
+func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logger) *redisshared.Stores {
+	r := info.SharedRedis
+	if r == nil {
+		return &redisshared.Stores{}
+	}
+	app := redisshared.App{Redis: map[string]any(r.Redis), StoreName: cfg.CacheStore, CachePrefix: cfg.CachePrefix, Version: info.Version}
+	// A cache store set by LARAWORKER_CACHE_STORE wins over the app's
+	// array: the redis store is opened only when it is still the one used.
+	if cfg.CacheStore == "redis" {
+		app.CacheStore = r.CacheStore
+	}
+	st, err := redisshared.Open(app)
+	if err != nil {
+		if redisshared.IsRedisStore(app.CacheStore) {
+			log.Warn().Err(err).Msg("the app's redis cache store cannot be opened: queue:restart, maxExceptions, unique locks and job middleware state are not shared with PHP")
+		}
+		return &redisshared.Stores{}
+	}
+	return st
 }
 
 // detectClaimPath finds out whether the claim index is there (the worker

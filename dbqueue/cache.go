@@ -1,6 +1,8 @@
 package dbqueue
 
 import (
+	"maps"
+
 	"github.com/laraworker/laraworker/dbcache"
 	"github.com/laraworker/laraworker/jobqueue"
 )
@@ -15,19 +17,22 @@ func (q *Queue) Cache() *dbcache.Cache { return q.cache }
 func (q *Queue) Locks() *dbcache.Locks { return q.locks }
 
 // SharedCache is jobqueue.CacheAccess's: the database cache store when it
-// is the app's default store, else nil (a nil *dbcache.Cache never
-// becomes a non-nil interface).
+// is the app's default store, else Options.Shared.Cache (nil when Go
+// shares no store with PHP; a nil *dbcache.Cache never becomes a non-nil
+// interface).
 func (q *Queue) SharedCache() jobqueue.Cache {
 	if q.cache == nil {
-		return nil
+		return q.shared.Cache
 	}
 	return q.cache
 }
 
 // LockStores is jobqueue.CacheAccess's: the "database" store's locks on
-// the queue's database.
+// the queue's database, and Options.Shared.Locks.
 func (q *Queue) LockStores() map[string]jobqueue.LockStore {
-	return map[string]jobqueue.LockStore{"database": q.locks}
+	out := map[string]jobqueue.LockStore{"database": q.locks}
+	maps.Copy(out, q.shared.Locks)
+	return out
 }
 
 // DefaultCacheStore is the app's default cache store's name.
@@ -35,20 +40,25 @@ func (q *Queue) DefaultCacheStore() string { return q.cfg.CacheStore }
 
 // StateStores is jobqueue.MiddlewareState's: the app's "database" cache
 // store on the queue's database (its cache and cache_locks tables), where
-// job middleware keep their state when it is the app's store. Keys are
-// whole: the cache prefix is the caller's (StateStore.Prefix).
+// job middleware keep their state when it is the app's store, and
+// Options.Shared.StateStores. Keys are whole: the cache prefix is the
+// caller's (StateStore.Prefix).
 func (q *Queue) StateStores() map[string]jobqueue.StateStore {
-	return map[string]jobqueue.StateStore{"database": {
+	out := map[string]jobqueue.StateStore{"database": {
 		Driver: "database", Prefix: q.cfg.CachePrefix,
 		Table: q.cfg.CacheTable, LockTable: q.cfg.CacheLockTable, LockTimeout: dbcache.DefaultLockTimeout,
 		Cache: dbcache.New(q.conn, q.cfg.CacheTable, ""),
 		Locks: dbcache.NewLocks(q.conn, q.cfg.CacheLockTable, ""),
 	}}
+	maps.Copy(out, q.shared.StateStores)
+	return out
 }
 
-// DurationLimiters is jobqueue.MiddlewareState's: none (they live in
-// Redis).
-func (q *Queue) DurationLimiters() map[string]jobqueue.DurationLimiter { return nil }
+// DurationLimiters is jobqueue.MiddlewareState's: Options.Shared's (they
+// live in Redis; nil without).
+func (q *Queue) DurationLimiters() map[string]jobqueue.DurationLimiter {
+	return maps.Clone(q.shared.DurationLimiters)
+}
 
 var (
 	_ jobqueue.Store           = (*Queue)(nil)

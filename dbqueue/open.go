@@ -8,6 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
 
@@ -34,6 +35,30 @@ type Options struct {
 	// HooksQueue is where the bridge's hook jobs of outcomes go
 	// (jobqueue.Followup.Hooks). Nil: a Followup with hooks is refused.
 	HooksQueue *HooksQueue
+	// Shared are the app's cache stores Go reaches beyond the database's,
+	// as package redisshared opens them for an app whose default cache
+	// store is redis: the Queue's SharedCache, LockStores, StateStores and
+	// DurationLimiters then include them, so that the queue:restart
+	// signal, maxExceptions, unique locks and job middleware state are the
+	// ones PHP's workers use. The zero value: the database store alone.
+	Shared SharedStores
+}
+
+// SharedStores are cache stores and limiters in addition to the database
+// store's (the fields of redisshared.Stores). The Queue neither dials nor
+// closes them.
+type SharedStores struct {
+	// Cache is the app's default cache store when it is not the database
+	// store: the queue:restart signal and the maxExceptions counters.
+	// Nil: the database store's, when it is the default.
+	Cache jobqueue.Cache
+	// Locks are lock stores by config/cache.php store name ("redis").
+	Locks map[string]jobqueue.LockStore
+	// StateStores are cache stores by config/cache.php name and
+	// DurationLimiters Redis connections' limiters by config/database.php
+	// name: where job middleware keep their state.
+	StateStores      map[string]jobqueue.StateStore
+	DurationLimiters map[string]jobqueue.DurationLimiter
 }
 
 // HooksQueue is a queue of a Laravel database queue connection on the
@@ -64,6 +89,7 @@ func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, erro
 		return nil, err
 	}
 	q := newQueue(conn, cfg, opts.ExactStatements)
+	q.shared = opts.Shared
 	if err := q.setHooksQueue(opts.HooksQueue); err != nil {
 		conn.Close()
 		return nil, err

@@ -43,6 +43,8 @@ type Queue struct {
 	// default store (nil otherwise), and its locks.
 	cache *dbcache.Cache
 	locks *dbcache.Locks
+	// shared are the app's stores beyond the database's (Options.Shared).
+	shared SharedStores
 	// hooks is the hooks queue (Options.HooksQueue), hookSt the
 	// statements on its table; hooks is nil without one.
 	hooks  *HooksQueue

@@ -63,7 +63,8 @@ type LockStore interface {
 // CacheAccess is a store that reaches the app's cache stores.
 type CacheAccess interface {
 	// SharedCache is the app's default cache store when Go can share it
-	// with PHP (Laravel's database store); nil otherwise.
+	// with PHP (Laravel's database store, or a redis store whose
+	// connection the store was given); nil otherwise.
 	SharedCache() Cache
 	// LockStores are the cache stores whose locks the store can release,
 	// by config/cache.php store name ("database").

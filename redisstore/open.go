@@ -7,12 +7,8 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
-	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/rediscache"
-	"github.com/laraworker/laraworker/redislimiter"
-	"github.com/laraworker/laraworker/redislock"
 	"github.com/laraworker/laraworker/redisqueue"
-	"github.com/redis/go-redis/v9"
+	"github.com/laraworker/laraworker/redisshared"
 	"github.com/rs/zerolog"
 )
 
@@ -119,100 +115,16 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 			return fail(err)
 		}
 	}
-	if phpStr(app.CacheStore["driver"]) == "redis" {
-		if err := o.redisCache(app, &storeOpts); err != nil {
-			return fail(err)
-		}
-	}
-	if err := o.durationLimiters(app, &storeOpts); err != nil {
+	shared, err := redisshared.Open(redisshared.App{Redis: app.Redis, CacheStore: app.CacheStore,
+		StoreName: app.DB.CacheStore, CachePrefix: app.DB.CachePrefix, Version: app.Version})
+	if err != nil {
 		return fail(err)
 	}
+	o.closers = append(o.closers, shared.Close)
+	storeOpts.Cache, storeOpts.Locks = shared.Cache, shared.Locks
+	storeOpts.StateStores, storeOpts.DurationLimiters = shared.StateStores, shared.DurationLimiters
 	if o.Store, err = New(q, db, storeOpts); err != nil {
 		return fail(err)
 	}
 	return o, nil
-}
-
-// redisCache sets up the app's default cache store when it is a redis
-// one, as CacheManager::createRedisDriver does: values on its
-// "connection", locks on its "lock_connection", keys behind the
-// connection's prefix and the store's.
-func (o *Opened) redisCache(app App, opts *Options) error {
-	storePrefix := appconfig.RedisStorePrefix(app.DB.CachePrefix, app.Version)
-	name := orDefault(phpStr(app.CacheStore["connection"]), "default")
-	conn, err := redisqueue.RedisConnection(name, app.Redis, app.Version)
-	if err != nil {
-		return fmt.Errorf("redisstore: the %s cache store: %w", app.DB.CacheStore, err)
-	}
-	client, err := redisqueue.NewClient(conn)
-	if err != nil {
-		return err
-	}
-	o.closers = append(o.closers, client.Close)
-	opts.Cache = rediscache.New(client, conn.Prefix+storePrefix)
-	state := jobqueue.StateStore{Driver: "redis", Prefix: storePrefix, Cache: rediscache.New(client, conn.Prefix)}
-
-	lockName := orDefault(phpStr(app.CacheStore["lock_connection"]), name)
-	lockConn, err := redisqueue.RedisConnection(lockName, app.Redis, app.Version)
-	if err != nil {
-		return fmt.Errorf("redisstore: the %s cache store's lock connection: %w", app.DB.CacheStore, err)
-	}
-	lockClient, err := redisqueue.NewClient(lockConn)
-	if err != nil {
-		return err
-	}
-	o.closers = append(o.closers, lockClient.Close)
-	single, ok := lockClient.(*redis.Client)
-	if !ok {
-		return fmt.Errorf("redisstore: the %s cache store takes its locks on the cluster %q; unique jobs' locks on a cluster are not supported", app.DB.CacheStore, lockName)
-	}
-	opts.Locks = map[string]jobqueue.LockStore{app.DB.CacheStore: redislock.NewWithClient(single, lockConn.Prefix+storePrefix)}
-	state.Locks = redislock.NewWithClient(single, lockConn.Prefix)
-	opts.StateStores = map[string]jobqueue.StateStore{app.DB.CacheStore: state}
-	return nil
-}
-
-// durationLimiters are the DurationLimiters of the ...WithRedis job
-// middleware on every Redis connection of the app's config (each client
-// dials on first use).
-func (o *Opened) durationLimiters(app App, opts *Options) error {
-	opts.DurationLimiters = map[string]jobqueue.DurationLimiter{}
-	for name := range app.Redis {
-		if name == "client" || name == "options" || name == "clusters" {
-			continue
-		}
-		conn, err := redisqueue.RedisConnection(name, app.Redis, app.Version)
-		if err != nil {
-			continue // not a connection Go reads: a job naming it goes back to PHP, saying so
-		}
-		client, err := redisqueue.NewClient(conn)
-		if err != nil {
-			return err
-		}
-		o.closers = append(o.closers, client.Close)
-		opts.DurationLimiters[name] = redislimiter.New(client, conn.Prefix, nil)
-	}
-	return nil
-}
-
-// phpStr is a config scalar as a string ("" for null and arrays).
-func phpStr(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return fmt.Sprint(x)
-	case bool:
-		if x {
-			return "1"
-		}
-	}
-	return ""
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

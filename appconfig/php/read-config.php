@@ -166,6 +166,11 @@ $answer = [
         'cipher' => laraworker_str($config->get('app.cipher')),
     ],
     'bridge' => null,
+    // The default cache store, when it is a redis one, whatever the queue
+    // connection's driver: Go shares it with PHP (queue:restart,
+    // maxExceptions, unique locks, job middleware). Another store's array
+    // may hold credentials (memcached, dynamodb): it is not printed.
+    'redis_cache_store' => laraworker_str($cache['driver'] ?? null) === 'redis' ? $cache : null,
     // What a redis queue connection is served from, as config() returns it
     // (database.redis, which holds passwords, goes with the secrets).
     'redis_queue' => $isRedis ? [
@@ -245,13 +250,21 @@ echo json_encode($answer, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE), "\n"
 // Secrets go only to file descriptor 3, which laraworker reads through a pipe.
 $secrets = @fopen('php://fd/3', 'w');
 if ($secrets !== false) {
+    // database.redis for any queue connection: the redis cache store and
+    // the ...WithRedis job middleware live there. One that does not encode
+    // (not UTF-8) must not cost the other secrets.
+    $redisConfig = $config->get('database.redis');
+    if (! is_array($redisConfig) || json_encode($redisConfig, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE) === false) {
+        $redisConfig = null;
+    }
     $previous = $config->get('app.previous_keys', []);
     fwrite($secrets, json_encode([
         'db_password' => laraworker_str($db['password'] ?? null),
         'app_key' => laraworker_str($config->get('app.key')),
         'app_previous_keys' => array_values(array_filter(array_map('laraworker_str', is_array($previous) ? $previous : []))),
         'redis_password' => laraworker_str($redis['password'] ?? null),
-        'redis_config' => $isRedis ? $config->get('database.redis') : null,
+        // An object even when empty or a list: Go reads a JSON object.
+        'redis_config' => $redisConfig === null ? null : (object) $redisConfig,
     ], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE));
     fclose($secrets);
 }
