@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
@@ -26,7 +28,7 @@ func adminCommands() []*cli.Command {
 }
 
 func adminFlags(extra ...cli.Flag) []cli.Flag {
-	return append(append(connectionFlags(), jsonFlag()), extra...)
+	return append(append(cmdline.ConnectionFlags(), cmdline.JSONFlag()), extra...)
 }
 
 // session is one admin command's open queue connection and the config it
@@ -49,7 +51,7 @@ type queueAdmin struct {
 
 func openSession(c *cli.Context) (*session, error) {
 	s := &session{c: c}
-	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -72,97 +74,12 @@ func (s *session) fail(err error) error {
 
 func (s *session) clean(msg string) string { return ErrorLine(s.cfg, msg) }
 
-// action adapts a command body that takes its positional arguments
-// (flags after arguments applied) to cli.ActionFunc.
-func action(fn func(c *cli.Context, args []string) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		args, err := positionalArgs(c)
-		if errors.Is(err, errHelpShown) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return fn(c, args)
-	}
-}
-
-// noArgs is the body of a command that takes no arguments.
-func noArgs(fn func(c *cli.Context) error) cli.ActionFunc {
-	return action(func(c *cli.Context, args []string) error {
-		if len(args) > 0 {
-			return cli.Exit(fmt.Sprintf("%s: unexpected argument %q", c.Command.Name, args[0]), 2)
-		}
-		return fn(c)
-	})
-}
-
-// errHelpShown stops an action after positionalArgs printed the help.
-var errHelpShown = errors.New("help shown")
-
-// positionalArgs returns the command's arguments after applying the flags
-// written after them. urfave/cli stops reading flags at the first argument,
-// but artisan users write `retry 5 --queue=high`. "--" ends the flags.
-func positionalArgs(c *cli.Context) ([]string, error) {
-	var args []string
-	rest := c.Args().Slice()
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			return append(args, rest[i+1:]...), nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			args = append(args, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "help" || name == "h" {
-			if err := cli.ShowSubcommandHelp(c); err != nil {
-				return nil, err
-			}
-			return nil, errHelpShown
-		}
-		f := commandFlag(c.Command, name)
-		if f == nil {
-			return nil, commandUsageError(c, fmt.Errorf("flag provided but not defined: -%s", name))
-		}
-		if !hasValue {
-			if tv, ok := f.(cli.DocGenerationFlag); ok && !tv.TakesValue() {
-				value = "true"
-			} else if i+1 < len(rest) {
-				i++
-				value = rest[i]
-			} else {
-				return nil, commandUsageError(c, fmt.Errorf("--%s needs a value", name))
-			}
-		}
-		if err := c.Set(name, value); err != nil {
-			if tv, ok := f.(cli.DocGenerationFlag); ok && !tv.TakesValue() {
-				return nil, commandUsageError(c, fmt.Errorf("invalid boolean value %q for -%s: %v", value, name, err))
-			}
-			return nil, commandUsageError(c, fmt.Errorf("invalid value %q for flag -%s: %v", value, name, err))
-		}
-	}
-	return args, nil
-}
-
-func commandFlag(cmd *cli.Command, name string) cli.Flag {
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
-		}
-	}
-	return nil
-}
-
 func failedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "failed",
 		Usage: "list failed jobs, newest first, like `php artisan queue:failed`",
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only failed jobs of this queue"}),
-		Action: noArgs(func(c *cli.Context) error {
+		Action: cmdline.NoArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -197,10 +114,10 @@ func printFailed(c *cli.Context, failed []jobqueue.FailedJob) error {
 		for _, f := range failed {
 			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, f.Exception, f.FailedAt})
 		}
-		return writeJSON(c.App.Writer, out)
+		return output.WriteJSON(c.App.Writer, out)
 	}
 	if len(failed) == 0 {
-		say(c, "No failed jobs!")
+		output.Say(c, "No failed jobs!")
 		return nil
 	}
 	rows := make([][]string, 0, len(failed))
@@ -208,7 +125,7 @@ func printFailed(c *cli.Context, failed []jobqueue.FailedJob) error {
 		// The database-uuids failer (Laravel's default) shows the uuid as ID.
 		rows = append(rows, []string{f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt})
 	}
-	return writeTable(c.App.Writer, []string{"ID", "Connection", "Queue", "Class", "Failed At"}, rows)
+	return output.WriteTable(c.App.Writer, []string{"ID", "Connection", "Queue", "Class", "Failed At"}, rows)
 }
 
 const retryHelp = `Each failed job is pushed back as a new jobs row (attempts 0, available now,
@@ -235,7 +152,7 @@ func retryCommand() *cli.Command {
 		ArgsUsage:   "{ID...|all}",
 		Description: retryHelp,
 		Flags:       adminFlags(&cli.StringFlag{Name: "queue", Usage: "retry the failed jobs of this queue only (alone or with all)"}),
-		Action:      action(runRetry),
+		Action:      cmdline.Action(runRetry),
 	}
 }
 
@@ -268,7 +185,7 @@ func runRetry(c *cli.Context, ids []string) error {
 		return s.fail(err)
 	}
 	if queue != "" && len(results) == 0 {
-		warn(c, "%s", s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", printable(queue))))
+		output.Warn(c, "%s", s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", output.Printable(queue))))
 		return nil
 	}
 	return reportRetries(c, s, results)
@@ -296,15 +213,15 @@ func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) e
 			}
 			item.Error = s.clean(retryErrorText(r))
 			if !c.Bool("json") {
-				warn(c, "%s", item.Error)
+				output.Warn(c, "%s", item.Error)
 			}
 		} else if !c.Bool("json") {
-			say(c, "The failed job [%s] has been pushed back onto the queue!", printable(r.Failed.UUID))
+			output.Say(c, "The failed job [%s] has been pushed back onto the queue!", output.Printable(r.Failed.UUID))
 		}
 		out = append(out, item)
 	}
 	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, out); err != nil {
+		if err := output.WriteJSON(c.App.Writer, out); err != nil {
 			return err
 		}
 	}
@@ -316,7 +233,7 @@ func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) e
 
 func retryErrorText(r jobqueue.RetryResult) string {
 	if errors.Is(r.Err, jobqueue.ErrFailedJobNotFound) {
-		return fmt.Sprintf("Unable to find failed job with ID [%s].", printable(r.Failed.UUID))
+		return fmt.Sprintf("Unable to find failed job with ID [%s].", output.Printable(r.Failed.UUID))
 	}
 	return r.Err.Error()
 }
@@ -362,7 +279,7 @@ func forgetCommand() *cli.Command {
 		Usage:     "delete a failed job, like `php artisan queue:forget`",
 		ArgsUsage: "ID",
 		Flags:     adminFlags(),
-		Action: action(func(c *cli.Context, args []string) error {
+		Action: cmdline.Action(func(c *cli.Context, args []string) error {
 			if len(args) != 1 {
 				return cli.Exit("forget: takes one failed job ID (its uuid)", 2)
 			}
@@ -380,9 +297,9 @@ func forgetCommand() *cli.Command {
 				return cli.Exit("No failed job matches the given ID.", 1)
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"id": id, "deleted": true})
+				return output.WriteJSON(c.App.Writer, map[string]any{"id": id, "deleted": true})
 			}
-			say(c, "Failed job deleted successfully!")
+			output.Say(c, "Failed job deleted successfully!")
 			return nil
 		}),
 	}
@@ -395,9 +312,9 @@ func flushCommand() *cli.Command {
 		Description: `Asks for confirmation first in production (APP_ENV=production, or APP_ENV
 unset as Laravel reads it) and whenever stdin is a terminal; --force skips
 the question. Without a terminal, production refuses without --force.`,
-		Flags: adminFlags(countFlag("hours", 0, "only those that failed at least this many hours ago (Laravel 9+)"), forceFlag()),
-		Action: noArgs(func(c *cli.Context) error {
-			hours := int(countOf(c, "hours"))
+		Flags: adminFlags(cmdline.CountFlag("hours", 0, "only those that failed at least this many hours ago (Laravel 9+)"), forceFlag()),
+		Action: cmdline.NoArgs(func(c *cli.Context) error {
+			hours := int(cmdline.CountOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("flush: --hours must not be negative", 2)
 			}
@@ -419,11 +336,11 @@ the question. Without a terminal, production refuses without --force.`,
 			}
 			switch {
 			case c.Bool("json"):
-				return writeJSON(c.App.Writer, map[string]int64{"deleted": n})
+				return output.WriteJSON(c.App.Writer, map[string]int64{"deleted": n})
 			case hours > 0:
-				say(c, "All jobs that failed more than %d hours ago have been deleted successfully.", hours)
+				output.Say(c, "All jobs that failed more than %d hours ago have been deleted successfully.", hours)
 			default:
-				say(c, "All failed jobs deleted successfully!")
+				output.Say(c, "All failed jobs deleted successfully!")
 			}
 			return nil
 		}),
@@ -434,9 +351,9 @@ func pruneFailedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-failed",
 		Usage: "delete failed jobs older than --hours, like `php artisan queue:prune-failed`",
-		Flags: adminFlags(countFlag("hours", 24, "the number of hours to retain failed jobs data")),
-		Action: noArgs(func(c *cli.Context) error {
-			hours := int(countOf(c, "hours"))
+		Flags: adminFlags(cmdline.CountFlag("hours", 24, "the number of hours to retain failed jobs data")),
+		Action: cmdline.NoArgs(func(c *cli.Context) error {
+			hours := int(cmdline.CountOf(c, "hours"))
 			if hours < 0 {
 				return cli.Exit("prune-failed: --hours must not be negative", 2)
 			}
@@ -450,9 +367,9 @@ func pruneFailedCommand() *cli.Command {
 				return s.fail(err)
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]int64{"deleted": n})
+				return output.WriteJSON(c.App.Writer, map[string]int64{"deleted": n})
 			}
-			say(c, "%d entries deleted!", n)
+			output.Say(c, "%d entries deleted!", n)
 			return nil
 		}),
 	}
@@ -470,7 +387,7 @@ the question. Without a terminal, production refuses without --force.`,
 			&cli.StringFlag{Name: "queue", Usage: "the queue to clear (default: the connection's default queue)"},
 			forceFlag(),
 		),
-		Action: noArgs(func(c *cli.Context) error {
+		Action: cmdline.NoArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -480,7 +397,7 @@ the question. Without a terminal, production refuses without --force.`,
 			if queue == "" {
 				queue = s.cfg.DefaultQueue
 			}
-			if err := s.confirmToProceed(fmt.Sprintf("every job of the [%s] queue, reserved (running) ones included", printable(queue))); err != nil {
+			if err := s.confirmToProceed(fmt.Sprintf("every job of the [%s] queue, reserved (running) ones included", output.Printable(queue))); err != nil {
 				return err
 			}
 			n, err := s.q.Clear(c.Context, queue)
@@ -488,9 +405,9 @@ the question. Without a terminal, production refuses without --force.`,
 				return s.fail(err)
 			}
 			if c.Bool("json") {
-				return writeJSON(c.App.Writer, map[string]any{"queue": queue, "deleted": n})
+				return output.WriteJSON(c.App.Writer, map[string]any{"queue": queue, "deleted": n})
 			}
-			say(c, "Cleared %d jobs from the [%s] queue", n, printable(queue))
+			output.Say(c, "Cleared %d jobs from the [%s] queue", n, output.Printable(queue))
 			return nil
 		}),
 	}
@@ -503,7 +420,7 @@ func sizeCommand() *cli.Command {
 		Description: `reserved counts every reserved row; in --json, expired says how many of
 those were reserved longer than retry_after (a worker may claim them again).`,
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only these queues, comma separated (listed even when empty)"}),
-		Action: noArgs(func(c *cli.Context) error {
+		Action: cmdline.NoArgs(func(c *cli.Context) error {
 			s, err := openSession(c)
 			if err != nil {
 				return err
@@ -557,13 +474,13 @@ func printSizes(c *cli.Context, sizes []jobqueue.QueueSize) error {
 		for _, s := range sizes {
 			out = append(out, sizeJSON{s.Queue, s.Ready, s.Delayed, s.Reserved + s.Expired, s.Expired, s.Total()})
 		}
-		return writeJSON(c.App.Writer, out)
+		return output.WriteJSON(c.App.Writer, out)
 	}
 	rows := make([][]string, 0, len(sizes))
 	for _, s := range sizes {
 		rows = append(rows, []string{s.Queue, itoa(s.Ready), itoa(s.Delayed), itoa(s.Reserved + s.Expired), itoa(s.Total())})
 	}
-	return writeTable(c.App.Writer, []string{"queue", "ready", "delayed", "reserved", "total"}, rows)
+	return output.WriteTable(c.App.Writer, []string{"queue", "ready", "delayed", "reserved", "total"}, rows)
 }
 
 func itoa(n int64) string { return fmt.Sprint(n) }

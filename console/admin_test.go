@@ -19,6 +19,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -110,10 +112,10 @@ func (tg *target) config(t *testing.T) appconfig.Config {
 	t.Helper()
 	var cfg appconfig.Config
 	app := &cli.App{Commands: []*cli.Command{{
-		Name: "config", Flags: connectionFlags(),
+		Name: "config", Flags: cmdline.ConnectionFlags(),
 		Action: func(c *cli.Context) error {
 			var err error
-			cfg, err = loadConfig(c, connectionOverrides(c))
+			cfg, err = loadConfig(c, cmdline.ConnectionOverrides(c))
 			return err
 		},
 	}}}
@@ -582,7 +584,7 @@ func TestTablesIsIdempotent(t *testing.T) {
 
 func TestTableRendering(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeTable(&b, []string{"a", "name"}, [][]string{{"wörld", "x"}, {"bad\x1b[31m", "line\nbreak"}}); err != nil {
+	if err := output.WriteTable(&b, []string{"a", "name"}, [][]string{{"wörld", "x"}, {"bad\x1b[31m", "line\nbreak"}}); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +

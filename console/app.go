@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/urfave/cli/v2"
 )
@@ -100,7 +101,7 @@ func buildVersion() string {
 // as one line on stderr, prefixed with the program's name.
 func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
-	conventions(app)
+	cmdline.Conventions(app)
 	if err := app.Run(args); err != nil {
 		printError(app.ErrWriter, app.Name, err)
 		if coder, ok := err.(cli.ExitCoder); ok {

@@ -9,18 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// appFlag names the Laravel app folder whose configuration is read.
-func appFlag() cli.Flag {
-	return &cli.StringFlag{Name: "app", EnvVars: []string{"LARAWORKER_APP"},
-		Usage: "the Laravel app's `folder` (the one holding artisan); its config is read through its own php (default: the --env folder when it holds artisan)"}
-}
-
-// phpFlag picks the php that reads the app's config, or turns it off.
-func phpFlag() cli.Flag {
-	return &cli.StringFlag{Name: "php", EnvVars: []string{"LARAWORKER_PHP"},
-		Usage: "the `php` binary that boots the app to read its config (default: php on PATH); off: read the .env and config files without php"}
-}
-
 // loadAppConfig reads the app's configuration in appconfig.Load's order:
 // flags (overrides, by .env name, with --key-file and --cipher) first, then
 // LARAWORKER_* variables, the app's config through its PHP (else its

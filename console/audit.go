@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/laraworker/laraworker/classaudit"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/phpclass"
 	"github.com/urfave/cli/v2"
 )
@@ -39,14 +41,14 @@ Without CLASS, the classes are those config/laraworker.php routes (a parent
 class, interface or trait stands for every job class under app/ that extends,
 implements or uses it). Exit status 1 when something would not carry over
 (items marked "only ..." do not count: the class may never be used that way).`,
-		Flags:  auditFlags(jsonFlag()),
-		Action: action(runAudit),
+		Flags:  auditFlags(cmdline.JSONFlag()),
+		Action: cmdline.Action(runAudit),
 	}
 }
 
 // auditFlags are the flags of the commands that read classes through PHP.
 func auditFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{appFlag(), envFlag(), phpFlag()}, extra...)
+	return append([]cli.Flag{cmdline.AppFlag(), cmdline.EnvFlag(), cmdline.PHPFlag()}, extra...)
 }
 
 // reflectClasses runs the app's PHP over the classes.
@@ -71,7 +73,7 @@ func runAudit(c *cli.Context, classes []string) error {
 	}
 	report := classaudit.Audit(app)
 	if c.Bool("json") {
-		if err := writeJSON(c.App.Writer, report); err != nil {
+		if err := output.WriteJSON(c.App.Writer, report); err != nil {
 			return err
 		}
 	} else if err := printAudit(c, report); err != nil {
@@ -91,15 +93,15 @@ func printAudit(c *cli.Context, r classaudit.Report) error {
 	if r.Bridge.Installed {
 		bridge = "installed, capabilities: " + noneIfEmpty(strings.Join(r.Bridge.Capabilities, ", "))
 	}
-	say(c, "Laravel %s; laraworker bridge %s.", r.LaravelVersion, bridge)
+	output.Say(c, "Laravel %s; laraworker bridge %s.", r.LaravelVersion, bridge)
 	for _, route := range r.UnmatchedRoutes {
-		warn(c, "audit: the route %s of config/laraworker.php matches no job class under app/", route)
+		output.Warn(c, "audit: the route %s of config/laraworker.php matches no job class under app/", route)
 	}
 	for _, cr := range r.Classes {
-		say(c, "")
-		say(c, "%s", printable(classHeading(cr)))
+		output.Say(c, "")
+		output.Say(c, "%s", output.Printable(classHeading(cr)))
 		if cr.Error != "" {
-			say(c, "  cannot be read: %s", printable(cr.Error))
+			output.Say(c, "  cannot be read: %s", output.Printable(cr.Error))
 			continue
 		}
 		rows := make([][]string, 0, len(cr.Items))
@@ -110,16 +112,16 @@ func printAudit(c *cli.Context, r classaudit.Report) error {
 			}
 			rows = append(rows, []string{it.Name, it.Declared, who})
 		}
-		if err := writeTable(c.App.Writer, []string{"Item", "Declared", "Once in Go"}, rows); err != nil {
+		if err := output.WriteTable(c.App.Writer, []string{"Item", "Declared", "Once in Go"}, rows); err != nil {
 			return err
 		}
 		// How goes below the table: one line per item keeps the table
 		// narrow enough for a terminal.
 		for _, it := range cr.Items {
-			say(c, "  %s: %s", printable(it.Name), printable(it.How))
+			output.Say(c, "  %s: %s", output.Printable(it.Name), output.Printable(it.How))
 		}
 		if cr.Lost > 0 {
-			say(c, "%d item(s) of %s would not carry over.", cr.Lost, cr.Class)
+			output.Say(c, "%d item(s) of %s would not carry over.", cr.Lost, cr.Class)
 		}
 	}
 	return nil

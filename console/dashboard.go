@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/dashboard"
 	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/worker"
@@ -47,7 +49,7 @@ func dashboardCommand() *cli.Command {
 		Name:        "dashboard",
 		Usage:       "serve the web dashboard of the queue (127.0.0.1:8089 by default)",
 		Description: dashboardHelp,
-		Flags: append(append(connectionFlags(),
+		Flags: append(append(cmdline.ConnectionFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "listen on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; other hosts need credentials)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve the queue and fleet gauges on /metrics at `PORT or HOST:PORT`"},
 		), dashboardFlags("")...),
@@ -56,8 +58,8 @@ func dashboardCommand() *cli.Command {
 }
 
 func runDashboard(c *cli.Context) error {
-	log := newLogger(c)
-	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
+	log := output.Logger(c)
+	cfg, info, err := loadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

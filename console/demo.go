@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -88,7 +89,7 @@ func runDemo(c *cli.Context) error {
 	reg := handlers.NewRegistry()
 	registerDemoHandlers(reg)
 	w, err := worker.New(q.store, reg, worker.Config{
-		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: newLogger(c),
+		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: output.Logger(c),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 
+	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/jobgen"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ a file: laraworker gen 'App\Jobs\X' --app DIR > x.go`,
 		Flags: auditFlags(
 			&cli.StringFlag{Name: "package", Value: "jobs", Usage: "the Go `package` name of the file"},
 		),
-		Action: action(runGen),
+		Action: cmdline.Action(runGen),
 	}
 }
 

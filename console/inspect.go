@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -25,7 +27,7 @@ the jobs table (reserved or not), --failed --id N the failed job N; --uuid U
 looks in failed_jobs (its uuid index), then in the jobs table (which has no
 uuid column: the payloads of every row are read). The document is the one
 inspect FILE prints, with "row": the row's other columns.`,
-		Flags: append(connectionFlags(),
+		Flags: append(cmdline.ConnectionFlags(),
 			&cli.BoolFlag{Name: "compact", Usage: "print the JSON on one line"},
 			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` declaring the class's properties (as for push): those absent from the command are listed under \"absent\""},
 			&cli.Int64Flag{Name: "id", Usage: "inspect the job `N` of the jobs table (with --failed: of failed_jobs)"},
@@ -42,13 +44,13 @@ func runInspect(c *cli.Context) error {
 	case c.NArg() > 1:
 		return cli.Exit("inspect: takes one FILE (or - for stdin)", 2)
 	case fromQueue && c.NArg() > 0:
-		return usageError("inspect: give FILE or --id/--uuid, not both")
+		return cmdline.UsageError("inspect: give FILE or --id/--uuid, not both")
 	case c.IsSet("id") && c.IsSet("uuid"):
-		return usageError("inspect: give --id or --uuid, not both")
+		return cmdline.UsageError("inspect: give --id or --uuid, not both")
 	case c.Bool("failed") && !fromQueue:
-		return usageError("inspect: --failed goes with --id or --uuid")
+		return cmdline.UsageError("inspect: --failed goes with --id or --uuid")
 	case c.IsSet("id") && c.Int64("id") <= 0:
-		return usageError("inspect: --id %d: want a job id (1 or more)", c.Int64("id"))
+		return cmdline.UsageError("inspect: --id %d: want a job id (1 or more)", c.Int64("id"))
 	}
 	var (
 		input []byte
@@ -71,10 +73,10 @@ func runInspect(c *cli.Context) error {
 	}
 	doc, err := inspect(input, enc)
 	if err != nil {
-		return cli.Exit("inspect: "+oneLine(err.Error()), 1)
+		return cli.Exit("inspect: "+output.OneLine(err.Error()), 1)
 	}
 	if err := markAbsent(doc, input, enc, c.String("class-file")); err != nil {
-		return cli.Exit("inspect: "+oneLine(err.Error()), 1)
+		return cli.Exit("inspect: "+output.OneLine(err.Error()), 1)
 	}
 	if m, ok := doc.(map[string]any); ok && row != nil {
 		m["row"] = row
@@ -307,8 +309,4 @@ func formatJSON(doc any, compact bool) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func oneLine(s string) string {
-	return string(bytes.ReplaceAll(bytes.ReplaceAll([]byte(s), []byte("\r"), nil), []byte("\n"), []byte(" ")))
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/console/internal/output"
 )
 
 // terminalBuffer is a writer that says it is a terminal.
@@ -17,7 +19,7 @@ func (*terminalBuffer) IsTerminal() bool { return true }
 func TestTextLogsAreColouredOnlyOnATerminal(t *testing.T) {
 	const esc = "\x1b["
 	var file bytes.Buffer
-	log, err := buildLogger(&file, "text")
+	log, err := output.BuildLogger(&file, "text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +29,14 @@ func TestTextLogsAreColouredOnlyOnATerminal(t *testing.T) {
 	}
 
 	var tty terminalBuffer
-	log, _ = buildLogger(&tty, "text")
+	log, _ = output.BuildLogger(&tty, "text")
 	log.Warn().Msg("a line")
 	if !strings.Contains(tty.String(), esc) {
 		t.Errorf("text on a terminal has no colour: %q", tty.String())
 	}
 	t.Setenv("NO_COLOR", "1")
 	tty.Reset()
-	log, _ = buildLogger(&tty, "auto")
+	log, _ = output.BuildLogger(&tty, "auto")
 	log.Warn().Msg("a line")
 	if !strings.Contains(tty.String(), "a line") || strings.Contains(tty.String(), esc) || strings.HasPrefix(tty.String(), "{") {
 		t.Errorf("NO_COLOR on a terminal: %q", tty.String())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/internal/didyoumean"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/urfave/cli/v2"
@@ -24,7 +26,7 @@ bridge, or Queue::route on Laravel 13). Prints the counts before and after.`,
 			&cli.StringFlag{Name: "to", Usage: "the queue laraworker serves (required)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "count only, move nothing"},
 		),
-		Action: action(runMove),
+		Action: cmdline.Action(runMove),
 	}
 }
 
@@ -150,7 +152,7 @@ func warnAbsentClasses(c *cli.Context, q jobqueue.ClassSampler, rows []moveRow, 
 
 func printMove(c *cli.Context, rows []moveRow, from, to string) error {
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"from": from, "to": to, "dry_run": c.Bool("dry-run"), "classes": rows})
+		return output.WriteJSON(c.App.Writer, map[string]any{"from": from, "to": to, "dry_run": c.Bool("dry-run"), "classes": rows})
 	}
 	n := strconv.FormatInt
 	var table [][]string
@@ -164,20 +166,20 @@ func printMove(c *cli.Context, rows []moveRow, from, to string) error {
 		movable += r.FromBefore
 	}
 	headers := []string{"Class", "On " + from + " before", "On " + to + " before", "Moved", "On " + from + " after", "On " + to + " after"}
-	if err := writeTable(c.App.Writer, headers, table); err != nil {
+	if err := output.WriteTable(c.App.Writer, headers, table); err != nil {
 		return err
 	}
 	if c.Bool("dry-run") {
-		say(c, "Dry run: %d jobs would move from %s to %s (reserved jobs stay).", movable, from, to)
+		output.Say(c, "Dry run: %d jobs would move from %s to %s (reserved jobs stay).", movable, from, to)
 		return nil
 	}
-	say(c, "Moved %d jobs from %s to %s.", moved, from, to)
+	output.Say(c, "Moved %d jobs from %s to %s.", moved, from, to)
 	var left int64
 	for _, r := range rows {
 		left += r.FromAfter
 	}
 	if left > 0 {
-		say(c, "%d unreserved jobs of these classes are on %s again (released or pushed since the move): run move again.", left, from)
+		output.Say(c, "%d unreserved jobs of these classes are on %s again (released or pushed since the move): run move again.", left, from)
 	}
 	return nil
 }

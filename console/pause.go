@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/urfave/cli/v2"
 )
@@ -41,7 +43,7 @@ func pauseCommand() *cli.Command {
 		Usage:       "stop Go workers from claiming jobs, per queue or per worker (the dashboard's pause)",
 		Description: pauseHelp,
 		Flags:       pauseFlags(),
-		Action:      noArgs(func(c *cli.Context) error { return changePauses(c, true) }),
+		Action:      cmdline.NoArgs(func(c *cli.Context) error { return changePauses(c, true) }),
 	}
 }
 
@@ -51,7 +53,7 @@ func continueCommand() *cli.Command {
 		Usage:       "let paused Go workers claim jobs again (the dashboard's resume)",
 		Description: pauseHelp,
 		Flags:       pauseFlags(),
-		Action:      noArgs(func(c *cli.Context) error { return changePauses(c, false) }),
+		Action:      cmdline.NoArgs(func(c *cli.Context) error { return changePauses(c, false) }),
 	}
 }
 
@@ -74,9 +76,9 @@ func changePauses(c *cli.Context, on bool) error {
 	all := c.Bool("all")
 	switch {
 	case !all && len(queues) == 0 && len(workers) == 0:
-		return usageError("%s: name what to %s: --queue QUEUE, --worker ID or --all; see '%s --help'", name, name, name)
+		return cmdline.UsageError("%s: name what to %s: --queue QUEUE, --worker ID or --all; see '%s --help'", name, name, name)
 	case all && (len(queues) > 0 || len(workers) > 0):
-		return usageError("%s: --all goes alone, without --queue or --worker", name)
+		return cmdline.UsageError("%s: --all goes alone, without --queue or --worker", name)
 	}
 	s, err := openSession(c)
 	if err != nil {
@@ -260,10 +262,10 @@ func printPauses(c *cli.Context, on bool, targets []pauseTarget) error {
 		if targets == nil {
 			targets = []pauseTarget{}
 		}
-		return writeJSON(c.App.Writer, map[string]any{key: targets})
+		return output.WriteJSON(c.App.Writer, map[string]any{key: targets})
 	}
 	if len(targets) == 0 {
-		say(c, "Nothing is paused.")
+		output.Say(c, "Nothing is paused.")
 		return nil
 	}
 	for _, t := range targets {
@@ -273,19 +275,19 @@ func printPauses(c *cli.Context, on bool, targets []pauseTarget) error {
 		}
 		switch {
 		case on && t.Changed:
-			say(c, "Paused %s.", what)
+			output.Say(c, "Paused %s.", what)
 		case on:
-			say(c, "%s was paused already.", strings.ToUpper(what[:1])+what[1:])
+			output.Say(c, "%s was paused already.", strings.ToUpper(what[:1])+what[1:])
 		case t.Changed:
-			say(c, "Continued %s.", what)
+			output.Say(c, "Continued %s.", what)
 		default:
-			say(c, "%s was not paused.", strings.ToUpper(what[:1])+what[1:])
+			output.Say(c, "%s was not paused.", strings.ToUpper(what[:1])+what[1:])
 		}
 	}
 	if on {
-		say(c, "Go workers stop claiming within seconds; the jobs they run finish. PHP workers are not paused.")
+		output.Say(c, "Go workers stop claiming within seconds; the jobs they run finish. PHP workers are not paused.")
 	} else {
-		say(c, "Go workers claim again within seconds.")
+		output.Say(c, "Go workers claim again within seconds.")
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/bridgeproto"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -69,19 +71,19 @@ func pushCommand() *cli.Command {
 		Usage:       "push a job for a PHP (or Go) worker, as dispatch() would",
 		ArgsUsage:   "CLASS",
 		Description: pushHelp,
-		Flags: append(connectionFlags(),
+		Flags: append(cmdline.ConnectionFlags(),
 			&cli.GenericFlag{Name: "prop", Value: &propList{}, Usage: "`NAME=VALUE` public property (repeatable; VALUE is JSON when it parses as JSON)"},
 			&cli.StringFlag{Name: "props", Usage: "`FILE` (- for stdin) holding a JSON object of properties"},
 			&cli.StringFlag{Name: "queue", Usage: "queue to push onto (default: the connection's default queue)"},
-			durationFlag("delay", 0, "how long before the job becomes available, in whole seconds"),
-			countFlag("tries", 0, "public $tries (payload maxTries)"),
+			cmdline.DurationFlag("delay", 0, "how long before the job becomes available, in whole seconds"),
+			cmdline.CountFlag("tries", 0, "public $tries (payload maxTries)"),
 			&cli.StringFlag{Name: "backoff", Usage: "public $backoff in seconds, `N` or N,N,... (payload backoff)"},
-			durationFlag("timeout", 0, "public $timeout, in whole seconds (payload timeout)"),
+			cmdline.DurationFlag("timeout", 0, "public $timeout, in whole seconds (payload timeout)"),
 			&cli.StringFlag{Name: "retry-until", Usage: "public $retryUntil: a Unix `TIME`, an RFC 3339 time, or a Go duration from now such as 10m"},
 			&cli.BoolFlag{Name: "encrypt", Usage: "encrypt the command with the APP_KEY (ShouldBeEncrypted)"},
 			&cli.StringFlag{Name: "class-file", EnvVars: []string{"LARAWORKER_CLASS_FILE"}, Usage: "`FILE` (JSON) declaring, per class, its queue options, ShouldBeEncrypted and its properties' visibility and types"},
-			laravelVersionFlag("it picks the payload keys and which properties the command holds (default: the app's version, read as work reads it; without an app, 8.x's payload, which every version reads)"),
-			jsonFlag(),
+			cmdline.LaravelVersionFlag("it picks the payload keys and which properties the command holds (default: the app's version, read as work reads it; without an app, 8.x's payload, which every version reads)"),
+			cmdline.JSONFlag(),
 			// Removed flags, kept for one release with a hint (pushDeprecated).
 			&cli.StringFlag{Name: "shape", Hidden: true},
 			&cli.StringFlag{Name: "output", Hidden: true},
@@ -89,7 +91,7 @@ func pushCommand() *cli.Command {
 			&cli.StringFlag{Name: "uuid", Hidden: true},
 			&cli.Int64Flag{Name: "created-at", Hidden: true},
 		),
-		Action: action(runPush),
+		Action: cmdline.Action(runPush),
 	}
 }
 
@@ -111,7 +113,7 @@ func runPush(c *cli.Context, args []string) error {
 	}
 	req, err := pushRequestFrom(c, args[0])
 	if err != nil {
-		return cli.Exit("push: "+oneLine(err.Error()), 2)
+		return cli.Exit("push: "+output.OneLine(err.Error()), 2)
 	}
 	s, err := openSession(c)
 	if err != nil {
@@ -148,9 +150,9 @@ func runPush(c *cli.Context, args []string) error {
 		return s.fail(err)
 	}
 	if req.jsonOut {
-		return writeJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": command.Class})
+		return output.WriteJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": command.Class})
 	}
-	say(c, "Pushed job [%v] uuid [%s] onto the [%s] queue.", id, p.UUID, printable(queue))
+	output.Say(c, "Pushed job [%v] uuid [%s] onto the [%s] queue.", id, p.UUID, output.Printable(queue))
 	return nil
 }
 
@@ -352,7 +354,7 @@ func pushVersionFlag(c *cli.Context) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("--shape %q: want 8, 12, 12.51 or 13 (better: --laravel-version with the app's version)", shape)
 	}
-	warn(c, "push: --shape is deprecated and goes away in the next release: use --laravel-version (--shape %s is --laravel-version %s; give the app's own version, which push reads from the app when it can)", shape, v)
+	output.Warn(c, "push: --shape is deprecated and goes away in the next release: use --laravel-version (--shape %s is --laravel-version %s; give the app's own version, which push reads from the app when it can)", shape, v)
 	return v, nil
 }
 
@@ -363,7 +365,7 @@ func pushJSONFlag(c *cli.Context) (bool, error) {
 	}
 	switch out := c.String("output"); out {
 	case "json", "text":
-		warn(c, "push: --output is deprecated and goes away in the next release: use --json (or nothing for text)")
+		output.Warn(c, "push: --output is deprecated and goes away in the next release: use --json (or nothing for text)")
 		return out == "json" || c.Bool("json"), nil
 	default:
 		return false, fmt.Errorf("--output %q: want text or json (better: --json)", out)
@@ -455,7 +457,7 @@ func setProp(props []phpserialize.Entry, name string, v *phpserialize.Value) []p
 func optionProps(c *cli.Context, now time.Time) ([]phpserialize.Entry, error) {
 	var out []phpserialize.Entry
 	if c.IsSet("tries") {
-		out = append(out, phpserialize.Public("tries", phpserialize.Int(countOf(c, "tries"))))
+		out = append(out, phpserialize.Public("tries", phpserialize.Int(cmdline.CountOf(c, "tries"))))
 	}
 	if c.IsSet("backoff") {
 		v, err := parseBackoff(c.String("backoff"))
@@ -514,7 +516,7 @@ func parseRetryUntil(s string, now time.Time) (int64, error) {
 // wholeSeconds reads a duration flag whose PHP counterpart is an int of
 // seconds: 90 and 1m30s are fine, 1.5 or 1500ms are not.
 func wholeSeconds(c *cli.Context, name string) (int64, error) {
-	d := durationOf(c, name)
+	d := cmdline.DurationOf(c, name)
 	if d%time.Second != 0 {
 		return 0, fmt.Errorf("--%s %s: Laravel counts it in whole seconds", name, d)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,7 +32,7 @@ statistics. Jobs are then picked by (available_at, id) rather than by id
 			&cli.BoolFlag{Name: "index", Usage: "also add the claim index (opt-in, reversible): claims then read only the ready rows of the classes laraworker takes"},
 			&cli.BoolFlag{Name: "drop-index", Usage: "only remove the claim index (and its generated column on MySQL/MariaDB); nothing else is touched"},
 		),
-		Action: noArgs(runTables),
+		Action: cmdline.NoArgs(runTables),
 	}
 }
 
@@ -61,7 +63,7 @@ func runTables(c *cli.Context) error {
 		if err := index.DropClaimIndex(c.Context); err != nil {
 			return s.fail(err)
 		}
-		say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
+		output.Say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
 		return nil
 	}
 	if err := createAllTables(c, s.conn, own, index); err != nil {
@@ -89,15 +91,15 @@ func createAllTables(c *cli.Context, conn *connection, own *queueDatabase, index
 func printTables(c *cli.Context, cfg appconfig.Config, own *queueDatabase, index claimIndexer) error {
 	ot := own.fleet.Tables()
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{
+		return output.WriteJSON(c.App.Writer, map[string]string{
 			"jobs": cfg.JobsTable, "failed": cfg.FailedTable, "batches": cfg.BatchesTable,
 			"workers": ot.Workers, "pauses": ot.Pauses, "history": ot.History, "recent": ot.Recent,
 		})
 	}
-	say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
-	say(c, "laraworker's tables [%s], [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History, ot.Recent)
+	output.Say(c, "Tables [%s], [%s] and [%s] are ready.", cfg.JobsTable, cfg.FailedTable, cfg.BatchesTable)
+	output.Say(c, "laraworker's tables [%s], [%s], [%s] and [%s] are ready.", ot.Workers, ot.Pauses, ot.History, ot.Recent)
 	if c.Bool("index") {
-		say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, index.ClassIndexName(), index.ClaimIndexName())
+		output.Say(c, "The claim index on [%s] is ready ([%s], [%s]); workers started from now on use it.", cfg.JobsTable, index.ClassIndexName(), index.ClaimIndexName())
 	}
 	return nil
 }

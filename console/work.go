@@ -4,21 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
-	"github.com/mattn/go-isatty"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -29,22 +28,22 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 	return &cli.Command{
 		Name:  "work",
 		Usage: "run jobs that have Go handlers, like `php artisan queue:work`",
-		Flags: append(connectionFlags(),
+		Flags: append(cmdline.ConnectionFlags(),
 			&cli.StringFlag{Name: "queue", Usage: "queues in priority order, comma separated (default: the connection's default queue)"},
 			&cli.StringFlag{Name: "name", Value: "default", Usage: "worker name, shown in logs"},
-			durationFlag("sleep", worker.DefaultSleep, "how long to sleep when no job is available"),
-			durationFlag("rest", 0, "how long to rest after each claim that found jobs"),
+			cmdline.DurationFlag("sleep", worker.DefaultSleep, "how long to sleep when no job is available"),
+			cmdline.DurationFlag("rest", 0, "how long to rest after each claim that found jobs"),
 			&cli.BoolFlag{Name: "once", Usage: "run a single job, then stop"},
 			&cli.BoolFlag{Name: "stop-when-empty", Usage: "stop when the queues are empty"},
-			countFlag("max-jobs", 0, "stop after this many jobs (0: no limit)"),
-			durationFlag("max-time", 0, "stop after this long (0: no limit)"),
-			countFlag("memory", worker.DefaultMemoryMB, "stop with status 12 when RSS reaches this many MB (0: never)"),
-			durationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
-			countFlag("tries", worker.DefaultTries, "attempts when the payload sets no maxTries (0: unlimited)"),
+			cmdline.CountFlag("max-jobs", 0, "stop after this many jobs (0: no limit)"),
+			cmdline.DurationFlag("max-time", 0, "stop after this long (0: no limit)"),
+			cmdline.CountFlag("memory", worker.DefaultMemoryMB, "stop with status 12 when RSS reaches this many MB (0: never)"),
+			cmdline.DurationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
+			cmdline.CountFlag("tries", worker.DefaultTries, "attempts when the payload sets no maxTries (0: unlimited)"),
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
-			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
-			durationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
+			cmdline.DurationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
+			cmdline.DurationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "horizon", Value: "auto", EnvVars: []string{"LARAWORKER_HORIZON"}, Usage: "on a redis queue connection, write Laravel Horizon's records of the jobs Go runs (status, completed and failed lists, metrics, tags), as Horizon's PHP listeners do: auto (when the app has laravel/horizon installed), on or off"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
@@ -53,7 +52,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
-			laravelVersionFlag("it picks the exception texts written to failed_jobs and the unique lock keys of 8 to 11.38 (default: the app's version; unknown: 10.10+'s texts)"),
+			cmdline.LaravelVersionFlag("it picks the exception texts written to failed_jobs and the unique lock keys of 8 to 11.38 (default: the app's version; unknown: 10.10+'s texts)"),
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"LARAWORKER_LOG_LEVEL"}, Usage: "`LEVEL`: debug (every job's start too), info (every job's end), warn, error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
@@ -61,7 +60,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "dashboard-addr", Usage: "serve the web dashboard on `PORT or HOST:PORT` (see `laraworker dashboard --help`)"},
 			dashboardFlags("dashboard-")[0], dashboardFlags("dashboard-")[1],
 		),
-		Action: noArgs(func(c *cli.Context) error { return runWork(c, reg) }),
+		Action: cmdline.NoArgs(func(c *cli.Context) error { return runWork(c, reg) }),
 	}
 }
 
@@ -72,7 +71,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err != nil {
 		return err
 	}
-	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
+	cfg, info, err := loadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -126,10 +125,10 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 	}
 	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
 	if err != nil {
-		return workFlags{}, usageError("work: %v", err)
+		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
 	if err := checkHorizonFlag(c.String("horizon")); err != nil {
-		return workFlags{}, usageError("work: %v", err)
+		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
 	f := workFlags{
 		log: log, worker: workConfig(c, unrouted), exact: c.Bool("laravel-exact"), horizon: c.String("horizon"), versionSet: c.IsSet("laravel-version"),
@@ -145,10 +144,10 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 // --concurrency, and no handler at all (unless --unrouted=fail).
 func (f workFlags) check(reg *handlers.Registry) error {
 	if v := f.worker.LaravelVersion; v != "" && !appconfig.ValidVersion(v) {
-		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
+		return cmdline.UsageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
 	}
 	if f.worker.Concurrency < 1 {
-		return usageError("work: --concurrency must be at least 1")
+		return cmdline.UsageError("work: --concurrency must be at least 1")
 	}
 	if len(reg.Names()) == 0 && f.worker.Unrouted != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
@@ -320,19 +319,19 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 	return worker.Config{
 		Queues:         worker.ParseQueues(c.String("queue")),
 		Name:           c.String("name"),
-		Sleep:          orNone(durationOf(c, "sleep")),
-		Rest:           durationOf(c, "rest"),
+		Sleep:          orNone(cmdline.DurationOf(c, "sleep")),
+		Rest:           cmdline.DurationOf(c, "rest"),
 		Once:           c.Bool("once"),
 		StopWhenEmpty:  c.Bool("stop-when-empty"),
-		MaxJobs:        int(countOf(c, "max-jobs")),
-		MaxTime:        durationOf(c, "max-time"),
-		MemoryMB:       orNone(int(countOf(c, "memory"))),
-		Timeout:        orNone(durationOf(c, "timeout")),
-		Tries:          orNone(int(countOf(c, "tries"))),
+		MaxJobs:        int(cmdline.CountOf(c, "max-jobs")),
+		MaxTime:        cmdline.DurationOf(c, "max-time"),
+		MemoryMB:       orNone(int(cmdline.CountOf(c, "memory"))),
+		Timeout:        orNone(cmdline.DurationOf(c, "timeout")),
+		Tries:          orNone(int(cmdline.CountOf(c, "tries"))),
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
-		Grace:          orNone(durationOf(c, "grace")),
-		WriteGrace:     orNone(durationOf(c, "write-grace")),
+		Grace:          orNone(cmdline.DurationOf(c, "grace")),
+		WriteGrace:     orNone(cmdline.DurationOf(c, "write-grace")),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
 
@@ -469,15 +468,9 @@ func pollDepth(ctx context.Context, q jobqueue.Admin, m *worker.Metrics, log zer
 	}
 }
 
-// newLogger logs JSON when stderr is not a terminal, readable text on one.
-func newLogger(c *cli.Context) zerolog.Logger {
-	log, _ := buildLogger(c.App.ErrWriter, "auto")
-	return log
-}
-
 // workLogger is the worker's logger as --log-format and --log-level say.
 func workLogger(c *cli.Context) (zerolog.Logger, error) {
-	log, err := buildLogger(c.App.ErrWriter, c.String("log-format"))
+	log, err := output.BuildLogger(c.App.ErrWriter, c.String("log-format"))
 	if err != nil {
 		return log, err
 	}
@@ -486,42 +479,6 @@ func workLogger(c *cli.Context) (zerolog.Logger, error) {
 		return log, fmt.Errorf("work: --log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
 	return log.Level(level), nil
-}
-
-// buildLogger writes JSON lines, or readable text (format "text", or
-// "auto" on a terminal). Text is coloured only on a terminal, and never
-// with NO_COLOR set: escape codes in a log file or a journal are noise.
-func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
-	if out == nil {
-		out = os.Stderr
-	}
-	tty := writesToTerminal(out)
-	text := false
-	switch format {
-	case "json":
-	case "text":
-		text = true
-	case "auto":
-		text = tty
-	default:
-		return zerolog.Nop(), fmt.Errorf("work: --log-format %q: want json, text or auto", format)
-	}
-	if text {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly, NoColor: !tty || os.Getenv("NO_COLOR") != ""}
-	}
-	return zerolog.New(out).With().Timestamp().Logger(), nil
-}
-
-// writesToTerminal reports whether w is a terminal; a writer may say so
-// itself (tests).
-func writesToTerminal(w io.Writer) bool {
-	switch v := w.(type) {
-	case interface{ IsTerminal() bool }:
-		return v.IsTerminal()
-	case *os.File:
-		return isatty.IsTerminal(v.Fd()) || isatty.IsCygwinTerminal(v.Fd())
-	}
-	return false
 }
 
 // startHeartbeat records w in the workers table and applies pauses from

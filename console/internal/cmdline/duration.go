@@ -1,4 +1,4 @@
-package console
+package cmdline
 
 import (
 	"errors"
@@ -49,13 +49,13 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// durationFlag is a flag taking durationValue's syntax.
-func durationFlag(name string, def time.Duration, usage string) *cli.GenericFlag {
+// DurationFlag is a flag taking durationValue's syntax.
+func DurationFlag(name string, def time.Duration, usage string) *cli.GenericFlag {
 	return &cli.GenericFlag{Name: name, Value: &durationValue{d: def}, Usage: usage + " (`DURATION`: 30 or 30s, 1m30s, 500ms)"}
 }
 
-// durationOf reads a durationFlag.
-func durationOf(c *cli.Context, name string) time.Duration {
+// DurationOf reads a DurationFlag.
+func DurationOf(c *cli.Context, name string) time.Duration {
 	if v, ok := c.Generic(name).(*durationValue); ok {
 		return v.d
 	}

@@ -1,4 +1,4 @@
-package console
+package output
 
 import (
 	"encoding/json"
@@ -11,20 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// laravelVersionFlag is the app's Laravel version, for the commands whose
-// output depends on it; picks says what it decides for the command, and
-// what the command does without it.
-func laravelVersionFlag(picks string) cli.Flag {
-	return &cli.StringFlag{Name: "laravel-version", EnvVars: []string{"LARAWORKER_LARAVEL_VERSION"},
-		Usage: "the app's Laravel `VERSION` (e.g. 8.83, 12.67), over the version read from the app: " + picks}
-}
-
-// jsonFlag switches a command's output to JSON for scripts.
-func jsonFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "json", Usage: "print the result as JSON"}
-}
-
-// writeTable draws rows the way Symfony's default table style does
+// WriteTable draws rows the way Symfony's default table style does
 // (artisan's $this->table()):
 //
 //	+----+-------+
@@ -34,7 +21,7 @@ func jsonFlag() cli.Flag {
 //	+----+-------+
 //
 // Widths count runes, close to mb_strwidth for the text a queue holds.
-func writeTable(w io.Writer, headers []string, rows [][]string) error {
+func WriteTable(w io.Writer, headers []string, rows [][]string) error {
 	cells := make([][]string, 0, len(rows)+1)
 	cells = append(cells, cleanRow(headers))
 	for _, r := range rows {
@@ -93,16 +80,16 @@ func writeTableRow(b *strings.Builder, widths []int, row []string) {
 func cleanRow(r []string) []string {
 	out := make([]string, len(r))
 	for i, c := range r {
-		out[i] = printable(c)
+		out[i] = Printable(c)
 	}
 	return out
 }
 
-// printable keeps table cells on one line and stops text taken from the
+// Printable keeps table cells on one line and stops text taken from the
 // database (class names come from payloads anyone could write) from
 // sending terminal escape sequences: control characters and invalid UTF-8
 // are shown escaped.
-func printable(s string) string {
+func Printable(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
 		return s
 	}
@@ -126,26 +113,31 @@ func invalidAt(s string, i int) bool {
 	return size == 1
 }
 
-// writeJSON prints v indented, with a final newline. HTML escaping is off:
+// WriteJSON prints v indented, with a final newline. HTML escaping is off:
 // class names hold backslashes and the output is not meant for a browser.
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-// say prints one line of a command's human output.
-func say(c *cli.Context, format string, args ...any) {
+// Say prints one line of a command's human output.
+func Say(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.Writer, format+"\n", args...)
 }
 
-// warn prints one line on stderr (artisan's $this->error for one item of
+// Warn prints one line on stderr (artisan's $this->error for one item of
 // several).
-func warn(c *cli.Context, format string, args ...any) {
+func Warn(c *cli.Context, format string, args ...any) {
 	w := c.App.ErrWriter
 	if w == nil {
 		w = io.Discard
 	}
 	fmt.Fprintf(w, format+"\n", args...)
+}
+
+// OneLine joins the lines of s with spaces: an error printed on one line.
+func OneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", " ")
 }

@@ -1,4 +1,4 @@
-package console
+package cmdline
 
 import (
 	"errors"
@@ -19,14 +19,14 @@ import (
 // ExitUsage is the status of a usage error.
 const ExitUsage = 2
 
-// usageError is a cli.ExitCoder with status 2.
-func usageError(format string, args ...any) error {
+// UsageError is a cli.ExitCoder with status 2.
+func UsageError(format string, args ...any) error {
 	return cli.Exit(fmt.Sprintf(format, args...), ExitUsage)
 }
 
-// conventions applies the usage rules to every command of app (including
+// Conventions applies the usage rules to every command of app (including
 // commands appended after New, such as bench: call it from Run).
-func conventions(app *cli.App) {
+func Conventions(app *cli.App) {
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ShowAppHelp(c)
@@ -87,19 +87,19 @@ func flagUsageError(prefix, helpFor string, flags []cli.Flag, err error) error {
 		} else if s, ok := suggestFlag(name, flagNames(flags)); ok {
 			out += fmt.Sprintf(" (did you mean --%s?)", s)
 		}
-		return usageError("%s%s", out, see)
+		return UsageError("%s%s", out, see)
 	case invalidValueRE.MatchString(msg):
 		m := invalidValueRE.FindStringSubmatch(msg)
 		reason := m[3]
 		if reason == "parse error" {
 			reason = "want a number"
 		}
-		return usageError("%s--%s %q: %s%s", prefix, m[2], m[1], reason, see)
+		return UsageError("%s--%s %q: %s%s", prefix, m[2], m[1], reason, see)
 	case invalidBoolRE.MatchString(msg):
 		m := invalidBoolRE.FindStringSubmatch(msg)
-		return usageError("%s--%s %q: a switch takes no value (or --%s=true/false)%s", prefix, m[2], m[1], m[2], see)
+		return UsageError("%s--%s %q: a switch takes no value (or --%s=true/false)%s", prefix, m[2], m[1], m[2], see)
 	}
-	return usageError("%s%s%s", prefix, strings.TrimPrefix(msg, "flag "), see)
+	return UsageError("%s%s%s", prefix, strings.TrimPrefix(msg, "flag "), see)
 }
 
 // removedFlags are flags that are gone without an alias, and why; the
@@ -149,7 +149,7 @@ func unknownCommand(app *cli.App, name string) error {
 	if s, ok := didyoumean.Suggest(name, visibleCommandNames(app.Commands), didyoumean.Lower); ok {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return usageError("%s; see '%s help'", msg, app.Name)
+	return UsageError("%s; see '%s help'", msg, app.Name)
 }
 
 func visibleCommandNames(cmds []*cli.Command) []string {

@@ -1,4 +1,4 @@
-package console
+package cmdline
 
 import (
 	"errors"
@@ -31,13 +31,13 @@ func (v *countValue) String() string {
 	return strconv.FormatInt(v.n, 10)
 }
 
-// countFlag is a flag taking a countValue.
-func countFlag(name string, def int64, usage string) *cli.GenericFlag {
+// CountFlag is a flag taking a countValue.
+func CountFlag(name string, def int64, usage string) *cli.GenericFlag {
 	return &cli.GenericFlag{Name: name, Value: &countValue{n: def}, Usage: usage}
 }
 
-// countOf reads a countFlag.
-func countOf(c *cli.Context, name string) int64 {
+// CountOf reads a CountFlag.
+func CountOf(c *cli.Context, name string) int64 {
 	if v, ok := c.Generic(name).(*countValue); ok {
 		return v.n
 	}
