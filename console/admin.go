@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
@@ -31,63 +31,20 @@ func adminFlags(extra ...cli.Flag) []cli.Flag {
 	return append(append(cmdline.ConnectionFlags(), cmdline.JSONFlag()), extra...)
 }
 
-// session is one admin command's open queue connection and the config it
-// came from (kept to scrub secrets out of error messages).
-type session struct {
-	c    *cli.Context
-	cfg  appconfig.Config
-	info appconfig.AppInfo
-	conn *connection
-	// q is the connection's admin side: artisan's queue:* operations and
-	// the failed job provider.
-	q queueAdmin
-}
-
-// queueAdmin is what the admin commands run on a queue connection.
-type queueAdmin struct {
-	jobqueue.Admin
-	jobqueue.FailedJobs
-}
-
-func openSession(c *cli.Context) (*session, error) {
-	s := &session{c: c}
-	cfg, info, err := loadAppConfig(c, cmdline.ConnectionOverrides(c))
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	s.cfg, s.info = cfg, info
-	if s.conn, err = openConnection(c.Context, cfg, info, connectionOptions{}); err != nil {
-		return nil, s.fail(err)
-	}
-	s.q = queueAdmin{s.conn.admin, s.conn.failed}
-	return s, nil
-}
-
-func (s *session) Close() { s.conn.Close() }
-
-// fail turns err into the command's one-line error. Secrets are scrubbed
-// again here although package laravel already keeps them out: a driver
-// message quoting a password must never reach a terminal or a log.
-func (s *session) fail(err error) error {
-	return cli.Exit(s.clean(s.c.Command.Name+": "+err.Error()), 1)
-}
-
-func (s *session) clean(msg string) string { return ErrorLine(s.cfg, msg) }
-
 func failedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "failed",
 		Usage: "list failed jobs, newest first, like `php artisan queue:failed`",
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only failed jobs of this queue"}),
 		Action: cmdline.NoArgs(func(c *cli.Context) error {
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			failed, err := s.q.ListFailed(c.Context, c.String("queue"))
+			failed, err := s.Q.ListFailed(c.Context, c.String("queue"))
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			return printFailed(c, failed)
 		}),
@@ -165,27 +122,27 @@ func runRetry(c *cli.Context, ids []string) error {
 	case queue != "" && len(ids) > 0 && !all:
 		return cli.Exit("retry: --queue goes with `all` or with no ids", 2)
 	}
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	enc, err := encrypterFor(s.cfg)
+	enc, err := queueconn.Encrypter(s.Cfg)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	hook := retryHook(enc, time.Now)
 	var results []jobqueue.RetryResult
 	if all || len(ids) == 0 {
-		results, err = s.q.RetryAll(c.Context, queue, hook)
+		results, err = s.Q.RetryAll(c.Context, queue, hook)
 	} else {
-		results, err = s.q.Retry(c.Context, ids, hook)
+		results, err = s.Q.Retry(c.Context, ids, hook)
 	}
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	if queue != "" && len(results) == 0 {
-		output.Warn(c, "%s", s.clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", output.Printable(queue))))
+		output.Warn(c, "%s", s.Clean(fmt.Sprintf("Unable to find failed jobs for queue [%s].", output.Printable(queue))))
 		return nil
 	}
 	return reportRetries(c, s, results)
@@ -201,7 +158,7 @@ type retryJSON struct {
 	JobIDOld int64 `json:"jobId,omitempty"`
 }
 
-func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) error {
+func reportRetries(c *cli.Context, s *queueconn.Session, results []jobqueue.RetryResult) error {
 	failures := 0
 	out := make([]retryJSON, 0, len(results))
 	for _, r := range results {
@@ -211,7 +168,7 @@ func reportRetries(c *cli.Context, s *session, results []jobqueue.RetryResult) e
 			if !errors.Is(r.Err, jobqueue.ErrFailedJobNotFound) {
 				failures++
 			}
-			item.Error = s.clean(retryErrorText(r))
+			item.Error = s.Clean(retryErrorText(r))
 			if !c.Bool("json") {
 				output.Warn(c, "%s", item.Error)
 			}
@@ -284,14 +241,14 @@ func forgetCommand() *cli.Command {
 				return cli.Exit("forget: takes one failed job ID (its uuid)", 2)
 			}
 			id := args[0]
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			ok, err := s.q.Forget(c.Context, id)
+			ok, err := s.Q.Forget(c.Context, id)
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			if !ok {
 				return cli.Exit("No failed job matches the given ID.", 1)
@@ -318,7 +275,7 @@ the question. Without a terminal, production refuses without --force.`,
 			if hours < 0 {
 				return cli.Exit("flush: --hours must not be negative", 2)
 			}
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
@@ -327,12 +284,12 @@ the question. Without a terminal, production refuses without --force.`,
 			if hours > 0 {
 				deletes = fmt.Sprintf("the failed jobs that failed more than %d hours ago", hours)
 			}
-			if err := s.confirmToProceed(deletes); err != nil {
+			if err := confirmToProceed(c, s, deletes); err != nil {
 				return err
 			}
-			n, err := s.q.Flush(c.Context, time.Duration(hours)*time.Hour)
+			n, err := s.Q.Flush(c.Context, time.Duration(hours)*time.Hour)
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			switch {
 			case c.Bool("json"):
@@ -357,14 +314,14 @@ func pruneFailedCommand() *cli.Command {
 			if hours < 0 {
 				return cli.Exit("prune-failed: --hours must not be negative", 2)
 			}
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			n, err := s.q.PruneFailed(c.Context, time.Duration(hours)*time.Hour)
+			n, err := s.Q.PruneFailed(c.Context, time.Duration(hours)*time.Hour)
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			if c.Bool("json") {
 				return output.WriteJSON(c.App.Writer, map[string]int64{"deleted": n})
@@ -388,21 +345,21 @@ the question. Without a terminal, production refuses without --force.`,
 			forceFlag(),
 		),
 		Action: cmdline.NoArgs(func(c *cli.Context) error {
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			queue := c.String("queue")
 			if queue == "" {
-				queue = s.cfg.DefaultQueue
+				queue = s.Cfg.DefaultQueue
 			}
-			if err := s.confirmToProceed(fmt.Sprintf("every job of the [%s] queue, reserved (running) ones included", output.Printable(queue))); err != nil {
+			if err := confirmToProceed(c, s, fmt.Sprintf("every job of the [%s] queue, reserved (running) ones included", output.Printable(queue))); err != nil {
 				return err
 			}
-			n, err := s.q.Clear(c.Context, queue)
+			n, err := s.Q.Clear(c.Context, queue)
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			if c.Bool("json") {
 				return output.WriteJSON(c.App.Writer, map[string]any{"queue": queue, "deleted": n})
@@ -421,14 +378,14 @@ func sizeCommand() *cli.Command {
 those were reserved longer than retry_after (a worker may claim them again).`,
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only these queues, comma separated (listed even when empty)"}),
 		Action: cmdline.NoArgs(func(c *cli.Context) error {
-			s, err := openSession(c)
+			s, err := queueconn.OpenSession(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			sizes, err := s.q.Sizes(c.Context)
+			sizes, err := s.Q.Sizes(c.Context)
 			if err != nil {
-				return s.fail(err)
+				return s.Fail(err)
 			}
 			return printSizes(c, selectQueues(sizes, c.String("queue")))
 		}),

@@ -21,6 +21,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -115,7 +116,7 @@ func (tg *target) config(t *testing.T) appconfig.Config {
 		Name: "config", Flags: cmdline.ConnectionFlags(),
 		Action: func(c *cli.Context) error {
 			var err error
-			cfg, err = loadConfig(c, cmdline.ConnectionOverrides(c))
+			cfg, err = queueconn.LoadConfig(c, cmdline.ConnectionOverrides(c))
 			return err
 		},
 	}}}

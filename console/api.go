@@ -2,11 +2,11 @@ package console
 
 import (
 	"io"
-	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,7 +35,7 @@ func ConnectionOverrides(c *cli.Context) map[string]string { return cmdline.Conn
 // environment, the defaults. Errors name the setting at fault and never
 // hold a secret.
 func LoadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, error) {
-	return loadConfig(c, overrides)
+	return queueconn.LoadConfig(c, overrides)
 }
 
 // WriteTable prints rows under headers in artisan's table style. Control
@@ -53,15 +53,7 @@ func WriteJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
 // APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]": what a command may
 // print of an error that a driver or a child process wrote. Package laravel
 // already keeps secrets out of its errors; this guards the rest.
-func ErrorLine(cfg appconfig.Config, msg string) string {
-	secrets := append([]appconfig.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
-	for _, sec := range secrets {
-		if sec.IsSet() {
-			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
-		}
-	}
-	return output.OneLine(msg)
-}
+func ErrorLine(cfg appconfig.Config, msg string) string { return queueconn.ErrorLine(cfg, msg) }
 
 // ExitUsage is the status of a usage error.
 const ExitUsage = cmdline.ExitUsage

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
@@ -20,18 +21,18 @@ import (
 
 // sharesCache tells whether the store reaches the app's default cache
 // store as PHP does.
-func (c *connection) sharesCache() bool {
-	s, ok := c.store.(jobqueue.CacheAccess)
+func sharesCache(c *queueconn.Connection) bool {
+	s, ok := c.Store.(jobqueue.CacheAccess)
 	return ok && s.SharedCache() != nil
 }
 
 // warnUnsharedCache logs one warning when Go cannot reach the cache store
 // PHP keeps queue:restart and maxExceptions in.
-func warnUnsharedCache(conn *connection, version string, log zerolog.Logger) {
-	if conn.sharesCache() {
+func warnUnsharedCache(conn *queueconn.Connection, version string, log zerolog.Logger) {
+	if sharesCache(conn) {
 		return
 	}
-	store := conn.cfg.CacheStore
+	store := conn.Cfg.CacheStore
 	log.Warn().Str("cache_store", store).Str("fix", cacheFix(version)).
 		Msg(unsharedCacheReason(store) + ": `php artisan queue:restart` does not stop this worker, maxExceptions is counted in this process only (not with PHP's workers), " +
 			"and a job cut short by a stop signal always gets its attempt back (no bound across restarts)")

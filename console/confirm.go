@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
@@ -26,12 +27,11 @@ func forceFlag() cli.Flag {
 // confirmToProceed returns nil when the command may go on: --force, or
 // neither production nor a terminal, or a yes typed on the terminal.
 // Otherwise it returns the command's exit error; nothing was deleted.
-func (s *session) confirmToProceed(deletes string) error {
-	c := s.c
+func confirmToProceed(c *cli.Context, s *queueconn.Session, deletes string) error {
 	if c.Bool("force") {
 		return nil
 	}
-	env, from := appEnv(s.info, os.LookupEnv)
+	env, from := appEnv(s.Info, os.LookupEnv)
 	production := env == "production"
 	interactive := isTerminal(c.App.Reader)
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
@@ -72,15 +73,15 @@ func runDemo(c *cli.Context) error {
 	// Nothing from the shell's environment (DB_*, LARAWORKER_*) may point
 	// the demo elsewhere: its tables are Laravel's default ones.
 	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: path}.WithDefaults()
-	q, err := openConnection(ctx, cfg, appconfig.AppInfo{}, connectionOptions{})
+	q, err := queueconn.Open(ctx, cfg, appconfig.AppInfo{}, queueconn.Options{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	defer q.Close()
-	if err := q.createTables(ctx); err != nil {
+	if err := q.CreateTables(ctx); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	n, err := pushDemoJobs(ctx, q.admin)
+	n, err := pushDemoJobs(ctx, q.Admin)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -88,7 +89,7 @@ func runDemo(c *cli.Context) error {
 
 	reg := handlers.NewRegistry()
 	registerDemoHandlers(reg)
-	w, err := worker.New(q.store, reg, worker.Config{
+	w, err := worker.New(q.Store, reg, worker.Config{
 		StopWhenEmpty: true, Sleep: 50 * time.Millisecond, Concurrency: 4, Logger: output.Logger(c),
 	})
 	if err != nil {
@@ -195,9 +196,9 @@ func registerDemoHandlers(reg *handlers.Registry) {
 	})
 }
 
-func printDemoSummary(ctx context.Context, c *cli.Context, q *connection) error {
+func printDemoSummary(ctx context.Context, c *cli.Context, q *queueconn.Connection) error {
 	out := c.App.Writer
-	sizes, err := q.admin.Sizes(ctx)
+	sizes, err := q.Admin.Sizes(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -205,7 +206,7 @@ func printDemoSummary(ctx context.Context, c *cli.Context, q *connection) error 
 	for _, s := range sizes {
 		left += s.Total()
 	}
-	failed, err := q.failed.ListFailed(ctx, "")
+	failed, err := q.Failed.ListFailed(ctx, "")
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

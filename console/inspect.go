@@ -11,6 +11,7 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -67,7 +68,7 @@ func runInspect(c *cli.Context) error {
 		if input, err = readInput(c.Args().First(), c.App.Reader); err != nil {
 			return cli.Exit("inspect: "+err.Error(), 1)
 		}
-		if enc, err = encrypterFromFlags(c); err != nil {
+		if enc, err = queueconn.EncrypterFromFlags(c); err != nil {
 			return cli.Exit("inspect: "+err.Error(), 1)
 		}
 	}
@@ -92,14 +93,14 @@ func runInspect(c *cli.Context) error {
 // inspectFromQueue reads the job --id or --uuid names from the queue's
 // tables: its payload, its row's other columns, and the app's key.
 func inspectFromQueue(c *cli.Context) ([]byte, map[string]any, *payload.Encrypter, error) {
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer s.Close()
-	enc, err := encrypterFor(s.cfg)
+	enc, err := queueconn.Encrypter(s.Cfg)
 	if err != nil {
-		return nil, nil, nil, s.fail(err)
+		return nil, nil, nil, s.Fail(err)
 	}
 	id, uuid, failedOnly := c.Int64("id"), c.String("uuid"), c.Bool("failed")
 	if failedOnly || uuid != "" {
@@ -107,35 +108,35 @@ func inspectFromQueue(c *cli.Context) ([]byte, map[string]any, *payload.Encrypte
 		if key == "" {
 			key = strconv.FormatInt(id, 10)
 		}
-		f, err := s.q.FindFailed(c.Context, key)
+		f, err := s.Q.FindFailed(c.Context, key)
 		switch {
 		case err == nil && (uuid == "" || f.UUID == uuid):
-			return f.Payload, failedRowDoc(f, s.cfg.FailedTable), enc, nil
+			return f.Payload, failedRowDoc(f, s.Cfg.FailedTable), enc, nil
 		case err != nil && !errors.Is(err, jobqueue.ErrFailedJobNotFound):
-			return nil, nil, nil, s.fail(err)
+			return nil, nil, nil, s.Fail(err)
 		case failedOnly:
-			return nil, nil, nil, s.fail(fmt.Errorf("no failed job %s in [%s] (retried, forgotten or pruned)", key, s.cfg.FailedTable))
+			return nil, nil, nil, s.Fail(fmt.Errorf("no failed job %s in [%s] (retried, forgotten or pruned)", key, s.Cfg.FailedTable))
 		}
 	}
-	if s.conn.jobs == nil {
-		return nil, nil, nil, s.fail(s.conn.lacks("lookup of single jobs"))
+	if s.Conn.Jobs == nil {
+		return nil, nil, nil, s.Fail(s.Conn.Lacks("lookup of single jobs"))
 	}
 	var j jobqueue.JobRow
 	if uuid != "" {
-		j, err = s.conn.jobs.FindJobByUUID(c.Context, uuid)
+		j, err = s.Conn.Jobs.FindJobByUUID(c.Context, uuid)
 	} else {
-		j, err = s.conn.jobs.FindJob(c.Context, id)
+		j, err = s.Conn.Jobs.FindJob(c.Context, id)
 	}
 	if errors.Is(err, jobqueue.ErrJobNotFound) {
 		if uuid != "" {
-			return nil, nil, nil, s.fail(fmt.Errorf("no job with uuid %s in [%s] nor in [%s]", uuid, s.cfg.FailedTable, s.cfg.JobsTable))
+			return nil, nil, nil, s.Fail(fmt.Errorf("no job with uuid %s in [%s] nor in [%s]", uuid, s.Cfg.FailedTable, s.Cfg.JobsTable))
 		}
-		return nil, nil, nil, s.fail(fmt.Errorf("no job %d in [%s] (done, failed or released meanwhile; for a failed job's id add --failed)", id, s.cfg.JobsTable))
+		return nil, nil, nil, s.Fail(fmt.Errorf("no job %d in [%s] (done, failed or released meanwhile; for a failed job's id add --failed)", id, s.Cfg.JobsTable))
 	}
 	if err != nil {
-		return nil, nil, nil, s.fail(err)
+		return nil, nil, nil, s.Fail(err)
 	}
-	return j.Payload, jobRowDoc(j, s.cfg.JobsTable), enc, nil
+	return j.Payload, jobRowDoc(j, s.Cfg.JobsTable), enc, nil
 }
 
 // jobRowDoc is a jobs row's columns beside the payload.

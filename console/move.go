@@ -6,6 +6,7 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/internal/didyoumean"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/urfave/cli/v2"
@@ -52,28 +53,28 @@ func runMove(c *cli.Context, classes []string) error {
 	case from == to:
 		return cli.Exit(fmt.Sprintf("move: --from and --to are both %q", from), 2)
 	}
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := checkJobsTable(c, s.conn); err != nil {
-		return s.fail(err)
+	if err := checkJobsTable(c, s.Conn); err != nil {
+		return s.Fail(err)
 	}
-	rows, err := countMove(c, s.q, classes, from, to, nil)
+	rows, err := countMove(c, s.Q, classes, from, to, nil)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
-	if err := warnAbsentClasses(c, s.conn.classes, rows, from); err != nil {
-		return s.fail(err)
+	if err := warnAbsentClasses(c, s.Conn.Classes, rows, from); err != nil {
+		return s.Fail(err)
 	}
 	if !c.Bool("dry-run") {
-		moved, err := s.q.Move(c.Context, from, to, classes)
+		moved, err := s.Q.Move(c.Context, from, to, classes)
 		if err != nil {
-			return s.fail(fmt.Errorf("%w (%d jobs were moved before the error)", err, sum(moved)))
+			return s.Fail(fmt.Errorf("%w (%d jobs were moved before the error)", err, sum(moved)))
 		}
-		if rows, err = countMove(c, s.q, classes, from, to, rows); err != nil {
-			return s.fail(err)
+		if rows, err = countMove(c, s.Q, classes, from, to, rows); err != nil {
+			return s.Fail(err)
 		}
 		for i := range rows {
 			rows[i].Moved = moved[rows[i].Class]
@@ -84,16 +85,16 @@ func runMove(c *cli.Context, classes []string) error {
 
 // checkJobsTable: without the jobs table there is nothing to move; the
 // other tables do not matter here.
-func checkJobsTable(c *cli.Context, conn *connection) error {
-	if conn.schema == nil {
+func checkJobsTable(c *cli.Context, conn *queueconn.Connection) error {
+	if conn.Schema == nil {
 		return nil
 	}
-	missing, err := conn.schema.MissingTables(c.Context)
+	missing, err := conn.Schema.MissingTables(c.Context)
 	if err != nil {
 		return err
 	}
 	if len(missing) > 0 && missing[0].Role == "jobs" {
-		return missingTablesError(missing[:1])
+		return queueconn.MissingTablesError(missing[:1])
 	}
 	return nil
 }
@@ -137,12 +138,12 @@ func warnAbsentClasses(c *cli.Context, q jobqueue.ClassSampler, rows []moveRow, 
 		}
 		if present == nil && q != nil {
 			var err error
-			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, classSample); err != nil {
+			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, queueconn.ClassSample); err != nil {
 				return err
 			}
 		}
 		msg := fmt.Sprintf(`move: no %s job on queue "%s"`, r.Class, from)
-		if s, ok := didyoumean.Suggest(r.Class, sortedClasses(present), didyoumean.ClassName); ok {
+		if s, ok := didyoumean.Suggest(r.Class, queueconn.SortedClasses(present), didyoumean.ClassName); ok {
 			msg += fmt.Sprintf(`; did you mean "%s"?`, s)
 		}
 		fmt.Fprintln(c.App.ErrWriter, msg)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/urfave/cli/v2"
 )
@@ -80,32 +81,32 @@ func changePauses(c *cli.Context, on bool) error {
 	case all && (len(queues) > 0 || len(workers) > 0):
 		return cmdline.UsageError("%s: --all goes alone, without --queue or --worker", name)
 	}
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	own, err := s.conn.database("pause requests")
+	own, err := s.Conn.Database("pause requests")
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
-	targets, err := resolvePauses(ctx, own.fleet, on, queues, workers, all)
+	targets, err := resolvePauses(ctx, own.Fleet, on, queues, workers, all)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	for _, t := range targets {
 		if !t.Changed {
 			continue
 		}
 		if on {
-			err = own.fleet.SetPause(ctx, t.Scope, t.Target, time.Now())
+			err = own.Fleet.SetPause(ctx, t.Scope, t.Target, time.Now())
 		} else {
-			err = own.fleet.ClearPause(ctx, t.Scope, t.Target)
+			err = own.Fleet.ClearPause(ctx, t.Scope, t.Target)
 		}
 		if err != nil {
-			return s.fail(fmt.Errorf("%s %s %s: %w (run `laraworker tables` if laraworker's tables are missing)", name, t.Scope, t.Target, err))
+			return s.Fail(fmt.Errorf("%s %s %s: %w (run `laraworker tables` if laraworker's tables are missing)", name, t.Scope, t.Target, err))
 		}
 	}
 	return printPauses(c, on, targets)

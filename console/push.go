@@ -13,6 +13,7 @@ import (
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -115,19 +116,19 @@ func runPush(c *cli.Context, args []string) error {
 	if err != nil {
 		return cli.Exit("push: "+output.OneLine(err.Error()), 2)
 	}
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	shape, err := req.shape(s.info)
+	shape, err := req.shape(s.Info)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	command, build := req.build(shape)
 	if c.Bool("encrypt") || req.encrypt {
-		if build.Encrypter, err = encrypterFor(s.cfg); err != nil {
-			return s.fail(err)
+		if build.Encrypter, err = queueconn.Encrypter(s.Cfg); err != nil {
+			return s.Fail(err)
 		}
 		if build.Encrypter == nil {
 			return cli.Exit("push: --encrypt needs an APP_KEY (in the .env, APP_KEY or LARAWORKER_APP_KEY, or --key-file)", 1)
@@ -135,19 +136,19 @@ func runPush(c *cli.Context, args []string) error {
 	}
 	raw, err := payload.BuildObjectPayload(command, build)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	queue := req.queue
 	if queue == "" {
-		queue = s.cfg.DefaultQueue
+		queue = s.Cfg.DefaultQueue
 	}
-	id, err := pushWithID(c.Context, s.q.Admin, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
+	id, err := pushWithID(c.Context, s.Q.Admin, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	p, err := payload.Parse(raw)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	if req.jsonOut {
 		return output.WriteJSON(c.App.Writer, map[string]any{"id": id, "uuid": p.UUID, "queue": queue, "class": command.Class})

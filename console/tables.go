@@ -6,6 +6,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,40 +47,40 @@ type claimIndexer interface {
 }
 
 func runTables(c *cli.Context) error {
-	s, err := openSession(c)
+	s, err := queueconn.OpenSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	own, err := s.conn.database("laraworker's tables")
+	own, err := s.Conn.Database("laraworker's tables")
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
-	index, _ := s.conn.store.(claimIndexer)
+	index, _ := s.Conn.Store.(claimIndexer)
 	if index == nil && (c.Bool("index") || c.Bool("drop-index")) {
-		return s.fail(s.conn.lacks("claim index"))
+		return s.Fail(s.Conn.Lacks("claim index"))
 	}
 	if c.Bool("drop-index") {
 		if err := index.DropClaimIndex(c.Context); err != nil {
-			return s.fail(err)
+			return s.Fail(err)
 		}
-		output.Say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.cfg.JobsTable)
+		output.Say(c, "The claim index on [%s] is gone; workers started from now on claim with Laravel's query.", s.Cfg.JobsTable)
 		return nil
 	}
-	if err := createAllTables(c, s.conn, own, index); err != nil {
-		return s.fail(err)
+	if err := createAllTables(c, s.Conn, own, index); err != nil {
+		return s.Fail(err)
 	}
-	return printTables(c, s.cfg, own, index)
+	return printTables(c, s.Cfg, own, index)
 }
 
 // createAllTables creates Laravel's queue tables and, beside them,
 // laraworker's own (the dashboard's fleet, pauses and history); Laravel's
 // are never altered, except by the claim index when --index asks for it.
-func createAllTables(c *cli.Context, conn *connection, own *queueDatabase, index claimIndexer) error {
-	if err := conn.createTables(c.Context); err != nil {
+func createAllTables(c *cli.Context, conn *queueconn.Connection, own *queueconn.QueueDatabase, index claimIndexer) error {
+	if err := conn.CreateTables(c.Context); err != nil {
 		return err
 	}
-	if err := own.fleet.CreateTables(c.Context); err != nil {
+	if err := own.Fleet.CreateTables(c.Context); err != nil {
 		return err
 	}
 	if c.Bool("index") {
@@ -88,8 +89,8 @@ func createAllTables(c *cli.Context, conn *connection, own *queueDatabase, index
 	return nil
 }
 
-func printTables(c *cli.Context, cfg appconfig.Config, own *queueDatabase, index claimIndexer) error {
-	ot := own.fleet.Tables()
+func printTables(c *cli.Context, cfg appconfig.Config, own *queueconn.QueueDatabase, index claimIndexer) error {
+	ot := own.Fleet.Tables()
 	if c.Bool("json") {
 		return output.WriteJSON(c.App.Writer, map[string]string{
 			"jobs": cfg.JobsTable, "failed": cfg.FailedTable, "batches": cfg.BatchesTable,

@@ -13,6 +13,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
@@ -71,7 +72,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err != nil {
 		return err
 	}
-	cfg, info, err := loadAppConfig(c, cmdline.ConnectionOverrides(c))
+	cfg, info, err := queueconn.LoadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -83,7 +84,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	f.worker.Bridge, f.hooks = bridge, hooks
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, hooks: hooks, horizon: f.horizon})
+	conn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{Exact: f.exact, Log: f.log, Hooks: hooks, Horizon: f.horizon})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -110,7 +111,7 @@ type workFlags struct {
 	// dashboard is --dashboard-addr and its options; no addr: none.
 	dashboard dashboardSetup
 	// hooks is the bridge's hooks queue (workBridge); nil: none.
-	hooks *hooksQueue
+	hooks *queueconn.HooksQueue
 }
 
 // readWorkFlags reads and checks the flags and registers --route's
@@ -127,7 +128,7 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 	if err != nil {
 		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
-	if err := checkHorizonFlag(c.String("horizon")); err != nil {
+	if err := queueconn.CheckHorizonFlag(c.String("horizon")); err != nil {
 		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
 	f := workFlags{
@@ -168,7 +169,7 @@ func (f *workFlags) completeFromApp(cfg appconfig.Config, info appconfig.AppInfo
 
 // runWorker checks the setup, builds the worker and runs it until it
 // stops.
-func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+func runWorker(ctx context.Context, f workFlags, conn *queueconn.Connection, info appconfig.AppInfo, reg *handlers.Registry) error {
 	if err := checkWorkSetup(ctx, f, conn, info, reg); err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfi
 		return cli.Exit(err.Error(), 1)
 	}
 	defer deps.closeLocks()
-	w, err := worker.New(conn.store, reg, workerConfig(f, conn, deps))
+	w, err := worker.New(conn.Store, reg, workerConfig(f, conn, deps))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -194,16 +195,16 @@ func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfi
 
 // checkWorkSetup creates the tables when asked, then runs the startup
 // checks: nothing is claimed before they pass.
-func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+func checkWorkSetup(ctx context.Context, f workFlags, conn *queueconn.Connection, info appconfig.AppInfo, reg *handlers.Registry) error {
 	if f.createTables {
-		if err := conn.createTables(ctx); err != nil {
+		if err := conn.CreateTables(ctx); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
 	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
-	if w := hooksQueueWarning(f.hooks, conn.store.Connection(), f.worker.Queues); w != "" {
+	if w := hooksQueueWarning(f.hooks, conn.Store.Connection(), f.worker.Queues); w != "" {
 		f.log.Warn().Msg(w)
 	}
 	warnUnsharedCache(conn, f.worker.LaravelVersion, f.log)
@@ -223,8 +224,8 @@ type workerDeps struct {
 }
 
 // newWorkerDeps makes them, and serves pprof when asked.
-func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDeps, error) {
-	enc, err := encrypterFor(conn.cfg)
+func newWorkerDeps(ctx context.Context, f workFlags, conn *queueconn.Connection) (workerDeps, error) {
+	enc, err := queueconn.Encrypter(conn.Cfg)
 	if err != nil {
 		return workerDeps{}, err
 	}
@@ -234,7 +235,7 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 		}
 	}
 	d := workerDeps{enc: enc}
-	d.locks, d.state, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
+	d.locks, d.state, d.closeLocks = lockStores(conn.Store, conn.Cfg, f.worker.LaravelVersion, f.log)
 	if f.metricsAddr != "" {
 		if d.metrics, err = workerMetrics(); err != nil {
 			d.closeLocks()
@@ -250,12 +251,12 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 // workerConfig is the worker's config, built once: the settings the
 // flags and the app resolved, the connection's exact mode, and what was
 // made for the worker.
-func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
+func workerConfig(f workFlags, conn *queueconn.Connection, d workerDeps) worker.Config {
 	wcfg := f.worker
-	wcfg.LaravelExact = conn.exact
+	wcfg.LaravelExact = conn.Exact
 	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = f.log, d.enc, d.metrics
-	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
-	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
+	wcfg.App = &handlers.App{Config: conn.Cfg, DB: conn.DB()}
+	wcfg.Locks, wcfg.CacheStore = d.locks, conn.Cfg.CacheStore
 	wcfg.StateStores, wcfg.DurationLimiters = d.state.stores, d.state.limiters
 	if d.counts != nil {
 		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
@@ -264,7 +265,7 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 }
 
 // serveBesideWorker serves --metrics-addr and --dashboard-addr.
-func serveBesideWorker(ctx context.Context, f workFlags, conn *connection, w *worker.Worker, m *worker.Metrics) error {
+func serveBesideWorker(ctx context.Context, f workFlags, conn *queueconn.Connection, w *worker.Worker, m *worker.Metrics) error {
 	if f.metricsAddr != "" {
 		// A dashboard feeds the depth gauges from its snapshot, without the
 		// full-table count pollDepth runs.
@@ -284,10 +285,10 @@ func serveBesideWorker(ctx context.Context, f workFlags, conn *connection, w *wo
 }
 
 // logWorkerStarted is the line that says what the worker runs.
-func logWorkerStarted(ctx context.Context, f workFlags, conn *connection, reg *handlers.Registry, info appconfig.AppInfo) {
-	lock, claim := conn.claim(ctx, f.log)
+func logWorkerStarted(ctx context.Context, f workFlags, conn *queueconn.Connection, reg *handlers.Registry, info appconfig.AppInfo) {
+	lock, claim := conn.Claim(ctx, f.log)
 	f.log.Info().Str("worker", f.worker.Name).Strs("queues", f.worker.Queues).Strs("routes", reg.Names()).
-		Int("concurrency", f.worker.Concurrency).Str("config", info.Source).Str("driver", conn.cfg.Driver).
+		Int("concurrency", f.worker.Concurrency).Str("config", info.Source).Str("driver", conn.Cfg.Driver).
 		Str("lock", lock).Str("claim", claim).Msg("worker started")
 }
 
@@ -409,12 +410,12 @@ func workerMetrics() (m *worker.Metrics, err error) {
 // /healthz for a worker, and polls queue depth when poll is set. /healthz
 // is 503 while the store is unreachable or the worker has a
 // configuration problem, with the reason.
-func serveMetrics(ctx context.Context, addr string, conn *connection, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
-	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, conn.ping, w.Health, log); err != nil {
+func serveMetrics(ctx context.Context, addr string, conn *queueconn.Connection, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
+	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, conn.Ping, w.Health, log); err != nil {
 		return err
 	}
 	if poll {
-		go pollDepth(ctx, conn.admin, m, log)
+		go pollDepth(ctx, conn.Admin, m, log)
 	}
 	return nil
 }
@@ -485,16 +486,16 @@ func workLogger(c *cli.Context) (zerolog.Logger, error) {
 // the dashboard until the returned stop is called (after Run), which
 // marks the row stopped. Without counts (--heartbeat=false) it does
 // nothing.
-func startHeartbeat(conn *connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+func startHeartbeat(conn *queueconn.Connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
 	if counts == nil {
 		return func() {}
 	}
-	own, err := conn.database("the fleet's heartbeat")
+	own, err := conn.Database("the fleet's heartbeat")
 	if err != nil {
 		log.Warn().Err(err).Msg("the worker is not recorded in the fleet, and pauses from the dashboard do not reach it")
 		return func() {}
 	}
-	hb := &fleet.Heartbeat{Store: own.fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+	hb := &fleet.Heartbeat{Store: own.Fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	hb.Start(ctx)
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package console
+package queueconn
 
 import (
 	"context"
@@ -16,23 +16,23 @@ import (
 
 // openDatabaseConnection opens Laravel's database queue on cfg's database,
 // with laraworker's own tables there.
-func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts connectionOptions) (*connection, error) {
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.exact, HooksQueue: opts.hooks.dbqueue()})
+func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, opts Options) (*Connection, error) {
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.Exact, HooksQueue: opts.Hooks.dbqueue()})
 	if err != nil {
 		return nil, err
 	}
 	conn := newConnection(cfg, q, opts)
 	qcfg := q.Config()
-	conn.sql = &queueDatabase{
-		db:    q.DB(),
-		fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
-		tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
+	conn.sql = &QueueDatabase{
+		DB:    q.DB(),
+		Fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
+		Tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
 			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
 	}
-	conn.ping = q.DB().PingContext
+	conn.Ping = q.DB().PingContext
 	conn.close = q.Close
 	conn.claimPlan = func(ctx context.Context, log zerolog.Logger) (string, string) {
-		return q.LockClause(), detectClaimPath(ctx, q, opts.exact, log)
+		return q.LockClause(), detectClaimPath(ctx, q, opts.Exact, log)
 	}
 	return conn, nil
 }
@@ -63,9 +63,9 @@ func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zero
 }
 
 // dbqueue is the hooks queue as package dbqueue takes it.
-func (h *hooksQueue) dbqueue() *dbqueue.HooksQueue {
+func (h *HooksQueue) dbqueue() *dbqueue.HooksQueue {
 	if h == nil {
 		return nil
 	}
-	return &dbqueue.HooksQueue{Connection: h.connection, Table: h.table, Queue: h.queue}
+	return &dbqueue.HooksQueue{Connection: h.Connection, Table: h.Table, Queue: h.Queue}
 }

@@ -1,4 +1,4 @@
-package console
+package queueconn
 
 import (
 	"fmt"
@@ -6,15 +6,17 @@ import (
 	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/payload"
 	"github.com/urfave/cli/v2"
 )
 
-// loadAppConfig reads the app's configuration in appconfig.Load's order:
+// LoadAppConfig reads the app's configuration in appconfig.Load's order:
 // flags (overrides, by .env name, with --key-file and --cipher) first, then
 // LARAWORKER_* variables, the app's config through its PHP (else its
 // files), the .env and the environment, the version's and Laravel's
 // defaults.
-func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
+func LoadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
 	if overrides == nil {
 		overrides = map[string]string{}
 	}
@@ -85,4 +87,58 @@ func readKeyFile(path string) (string, error) {
 		return "", fmt.Errorf("--key-file %s: no APP_KEY in it", path)
 	}
 	return text, nil
+}
+
+// LoadConfig reads the app's configuration (see LoadAppConfig), with flag
+// overrides keyed by their .env names.
+func LoadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, error) {
+	cfg, _, err := LoadAppConfig(c, overrides)
+	return cfg, err
+}
+
+// EncrypterFromFlags returns nil (and no error) when no key is configured:
+// plain commands need none, encrypted ones then fail with ErrEncrypted.
+func EncrypterFromFlags(c *cli.Context) (*payload.Encrypter, error) {
+	cfg, err := LoadConfig(c, nil)
+	if err != nil {
+		return nil, err
+	}
+	return Encrypter(cfg)
+}
+
+// Encrypter is the app's encrypter (APP_KEY, APP_PREVIOUS_KEYS,
+// APP_CIPHER); nil when no key is configured.
+func Encrypter(cfg appconfig.Config) (*payload.Encrypter, error) {
+	if !cfg.AppKey.IsSet() {
+		return nil, nil
+	}
+	key, err := payload.ParseKey(cfg.AppKey.Reveal())
+	if err != nil {
+		return nil, err
+	}
+	var previous [][]byte
+	for _, pk := range cfg.AppPreviousKeys {
+		k, err := payload.ParseKey(pk.Reveal())
+		if err != nil {
+			return nil, err
+		}
+		previous = append(previous, k)
+	}
+	cipher := cfg.AppCipher
+	if cipher == "" {
+		cipher = "AES-256-CBC"
+	}
+	return payload.NewEncrypter(key, cipher, previous...)
+}
+
+// ErrorLine is msg on one line with every secret of cfg (DB password,
+// APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]".
+func ErrorLine(cfg appconfig.Config, msg string) string {
+	secrets := append([]appconfig.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
+	for _, sec := range secrets {
+		if sec.IsSet() {
+			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
+		}
+	}
+	return output.OneLine(msg)
 }
