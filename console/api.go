@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
@@ -57,6 +58,10 @@ func ErrorLine(cfg appconfig.Config, msg string) string { return queueconn.Error
 
 // ExitUsage is the status of a usage error.
 const ExitUsage = cmdline.ExitUsage
+
+// ExitLost is audit's status when something a class declares would not
+// carry over to Go.
+const ExitLost = classcmd.ExitLost
 
 // NoArgs wraps the body of a command that takes no positional arguments:
 // an argument is a usage error (exit status 2) naming it, and flags written

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/payloadcmd"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/urfave/cli/v2"
 )
@@ -47,11 +49,11 @@ func New(reg *handlers.Registry, opts Options) *cli.App {
 		Version: opts.version(),
 		Commands: append([]*cli.Command{
 			workCommand(reg),
-			inspectCommand(),
-			pushCommand(),
+			payloadcmd.InspectCommand(),
+			payloadcmd.PushCommand(),
 			moveCommand(),
-			auditCommand(),
-			genCommand(),
+			classcmd.AuditCommand(),
+			classcmd.GenCommand(),
 			dashboardCommand(),
 		}, adminCommands()...),
 		HideHelpCommand: true,

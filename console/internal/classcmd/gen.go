@@ -1,4 +1,4 @@
-package console
+package classcmd
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func genCommand() *cli.Command {
+// GenCommand is `gen`: the Go struct and handler skeleton of a PHP job
+// class.
+func GenCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "gen",
 		Usage:     "print the Go struct and handler skeleton of a PHP job class",
@@ -30,7 +32,7 @@ a file: laraworker gen 'App\Jobs\X' --app DIR > x.go`,
 
 func runGen(c *cli.Context, args []string) error {
 	if len(args) != 1 {
-		return cli.Exit(`gen: name one class: laraworker gen 'App\Jobs\X' --app DIR`, ExitUsage)
+		return cli.Exit(`gen: name one class: laraworker gen 'App\Jobs\X' --app DIR`, cmdline.ExitUsage)
 	}
 	app, err := reflectClasses(c, args)
 	if err != nil {

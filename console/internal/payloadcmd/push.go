@@ -1,4 +1,4 @@
-package console
+package payloadcmd
 
 import (
 	"context"
@@ -66,7 +66,8 @@ of the wrong type, is refused. Format:
 
 Prints the new job's id and uuid (--json: as a JSON object).`
 
-func pushCommand() *cli.Command {
+// PushCommand is `push`: a job pushed as dispatch() would write it.
+func PushCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "push",
 		Usage:       "push a job for a PHP (or Go) worker, as dispatch() would",

@@ -1,4 +1,4 @@
-package console
+package payloadcmd
 
 import (
 	"bytes"
@@ -18,7 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func inspectCommand() *cli.Command {
+// InspectCommand is `inspect`: a payload, a serialized value or a queued
+// job decoded to JSON.
+func InspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
 		Usage:     "decode a job payload (JSON) or a bare serialized PHP value and print it as JSON; or a job of the queue by --id / --uuid",

@@ -1,4 +1,4 @@
-package console
+package classcmd
 
 import (
 	"fmt"
@@ -16,7 +16,8 @@ import (
 // carry over to Go.
 const ExitLost = 1
 
-func auditCommand() *cli.Command {
+// AuditCommand is `audit`: what of each job class carries over to Go.
+func AuditCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "audit",
 		Usage:     "say, for each job class the bridge routes (or each CLASS), what carries over to Go and what does not",
@@ -69,7 +70,7 @@ func runAudit(c *cli.Context, classes []string) error {
 		return err
 	}
 	if len(app.Classes) == 0 {
-		return cli.Exit("audit: no classes: name them (laraworker audit 'App\\Jobs\\X'), or route them to Go in config/laraworker.php (the bridge)", ExitUsage)
+		return cli.Exit("audit: no classes: name them (laraworker audit 'App\\Jobs\\X'), or route them to Go in config/laraworker.php (the bridge)", cmdline.ExitUsage)
 	}
 	report := classaudit.Audit(app)
 	if c.Bool("json") {
