@@ -20,12 +20,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
-	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -420,47 +418,6 @@ func TestRetryRefreshesAnExpiredRetryUntil(t *testing.T) {
 	})
 }
 
-func TestRefreshedRetryUntilRules(t *testing.T) {
-	now := time.Unix(2_000_000_000, 0)
-	build := func(shape payload.Shape, props []phpserialize.Entry, created time.Time, until int64) []byte {
-		raw, err := payload.BuildObjectPayload(payload.NewCommand(`App\Jobs\W`, props, payload.Dispatch{Shape: shape}),
-			payload.BuildOptions{Shape: shape, Now: created})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw, err = payload.ReencodeLikeRetry(raw, &until); err != nil {
-			t.Fatal(err)
-		}
-		return raw
-	}
-	hourAgo := now.Add(-time.Hour)
-	cases := []struct {
-		name string
-		raw  []byte
-		want *int64
-	}{
-		{"expired, createdAt, from a method", build(payload.Shape12, nil, hourAgo, hourAgo.Unix()+600), ptr(now.Unix() + 600)},
-		{"not expired", build(payload.Shape12, nil, hourAgo, now.Unix()+5), nil},
-		{"no createdAt (8.x)", build(payload.Shape8, nil, hourAgo, hourAgo.Unix()+600), nil},
-		{"public property", build(payload.Shape12, []phpserialize.Entry{phpserialize.Public("retryUntil", phpserialize.Int(hourAgo.Unix()+600))}, hourAgo, hourAgo.Unix()+600), nil},
-	}
-	for _, c := range cases {
-		got := refreshedRetryUntil(c.raw, nil, now)
-		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
-			t.Errorf("%s: got %v, want %v", c.name, deref(got), deref(c.want))
-		}
-	}
-}
-
-func ptr(n int64) *int64 { return &n }
-
-func deref(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 func TestForget(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, tg *target) {
 		a := failJob(t, tg.ctx, tg.q, tg.pushed(t, `App\Jobs\A`))
@@ -580,23 +537,6 @@ func TestTablesIsIdempotent(t *testing.T) {
 	tg.mustRun(t, "tables")
 	if n := len(tg.jobs(t)); n != 1 {
 		t.Errorf("tables touched an existing table: %d rows", n)
-	}
-}
-
-func TestTableRendering(t *testing.T) {
-	var b bytes.Buffer
-	if err := output.WriteTable(&b, []string{"a", "name"}, [][]string{{"wörld", "x"}, {"bad\x1b[31m", "line\nbreak"}}); err != nil {
-		t.Fatal(err)
-	}
-	want := "" +
-		"+-------------+-------------+\n" +
-		"| a           | name        |\n" +
-		"+-------------+-------------+\n" +
-		"| wörld       | x           |\n" +
-		"| bad\\x1b[31m | line\\nbreak |\n" +
-		"+-------------+-------------+\n"
-	if b.String() != want {
-		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/payloadcmd"
@@ -51,11 +52,11 @@ func New(reg *handlers.Registry, opts Options) *cli.App {
 			workCommand(reg),
 			payloadcmd.InspectCommand(),
 			payloadcmd.PushCommand(),
-			moveCommand(),
+			admincmd.MoveCommand(),
 			classcmd.AuditCommand(),
 			classcmd.GenCommand(),
 			dashboardCommand(),
-		}, adminCommands()...),
+		}, admincmd.Commands()...),
 		HideHelpCommand: true,
 		// --route values hold exec commands, which may contain commas.
 		DisableSliceFlagSeparator: true,

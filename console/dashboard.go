@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
@@ -120,7 +121,7 @@ func startDashboard(ctx context.Context, conn *queueconn.Connection, setup dashb
 	}
 	srv, err := dashboard.New(dashboard.Options{
 		Tables: own.Tables, Jobs: own.Jobs, Failed: conn.Failed, Batches: conn.Batches, Fleet: own.Fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
-		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secretsOf(conn.Cfg), Logger: log, Version: Version,
+		Encrypter: enc, RetryHook: admincmd.RetryHook(enc, time.Now), Secrets: secretsOf(conn.Cfg), Logger: log, Version: Version,
 	})
 	if err != nil {
 		return nil, err

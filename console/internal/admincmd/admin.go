@@ -1,4 +1,4 @@
-package console
+package admincmd
 
 import (
 	"errors"
@@ -19,7 +19,10 @@ import (
 // arguments and messages of Laravel 8.x), plus size. Each one also takes
 // --json. Errors are one line on stderr and exit status 1.
 
-func adminCommands() []*cli.Command {
+// Commands are artisan's queue:failed, queue:retry, queue:forget,
+// queue:flush, queue:prune-failed and queue:clear, size, tables, pause and
+// continue, in the order --help lists them.
+func Commands() []*cli.Command {
 	return []*cli.Command{
 		failedCommand(), retryCommand(), forgetCommand(), flushCommand(),
 		pruneFailedCommand(), clearCommand(), sizeCommand(), tablesCommand(),
@@ -131,7 +134,7 @@ func runRetry(c *cli.Context, ids []string) error {
 	if err != nil {
 		return s.Fail(err)
 	}
-	hook := retryHook(enc, time.Now)
+	hook := RetryHook(enc, time.Now)
 	var results []jobqueue.RetryResult
 	if all || len(ids) == 0 {
 		results, err = s.Q.RetryAll(c.Context, queue, hook)
@@ -195,9 +198,9 @@ func retryErrorText(r jobqueue.RetryResult) string {
 	return r.Err.Error()
 }
 
-// retryHook re-encodes a failed payload as queue:retry does, refreshing an
+// RetryHook re-encodes a failed payload as queue:retry does, refreshing an
 // expired retryUntil as retryHelp explains.
-func retryHook(enc *payload.Encrypter, now func() time.Time) jobqueue.RetryHook {
+func RetryHook(enc *payload.Encrypter, now func() time.Time) jobqueue.RetryHook {
 	return func(raw []byte) ([]byte, error) {
 		return payload.ReencodeLikeRetry(raw, refreshedRetryUntil(raw, enc, now()))
 	}

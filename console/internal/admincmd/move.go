@@ -1,4 +1,4 @@
-package console
+package admincmd
 
 import (
 	"fmt"
@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func moveCommand() *cli.Command {
+// MoveCommand is `move`: the queued jobs of some classes moved to another
+// queue.
+func MoveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "move",
 		Usage:     "move the queued jobs of some classes to another queue (the backlog when a class moves to Go)",
