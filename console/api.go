@@ -6,6 +6,7 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/democmd"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/urfave/cli/v2"
@@ -70,3 +71,8 @@ func NoArgs(fn cli.ActionFunc) cli.ActionFunc { return cmdline.NoArgs(fn) }
 
 // Warn prints one line on the app's stderr (progress, a skipped step).
 func Warn(c *cli.Context, format string, args ...any) { output.Warn(c, format, args...) }
+
+// DemoCommand is `demo`, the newcomer's tour on an embedded SQLite
+// database. Only the laraworker binary adds it; an embedding program may
+// append it to its app's Commands too.
+func DemoCommand() *cli.Command { return democmd.Command() }

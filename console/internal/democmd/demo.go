@@ -1,4 +1,7 @@
-package console
+// Package democmd is `demo`: the newcomer's tour on an embedded SQLite
+// database (Laravel's tables, a few jobs pushed as Laravel would, a worker
+// that runs them).
+package democmd
 
 import (
 	"context"
@@ -30,10 +33,8 @@ const (
 	demoReport  = `App\Jobs\BuildReport`
 )
 
-// DemoCommand is `demo`, the newcomer's tour on an embedded SQLite
-// database. Only the laraworker binary adds it; an embedding program may
-// append it to its app's Commands too.
-func DemoCommand() *cli.Command {
+// Command is `demo` (console.DemoCommand).
+func Command() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "create the tables in an embedded SQLite database, push a few jobs as Laravel would, and run them",
