@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/democmd"
 	"github.com/laraworker/laraworker/console/internal/output"
@@ -58,11 +57,11 @@ func WriteJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
 func ErrorLine(cfg appconfig.Config, msg string) string { return queueconn.ErrorLine(cfg, msg) }
 
 // ExitUsage is the status of a usage error.
-const ExitUsage = cmdline.ExitUsage
+const ExitUsage = 2
 
 // ExitLost is audit's status when something a class declares would not
 // carry over to Go.
-const ExitLost = classcmd.ExitLost
+const ExitLost = 1
 
 // NoArgs wraps the body of a command that takes no positional arguments:
 // an argument is a usage error (exit status 2) naming it, and flags written
