@@ -1,4 +1,4 @@
-package console
+package payloadcmd_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/console/internal/clitest"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -79,12 +80,12 @@ func fixtureClassFile(t *testing.T, dir string) string {
 		}
 		content = strings.ReplaceAll(content, marker, strconv.FormatInt(*p.RetryUntil, 10))
 	}
-	return write(t, "classes.json", content)
+	return clitest.Write(t, "classes.json", content)
 }
 
 func readFixture(t *testing.T, dir, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", dir, "payloads", name))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", dir, "payloads", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestPushWritesWhatDispatchWrites(t *testing.T) {
 		{"laravel-10.50", "10.50.3", ""},
 		{"laravel-12.67", "12.67.0", "1796032508"},
 	}
-	forEachEngine(t, func(t *testing.T, tg *target) {
-		props := write(t, "scalars.json", scalarJobAllProps)
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
+		props := clitest.Write(t, "scalars.json", scalarJobAllProps)
 		for _, set := range sets {
 			classes := fixtureClassFile(t, set.dir)
 			for _, c := range fixturePushCases(props) {
@@ -116,7 +117,7 @@ func TestPushWritesWhatDispatchWrites(t *testing.T) {
 				if set.createdAt != "" {
 					args = append(args, "--created-at", set.createdAt)
 				}
-				job := tg.pushed(t, args...)
+				job := tg.Pushed(t, args...)
 				if !bytes.Equal(job.Payload, want) {
 					t.Errorf("%s %v:\n got %s\nwant %s", set.version, c.args, job.Payload, want)
 				}
@@ -129,7 +130,7 @@ func TestPushWritesWhatDispatchWrites(t *testing.T) {
 // the app's own version writes, read as work reads it (here from
 // composer.lock, --php off); --laravel-version wins over it.
 func TestPushReadsTheAppsVersion(t *testing.T) {
-	tg := newTarget(t, "sqlite")
+	tg := clitest.NewTarget(t, "sqlite")
 	app := func(version string) []string {
 		dir := t.TempDir()
 		for name, content := range map[string]string{
@@ -159,13 +160,13 @@ func TestPushReadsTheAppsVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := append(append(append(append([]string{}, noop...), "--uuid", p.UUID), c.extra...), c.args...)
-		job := tg.pushed(t, args...)
+		job := tg.Pushed(t, args...)
 		if !bytes.Equal(job.Payload, c.want) {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, job.Payload, c.want)
 		}
 	}
 	// --laravel-version 8.83 over a 12.67 app: 8.x's keys, every property.
-	job := tg.pushed(t, append(append([]string{}, noop...), append(app("12.67.0"), "--laravel-version", "8.83")...)...)
+	job := tg.Pushed(t, append(append([]string{}, noop...), append(app("12.67.0"), "--laravel-version", "8.83")...)...)
 	p, err := payload.Parse(job.Payload)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestPushReadsTheAppsVersion(t *testing.T) {
 		t.Errorf("--laravel-version 8.83 on a 12.67 app: %s", job.Payload)
 	}
 	// A version that names no release is an error that says what to do.
-	_, stderr, code := tg.run(t, append(append([]string{"push"}, noop...), app("12.x-dev")...)...)
+	_, stderr, code := tg.Run(t, append(append([]string{"push"}, noop...), app("12.x-dev")...)...)
 	if code != 1 || !strings.Contains(stderr, `"12.x-dev" names no release: pass --laravel-version`) {
 		t.Errorf("12.x-dev: exit %d, %q", code, stderr)
 	}
@@ -184,13 +185,13 @@ func TestPushReadsTheAppsVersion(t *testing.T) {
 // for one release, with a hint on stderr; --json FILE (before --props)
 // gets a hint too.
 func TestPushShapeAliasAndHints(t *testing.T) {
-	tg := newTarget(t, "sqlite")
-	out, stderr, code := tg.run(t, "push", `App\Jobs\NoopJob`, "--shape", "12", "--output", "json")
+	tg := clitest.NewTarget(t, "sqlite")
+	out, stderr, code := tg.Run(t, "push", `App\Jobs\NoopJob`, "--shape", "12", "--output", "json")
 	if code != 0 || !strings.Contains(stderr, "--shape is deprecated") || !strings.Contains(stderr, "--shape 12 is --laravel-version 12.11") ||
 		!strings.Contains(stderr, "--output is deprecated") || !strings.HasPrefix(out, "{") {
 		t.Fatalf("--shape 12 --output json: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	jobs := tg.jobs(t)
+	jobs := tg.Jobs(t)
 	p, err := payload.Parse(jobs[len(jobs)-1].Payload)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func TestPushShapeAliasAndHints(t *testing.T) {
 		{[]string{"--output", "yaml"}, "want text or json"},
 		{[]string{"--json", "props.json"}, "the properties file is --props FILE"},
 	} {
-		_, stderr, code := tg.run(t, append([]string{"push", `App\Jobs\NoopJob`}, c.args...)...)
+		_, stderr, code := tg.Run(t, append([]string{"push", `App\Jobs\NoopJob`}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, stderr, c.want)
 		}
@@ -217,11 +218,11 @@ func TestPushShapeAliasAndHints(t *testing.T) {
 // TestClassFileErrorsShowTheFormat: a class file that is not a JSON
 // declaration (a PHP file, a typo) gets an error that shows the format.
 func TestClassFileErrorsShowTheFormat(t *testing.T) {
-	tg := newTarget(t, "sqlite")
-	php := write(t, "RetryJob.php", "<?php\n\nnamespace App\\Jobs;\n\nclass RetryJob {}\n")
-	broken := write(t, "classes.json", `{"App\\Jobs\\RetryJob": {"tries": 4,}}`)
-	other := write(t, "other.json", `{"App\\Jobs\\Other": {}}`)
-	badDefault := write(t, "default.json", `{"App\\Jobs\\RetryJob": {"properties": {"failUntil": {"type": "int", "default": "0"}}}}`)
+	tg := clitest.NewTarget(t, "sqlite")
+	php := clitest.Write(t, "RetryJob.php", "<?php\n\nnamespace App\\Jobs;\n\nclass RetryJob {}\n")
+	broken := clitest.Write(t, "classes.json", `{"App\\Jobs\\RetryJob": {"tries": 4,}}`)
+	other := clitest.Write(t, "other.json", `{"App\\Jobs\\Other": {}}`)
+	badDefault := clitest.Write(t, "default.json", `{"App\\Jobs\\RetryJob": {"properties": {"failUntil": {"type": "int", "default": "0"}}}}`)
 	for _, c := range []struct {
 		file, want string
 	}{
@@ -230,7 +231,7 @@ func TestClassFileErrorsShowTheFormat(t *testing.T) {
 		{other, `has no entry for App\Jobs\RetryJob`},
 		{badDefault, `default "0" is not of its type int`},
 	} {
-		_, stderr, code := tg.run(t, "push", `App\Jobs\RetryJob`, "--prop", "failUntil=1", "--class-file", c.file)
+		_, stderr, code := tg.Run(t, "push", `App\Jobs\RetryJob`, "--prop", "failUntil=1", "--class-file", c.file)
 		if code != 2 || !strings.Contains(stderr, c.want) || (c.file != badDefault && !strings.Contains(stderr, `{"App\\Jobs\\RetryJob": {"tries": 4`)) {
 			t.Errorf("%s: exit %d, stderr %q", filepath.Base(c.file), code, stderr)
 		}
@@ -243,7 +244,7 @@ func TestClassFileErrorsShowTheFormat(t *testing.T) {
 // 12.51, without data.batchId before it, and 13's deleteWhenMissingModels
 // key after retryUntil.
 func TestPushShapeAtEveryVersion(t *testing.T) {
-	tg := newTarget(t, "sqlite")
+	tg := clitest.NewTarget(t, "sqlite")
 	l1050 := readFixture(t, "laravel-10.50", "noop.json")
 	l1267 := readFixture(t, "laravel-12.67", "noop.json")
 	p1050, _ := payload.Parse(l1050)
@@ -269,7 +270,7 @@ func TestPushShapeAtEveryVersion(t *testing.T) {
 		{"13.0", v13}, {"13.26", v13},
 	}
 	for _, c := range cases {
-		job := tg.pushed(t, `App\Jobs\NoopJob`, "--prop", "record=true", "--laravel-version", c.version,
+		job := tg.Pushed(t, `App\Jobs\NoopJob`, "--prop", "record=true", "--laravel-version", c.version,
 			"--uuid", p1050.UUID, "--created-at", strconv.FormatInt(*p1267.CreatedAt, 10))
 		if !bytes.Equal(job.Payload, c.want) {
 			t.Errorf("--laravel-version %s:\n got %s\nwant %s", c.version, job.Payload, c.want)

@@ -1,27 +1,30 @@
-package console
+package admincmd_test
 
 import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/console/internal/admincmd"
+	"github.com/laraworker/laraworker/console/internal/clitest"
 )
 
 func runMoveCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return runInspectCLI(t, "", append([]string{"move"}, args...)...)
+	return clitest.RunStdin(t, "", append([]string{"move"}, args...)...)
 }
 
 // TestMoveCommand: --dry-run counts and moves nothing; move moves the
 // unreserved jobs of the classes only, prints the counts before and after,
 // and names the likely meant class for one that has no job.
 func TestMoveCommand(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := clitest.SqliteApp(t)
 	env := []string{"--env", filepath.Join(dir, ".env")}
 	for i := 0; i < 3; i++ {
-		pushJob(t, q, `App\Jobs\Heavy`)
+		clitest.PushJob(t, q, `App\Jobs\Heavy`)
 	}
-	pushJob(t, q, `App\Jobs\Light`)
+	clitest.PushJob(t, q, `App\Jobs\Light`)
 	if _, err := q.DB().Exec(`update jobs set reserved_at = 1, attempts = 1 where id = 1`); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +33,7 @@ func TestMoveCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "| App\\Jobs\\Heavy | 2 + 1 reserved") || !strings.Contains(out, "Dry run: 2 jobs would move from default to go") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 	}
-	if n := countRows(t, q, "jobs where queue = 'go'"); n != 0 {
+	if n := clitest.CountRows(t, q, "jobs where queue = 'go'"); n != 0 {
 		t.Fatalf("the dry run moved %d jobs", n)
 	}
 
@@ -39,12 +42,12 @@ func TestMoveCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
-		Classes []moveRow `json:"classes"`
+		Classes []admincmd.MoveRow `json:"classes"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := []moveRow{
+	want := []admincmd.MoveRow{
 		{Class: `App\Jobs\Heavy`, FromBefore: 2, FromReservedBefore: 1, Moved: 2, FromReservedAfter: 1, ToAfter: 2},
 		{Class: `App\\Jobs\\Light`},
 	}
@@ -54,10 +57,10 @@ func TestMoveCommand(t *testing.T) {
 	if !strings.Contains(errOut, `move: no App\\Jobs\\Light job on queue "default"; did you mean "App\Jobs\Light"?`) {
 		t.Errorf("no warning for the doubled backslashes: %q", errOut)
 	}
-	if n := countRows(t, q, "jobs where queue = 'go' and reserved_at is null"); n != 2 {
+	if n := clitest.CountRows(t, q, "jobs where queue = 'go' and reserved_at is null"); n != 2 {
 		t.Errorf("%d jobs on go", n)
 	}
-	if n := countRows(t, q, "jobs where queue = 'default'"); n != 2 {
+	if n := clitest.CountRows(t, q, "jobs where queue = 'default'"); n != 2 {
 		t.Errorf("%d jobs left on default, want the reserved Heavy and Light", n)
 	}
 

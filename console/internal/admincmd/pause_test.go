@@ -1,4 +1,4 @@
-package console
+package admincmd_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/console/internal/admincmd"
+	"github.com/laraworker/laraworker/console/internal/clitest"
 	"github.com/laraworker/laraworker/fleet"
 )
 
@@ -16,18 +19,18 @@ import (
 // own (an app folder whose config/database.php names it, read without
 // PHP), so tests on the shared database do not see each other's workers
 // and pauses.
-func (tg *target) withOwnFleet(t *testing.T) *fleet.Store {
+func withOwnFleet(t *testing.T, tg *clitest.Target) *fleet.Store {
 	t.Helper()
-	prefix := "p" + randomSuffix(t) + "_"
+	prefix := "p" + clitest.RandomSuffix(t) + "_"
 	app := t.TempDir()
 	conns := ""
-	for _, driver := range engines {
+	for _, driver := range clitest.Engines {
 		conns += "'" + driver + "' => ['driver' => '" + driver + "', 'prefix' => '" + prefix + "'],\n"
 	}
 	for name, content := range map[string]string{
 		"artisan":             "",
 		".env":                "APP_ENV=testing\n",
-		"config/database.php": "<?php\nreturn ['default' => '" + tg.engine + "', 'connections' => [\n" + conns + "]];\n",
+		"config/database.php": "<?php\nreturn ['default' => '" + tg.Engine + "', 'connections' => [\n" + conns + "]];\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(app, name)), 0o755); err != nil {
 			t.Fatal(err)
@@ -36,20 +39,20 @@ func (tg *target) withOwnFleet(t *testing.T) *fleet.Store {
 			t.Fatal(err)
 		}
 	}
-	i := slices.Index(tg.flags, "--env")
-	tg.flags = append(slices.Clone(tg.flags), "--app", app, "--php", "off")
-	tg.flags[i+1] = filepath.Join(app, ".env")
-	fl := fleet.On(tg.q.DB(), tg.q.Dialect(), prefix)
-	if err := fl.CreateTables(tg.ctx); err != nil {
+	i := slices.Index(tg.Flags, "--env")
+	tg.Flags = append(slices.Clone(tg.Flags), "--app", app, "--php", "off")
+	tg.Flags[i+1] = filepath.Join(app, ".env")
+	fl := fleet.On(tg.Q.DB(), tg.Q.Dialect(), prefix)
+	if err := fl.CreateTables(tg.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = fl.DropTables(tg.ctx) })
+	t.Cleanup(func() { _ = fl.DropTables(tg.Ctx) })
 	return fl
 }
 
-func pauseSet(t *testing.T, tg *target, fl *fleet.Store) []string {
+func pauseSet(t *testing.T, tg *clitest.Target, fl *fleet.Store) []string {
 	t.Helper()
-	ps, err := fl.Pauses(tg.ctx)
+	ps, err := fl.Pauses(tg.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +68,8 @@ func pauseSet(t *testing.T, tg *target, fl *fleet.Store) []string {
 // and for running Go workers named by id or --name; stopped and PHP
 // workers and unknown names are refused with what there is.
 func TestPauseAndContinue(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, tg *target) {
-		fl := tg.withOwnFleet(t)
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
+		fl := withOwnFleet(t, tg)
 		now := time.Now().Unix()
 		stopped := now - 60
 		for _, w := range []fleet.WorkerRow{
@@ -76,14 +79,14 @@ func TestPauseAndContinue(t *testing.T) {
 			{ID: "go:web-1:9:1", Kind: fleet.KindGo, Name: "old", Host: "web-1", PID: 9, StartedAt: now - 90, LastSeenAt: stopped, StoppedAt: &stopped},
 			{ID: "php:web-1:13:1", Kind: fleet.KindPHP, Name: "default", Host: "web-1", PID: 13, StartedAt: now, LastSeenAt: now},
 		} {
-			if err := fl.UpsertWorker(tg.ctx, w); err != nil {
+			if err := fl.UpsertWorker(tg.Ctx, w); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, stderr, code := tg.run(t, "pause"); code != ExitUsage || !strings.Contains(stderr, "--queue QUEUE, --worker ID or --all") {
+		if _, stderr, code := tg.Run(t, "pause"); code != console.ExitUsage || !strings.Contains(stderr, "--queue QUEUE, --worker ID or --all") {
 			t.Errorf("pause without a target: exit %d %q", code, stderr)
 		}
-		out := tg.mustRun(t, "pause", "--queue", "high,low", "--worker", "images")
+		out := tg.MustRun(t, "pause", "--queue", "high,low", "--worker", "images")
 		if got := pauseSet(t, tg, fl); !slices.Equal(got, []string{"queue:high", "queue:low", "worker:go:web-1:10:1", "worker:go:web-2:11:1"}) {
 			t.Fatalf("pauses after pause: %v\n%s", got, out)
 		}
@@ -92,7 +95,7 @@ func TestPauseAndContinue(t *testing.T) {
 				t.Errorf("pause output lacks %q:\n%s", want, out)
 			}
 		}
-		if out := tg.mustRun(t, "pause", "--queue", "high"); !strings.Contains(out, "Queue [high] was paused already.") {
+		if out := tg.MustRun(t, "pause", "--queue", "high"); !strings.Contains(out, "Queue [high] was paused already.") {
 			t.Errorf("second pause: %s", out)
 		}
 		for arg, want := range map[string]string{
@@ -100,14 +103,14 @@ func TestPauseAndContinue(t *testing.T) {
 			"php:web-1:13:1": "is a PHP worker",
 			"nosuch":         `no running Go worker has the id or the name "nosuch"; running Go workers: go:web-1:10:1 (images)`,
 		} {
-			if _, stderr, code := tg.run(t, "pause", "--worker", arg); code != 1 || !strings.Contains(stderr, want) {
+			if _, stderr, code := tg.Run(t, "pause", "--worker", arg); code != 1 || !strings.Contains(stderr, want) {
 				t.Errorf("pause --worker %s: exit %d %q, want %q", arg, code, stderr, want)
 			}
 		}
 		var res struct {
-			Continued []pauseTarget `json:"continued"`
+			Continued []admincmd.PauseTarget `json:"continued"`
 		}
-		if err := json.Unmarshal([]byte(tg.mustRun(t, "continue", "--queue", "high", "--queue", "nope", "--json")), &res); err != nil {
+		if err := json.Unmarshal([]byte(tg.MustRun(t, "continue", "--queue", "high", "--queue", "nope", "--json")), &res); err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Continued) != 2 || !res.Continued[0].Changed || res.Continued[1].Changed {
@@ -116,11 +119,11 @@ func TestPauseAndContinue(t *testing.T) {
 		if got := pauseSet(t, tg, fl); len(got) != 3 || slices.Contains(got, "queue:high") {
 			t.Errorf("pauses after continue --queue high: %v", got)
 		}
-		tg.mustRun(t, "pause", "--all")
+		tg.MustRun(t, "pause", "--all")
 		if got := pauseSet(t, tg, fl); len(got) != 4 || !slices.Contains(got, "worker:go:web-1:12:1") {
 			t.Errorf("pauses after pause --all: %v", got)
 		}
-		if out := tg.mustRun(t, "continue", "--all"); !strings.Contains(out, "Continued worker [go:web-1:12:1] (mail on web-1, pid 12).") {
+		if out := tg.MustRun(t, "continue", "--all"); !strings.Contains(out, "Continued worker [go:web-1:12:1] (mail on web-1, pid 12).") {
 			t.Errorf("continue --all: %s", out)
 		}
 		if got := pauseSet(t, tg, fl); len(got) != 0 {

@@ -1,4 +1,4 @@
-package console
+package classcmd_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/console"
+	"github.com/laraworker/laraworker/console/internal/clitest"
 	"github.com/laraworker/laraworker/internal/phptest"
 )
 
@@ -18,8 +20,8 @@ func TestAuditCommand(t *testing.T) {
 	phptest.NeedPHP(t)
 	app := phptest.CopyApp(t)
 	t.Setenv("LARAWORKER_ENV", "")
-	out, errOut, code := runCLI(t, "audit", "--app", app, `App\Jobs\Audit\MiddlewareJob`, `App\Jobs\Audit\FailedHookJob`)
-	if code != ExitLost || !strings.Contains(errOut, "audit: 2 item(s) would not carry over to Go") {
+	out, errOut, code := clitest.RunCLI(t, "audit", "--app", app, `App\Jobs\Audit\MiddlewareJob`, `App\Jobs\Audit\FailedHookJob`)
+	if code != console.ExitLost || !strings.Contains(errOut, "audit: 2 item(s) would not carry over to Go") {
 		t.Errorf("status %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{
@@ -35,7 +37,7 @@ func TestAuditCommand(t *testing.T) {
 		}
 	}
 
-	out, errOut, code = runCLI(t, "audit", `App\Jobs\OptionsJob`, "--json", "--app", app)
+	out, errOut, code = clitest.RunCLI(t, "audit", `App\Jobs\OptionsJob`, "--json", "--app", app)
 	if code != 0 {
 		t.Fatalf("OptionsJob: status %d, %s", code, errOut)
 	}
@@ -59,7 +61,7 @@ func TestAuditCommand(t *testing.T) {
 
 	// Routed classes: those config/laraworker.php lists.
 	phptest.BridgeConfig(t, app, `App\Jobs\Routed\BaseReport::class`)
-	out, _, code = runCLI(t, "audit", "--app", app)
+	out, _, code = clitest.RunCLI(t, "audit", "--app", app)
 	if code != 0 || !strings.Contains(out, `App\Jobs\Routed\MonthlyReport (app/Jobs/Routed/MonthlyReport.php; routed to Go by App\Jobs\Routed\BaseReport)`) ||
 		!strings.Contains(out, "  ShouldBeUnique: Go releases the lock as CallQueuedHandler does; the bridge records its key, store and kind in the payload at dispatch") {
 		t.Errorf("routed classes: status %d\n%s", code, out)
@@ -73,16 +75,16 @@ func TestAuditUsage(t *testing.T) {
 	phptest.NeedPHP(t)
 	app := phptest.CopyApp(t)
 	t.Setenv("LARAWORKER_ENV", "")
-	if _, errOut, code := runCLI(t, "audit", "--app", app); code != ExitUsage || !strings.Contains(errOut, "no classes") {
+	if _, errOut, code := clitest.RunCLI(t, "audit", "--app", app); code != console.ExitUsage || !strings.Contains(errOut, "no classes") {
 		t.Errorf("no classes: %d %q", code, errOut)
 	}
-	if _, errOut, code := runCLI(t, "gen", "--app", app); code != ExitUsage || !strings.Contains(errOut, "name one class") {
+	if _, errOut, code := clitest.RunCLI(t, "gen", "--app", app); code != console.ExitUsage || !strings.Contains(errOut, "name one class") {
 		t.Errorf("gen without a class: %d %q", code, errOut)
 	}
-	if _, errOut, code := runCLI(t, "audit", "--app", t.TempDir(), "X"); code != 1 || !strings.Contains(errOut, "holds no artisan") {
+	if _, errOut, code := clitest.RunCLI(t, "audit", "--app", t.TempDir(), "X"); code != 1 || !strings.Contains(errOut, "holds no artisan") {
 		t.Errorf("no app: %d %q", code, errOut)
 	}
-	if _, errOut, code := runCLI(t, "gen", "--app", app, `App\Jobs\Nope`); code != 1 || !strings.Contains(errOut, "no such class") {
+	if _, errOut, code := clitest.RunCLI(t, "gen", "--app", app, `App\Jobs\Nope`); code != 1 || !strings.Contains(errOut, "no such class") {
 		t.Errorf("gen of a missing class: %d %q", code, errOut)
 	}
 }
@@ -93,7 +95,7 @@ func TestGenCommand(t *testing.T) {
 	phptest.NeedPHP(t)
 	app := phptest.CopyApp(t)
 	t.Setenv("LARAWORKER_ENV", "")
-	out, errOut, code := runCLI(t, "gen", `App\Jobs\DeletableModelJob`, "--app", app, "--package", "podcasts")
+	out, errOut, code := clitest.RunCLI(t, "gen", `App\Jobs\DeletableModelJob`, "--app", app, "--package", "podcasts")
 	if code != 0 {
 		t.Fatalf("status %d: %s", code, errOut)
 	}

@@ -1,12 +1,12 @@
-package console
+package payloadcmd_test
 
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/console/internal/clitest"
 	"github.com/laraworker/laraworker/payload"
 )
 
@@ -32,18 +32,9 @@ const scalarJobProps = `{"count":42,"big":9223372036854775807,"negative":-7,"rat
  "nothing":null,"tags":["red","green"],"meta":{"nested":{"k":1,"10":"ten"},"list":[1.5,false,null]},
  "changedDefault":6,"secretNote":"protected promoted","privateCount":3}`
 
-func write(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func fixture1267(t *testing.T, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("../testdata/laravel-12.67/payloads/" + name)
+	raw, err := os.ReadFile("../../../testdata/laravel-12.67/payloads/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +46,9 @@ func fixture1267(t *testing.T, name string) []byte {
 // options in the payload (not in the command, as 9.4+ omits defaults) and
 // ScalarJob's protected and private properties under PHP's names.
 func TestPushWithClassFileMatches1267(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, tg *target) {
-		classes := write(t, "classes.json", classFile1267)
-		props := write(t, "scalars.json", scalarJobProps)
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
+		classes := clitest.Write(t, "classes.json", classFile1267)
+		props := clitest.Write(t, "scalars.json", scalarJobProps)
 		for _, c := range []struct {
 			fixture string
 			args    []string
@@ -70,7 +61,7 @@ func TestPushWithClassFileMatches1267(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			job := tg.pushed(t, append(c.args, "--class-file", classes, "--laravel-version", "12.67",
+			job := tg.Pushed(t, append(c.args, "--class-file", classes, "--laravel-version", "12.67",
 				"--uuid", p.UUID, "--created-at", "1796032508")...)
 			if !bytes.Equal(job.Payload, want) {
 				t.Errorf("%s:\n got %s\nwant %s", c.args[0], job.Payload, want)
@@ -82,9 +73,9 @@ func TestPushWithClassFileMatches1267(t *testing.T) {
 // TestPushWithClassFileOn8: 8.x serializes every property, so the
 // declared options are in the command too, and flags still win.
 func TestPushWithClassFileOn8(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, tg *target) {
-		classes := write(t, "classes.json", classFile1267)
-		job := tg.pushed(t, `App\Jobs\RetryJob`, "--class-file", classes, "--prop", "failUntil=1", "--tries", "6")
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
+		classes := clitest.Write(t, "classes.json", classFile1267)
+		job := tg.Pushed(t, `App\Jobs\RetryJob`, "--class-file", classes, "--prop", "failUntil=1", "--tries", "6")
 		p, err := payload.Parse(job.Payload)
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +97,8 @@ func TestPushWithClassFileOn8(t *testing.T) {
 }
 
 func TestPushRefusesWhatPHPCannotHold(t *testing.T) {
-	tg := newTarget(t, "sqlite")
-	classes := write(t, "classes.json", classFile1267)
+	tg := clitest.NewTarget(t, "sqlite")
+	classes := clitest.Write(t, "classes.json", classFile1267)
 	cases := []struct {
 		args []string
 		want string
@@ -120,16 +111,16 @@ func TestPushRefusesWhatPHPCannotHold(t *testing.T) {
 		{[]string{`App\Jobs\ScalarJob`, "--prop", "\x00*\x00secretNote=x"}, `declare their visibility in a --class-file`},
 	}
 	for _, c := range cases {
-		_, stderr, code := tg.run(t, append(append([]string{"push"}, c.args...), "--class-file", classes)...)
+		_, stderr, code := tg.Run(t, append(append([]string{"push"}, c.args...), "--class-file", classes)...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to say %q", c.args, code, stderr, c.want)
 		}
 	}
-	if n := len(tg.jobs(t)); n != 0 {
+	if n := len(tg.Jobs(t)); n != 0 {
 		t.Errorf("%d jobs pushed by refused commands", n)
 	}
-	bad := write(t, "bad.json", `{"App\\Jobs\\X": {"tries": 1, "retries": 2}}`)
-	if _, stderr, code := tg.run(t, "push", `App\Jobs\X`, "--class-file", bad); code == 0 || !strings.Contains(stderr, `unknown field "retries"`) {
+	bad := clitest.Write(t, "bad.json", `{"App\\Jobs\\X": {"tries": 1, "retries": 2}}`)
+	if _, stderr, code := tg.Run(t, "push", `App\Jobs\X`, "--class-file", bad); code == 0 || !strings.Contains(stderr, `unknown field "retries"`) {
 		t.Errorf("an unknown class-file key: exit %d, %q", code, stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package console
+package democmd_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/console/internal/clitest"
 )
 
 // appDatabase writes an SQLite file holding what a Laravel 11+ app's own
@@ -46,7 +48,7 @@ func TestDemoNeverTouchesTheFolder(t *testing.T) {
 	appDB := filepath.Join(dir, "database", "database.sqlite")
 	before := appDatabase(t, appDB)
 	t.Chdir(dir)
-	out, stderr, code := runCLI(t, "demo")
+	out, stderr, code := clitest.RunCLI(t, "demo")
 	if code != 0 {
 		t.Fatalf("demo: exit %d: %s", code, stderr)
 	}
@@ -77,7 +79,7 @@ func TestDemoNeverTouchesTheFolder(t *testing.T) {
 func TestDemoKeepsItsDatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kept", "demo.sqlite")
 	for run := 1; run <= 2; run++ {
-		out, stderr, code := runCLI(t, "demo", "--database", path)
+		out, stderr, code := clitest.RunCLI(t, "demo", "--database", path)
 		if code != 0 || !strings.HasPrefix(out, "Demo database: "+path+" (kept)\n") {
 			t.Fatalf("run %d: exit %d: %s\n%s", run, code, stderr, out)
 		}
@@ -109,7 +111,7 @@ func TestDemoRefusesAnotherDatabase(t *testing.T) {
 		appDB: "demo: --database " + appDB + " holds tables the demo did not create (users): it looks like an app's database",
 		notDB: "demo: --database " + notDB + " is not an SQLite database the demo can use",
 	} {
-		out, stderr, code := runCLI(t, "demo", "--database", file)
+		out, stderr, code := clitest.RunCLI(t, "demo", "--database", file)
 		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(out, "Pushed") {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit 1 and %q", file, code, stderr, out, want)
 		}

@@ -1,4 +1,4 @@
-package console
+package payloadcmd_test
 
 import (
 	"bytes"
@@ -7,25 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/console/internal/clitest"
 )
 
-// runCLI runs the CLI in-process and returns stdout, stderr and the exit
-// status.
-func runInspectCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	app := testApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter, app.Reader = &out, &errOut, strings.NewReader(stdin)
-	code := Run(app, append([]string{"laraworker"}, args...))
-	return out.String(), errOut.String(), code
+func payloadFile(name string) string {
+	return filepath.Join("..", "..", "..", "testdata", "payloads", name)
 }
 
-func payloadFile(name string) string { return filepath.Join("..", "testdata", "payloads", name) }
-
-const fixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
-
 func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", payloadFile("models.json"))
+	out, errOut, code := clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--compact", payloadFile("models.json"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -56,30 +47,30 @@ func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
 
 func TestInspectDecryptsWithTheKey(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "app.key")
-	os.WriteFile(keyFile, []byte(fixtureKey+"\n"), 0o600)
-	out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key-file", keyFile, payloadFile("encrypted-aes-256-cbc.json"))
+	os.WriteFile(keyFile, []byte(clitest.FixtureKey+"\n"), 0o600)
+	out, errOut, code := clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key-file", keyFile, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 0 || !strings.Contains(out, `"encrypted":true`) || !strings.Contains(out, `"class":"App\\Jobs\\EncryptedJob"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), payloadFile("encrypted-aes-256-cbc.json"))
+	_, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 1 || !strings.Contains(errOut, "no APP_KEY") || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("without a key: exit %d, %q", code, errOut)
 	}
 	wrong := "base64:" + strings.Repeat("A", 43) + "="
 	wrongFile := filepath.Join(t.TempDir(), ".env")
 	os.WriteFile(wrongFile, []byte("APP_NAME=x\nAPP_KEY="+wrong+"\n"), 0o600)
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key-file", wrongFile, payloadFile("encrypted-aes-256-cbc.json"))
+	_, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--key-file", wrongFile, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 1 || !strings.Contains(errOut, "The MAC is invalid.") || strings.Contains(errOut, wrong) {
 		t.Fatalf("wrong key: exit %d, %q", code, errOut)
 	}
-	_, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--key", fixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
-	if code != 2 || strings.Contains(errOut, fixtureKey) {
+	_, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--key", clitest.FixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 2 || strings.Contains(errOut, clitest.FixtureKey) {
 		t.Fatalf("--key (a secret in argv) must be refused as a usage error, without echoing it: exit %d, %q", code, errOut)
 	}
 }
 
 func TestInspectBareSerializedValueFromStdin(t *testing.T) {
-	out, errOut, code := runInspectCLI(t, `a:2:{i:0;E:11:"Suit:Hearts";s:1:"d";d:1.0E+25;}`, "inspect", "--env", emptyEnv(t), "--compact", "-")
+	out, errOut, code := clitest.RunStdin(t, `a:2:{i:0;E:11:"Suit:Hearts";s:1:"d";d:1.0E+25;}`, "inspect", "--env", emptyEnv(t), "--compact", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -96,7 +87,7 @@ func TestInspectBadInputIsOneLineWithTheOffset(t *testing.T) {
 		{`{"uuid":`, "invalid JSON"},
 		{``, "empty input"},
 	} {
-		out, errOut, code := runInspectCLI(t, c.in, "inspect", "--env", emptyEnv(t), "-")
+		out, errOut, code := clitest.RunStdin(t, c.in, "inspect", "--env", emptyEnv(t), "-")
 		if code != 1 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q (want one line with %q)", c.in, code, out, errOut, c.want)
 		}
@@ -124,15 +115,15 @@ func TestInspect1267ShowsKeysAsStored(t *testing.T) {
 		{"scalars.json", `"uuid","displayName","job","maxTries","maxExceptions","failOnTimeout","backoff","timeout","retryUntil","data","createdAt","delay"`},
 		{"unique.json", `"uuid","displayName","job","maxTries","maxExceptions","failOnTimeout","backoff","timeout","retryUntil","data","createdAt","illuminate:log:context","delay"`},
 	} {
-		out, errOut, code := runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact",
-			"--class-file", write(t, "classes.json", classFile1267+"\n"), filepath.Join("..", "testdata", "laravel-12.67", "payloads", c.file))
+		out, errOut, code := clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--compact",
+			"--class-file", clitest.Write(t, "classes.json", classFile1267+"\n"), filepath.Join("..", "..", "..", "testdata", "laravel-12.67", "payloads", c.file))
 		if c.file == "unique.json" {
 			// UniqueJob is not in the class file: inspect says so.
 			if code == 0 || !strings.Contains(errOut, `no entry for App\Jobs\UniqueJob`) {
 				t.Errorf("unique.json without a class entry: exit %d %s", code, errOut)
 			}
-			out, errOut, code = runInspectCLI(t, "", "inspect", "--env", emptyEnv(t), "--compact",
-				filepath.Join("..", "testdata", "laravel-12.67", "payloads", c.file))
+			out, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--compact",
+				filepath.Join("..", "..", "..", "testdata", "laravel-12.67", "payloads", c.file))
 		}
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.file, code, errOut)

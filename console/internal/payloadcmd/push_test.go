@@ -1,4 +1,4 @@
-package console
+package payloadcmd_test
 
 import (
 	"bytes"
@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/clitest"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
 func TestPushStoresTheBuiltPayload(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, tg *target) {
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
 		const uuid = "0b7c8f4e-2f4a-4c55-9a55-3c1f6f0d9a10"
-		job := tg.pushed(t, `\App\Jobs\ReportJob`,
+		job := tg.Pushed(t, `\App\Jobs\ReportJob`,
 			"--prop", "reportId=42", "--prop", `tags=["a","b,c"]`, "--prop", "title=Größe / 1",
 			"--prop", "ratio=0.5", "--prop", `filter={"7":"seven","on":true}`, "--prop", "ratio=0.25",
 			"--queue", "reports", "--delay", "30", "--tries", "3", "--backoff", "1,5", "--timeout", "20",
@@ -87,7 +88,7 @@ func TestPushStoresTheBuiltPayload(t *testing.T) {
 // properties for it, as raw JSON.
 func fixture(t *testing.T, file string) (raw []byte, props json.RawMessage) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "payloads", file))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "payloads", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func fixture(t *testing.T, file string) (raw []byte, props json.RawMessage) {
 			Properties json.RawMessage `json:"properties"`
 		} `json:"fixtures"`
 	}
-	mb, err := os.ReadFile(filepath.Join("..", "testdata", "payloads", "manifest.json"))
+	mb, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "payloads", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func fixture(t *testing.T, file string) (raw []byte, props json.RawMessage) {
 // A push with the same class, properties and uuid stores the very bytes
 // Laravel 8.83 stored when dispatching the fixture's job.
 func TestPushMatchesLaravelFixtures(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, tg *target) {
+	clitest.ForEachEngine(t, func(t *testing.T, tg *clitest.Target) {
 		scalars, scalarProps := fixture(t, "scalars.json")
 		propsFile := filepath.Join(t.TempDir(), "props.json")
 		if err := os.WriteFile(propsFile, scalarProps, 0o600); err != nil {
@@ -149,7 +150,7 @@ func TestPushMatchesLaravelFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			job := tg.pushed(t, append(c.args, "--uuid", p.UUID)...)
+			job := tg.Pushed(t, append(c.args, "--uuid", p.UUID)...)
 			if !bytes.Equal(job.Payload, c.want) {
 				t.Errorf("%s:\n got %s\nwant %s", c.args[0], job.Payload, c.want)
 			}
@@ -158,14 +159,14 @@ func TestPushMatchesLaravelFixtures(t *testing.T) {
 }
 
 func TestPushEncrypted(t *testing.T) {
-	tg := newTarget(t, appconfig.EngineSQLite)
-	_, stderr, code := tg.run(t, "push", `App\Jobs\Secret`, "--encrypt")
+	tg := clitest.NewTarget(t, appconfig.EngineSQLite)
+	_, stderr, code := tg.Run(t, "push", `App\Jobs\Secret`, "--encrypt")
 	if code != 1 || !strings.Contains(stderr, "--encrypt needs an APP_KEY") {
 		t.Errorf("without a key: exit %d, %q", code, stderr)
 	}
 	const key = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
 	t.Setenv("LARAWORKER_APP_KEY", key)
-	job := tg.pushed(t, `App\Jobs\Secret`, "--encrypt", "--prop", "token=abc")
+	job := tg.Pushed(t, `App\Jobs\Secret`, "--encrypt", "--prop", "token=abc")
 	p, err := payload.Parse(job.Payload)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestPushEncrypted(t *testing.T) {
 }
 
 func TestPushRejectsBadInput(t *testing.T) {
-	tg := newTarget(t, appconfig.EngineSQLite)
+	tg := clitest.NewTarget(t, appconfig.EngineSQLite)
 	for _, args := range [][]string{
 		{"push"},
 		{"push", "Not A Class"},
@@ -201,12 +202,12 @@ func TestPushRejectsBadInput(t *testing.T) {
 		{"push", `App\Jobs\X`, "--timeout", "soon"},
 		{"push", `App\Jobs\X`, "--props", filepath.Join(t.TempDir(), "missing.json")},
 	} {
-		_, stderr, code := tg.run(t, args...)
+		_, stderr, code := tg.Run(t, args...)
 		if code == 0 || !strings.HasPrefix(stderr, "laraworker: push: ") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
-	if n := len(tg.jobs(t)); n != 0 {
+	if n := len(tg.Jobs(t)); n != 0 {
 		t.Errorf("%d jobs pushed by bad input", n)
 	}
 }
