@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/laraworker/laraworker/console/internal/admincmd"
+	"github.com/laraworker/laraworker/console/internal/classcmd"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/payloadcmd"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/urfave/cli/v2"
 )
@@ -46,13 +50,13 @@ func New(reg *handlers.Registry, opts Options) *cli.App {
 		Version: opts.version(),
 		Commands: append([]*cli.Command{
 			workCommand(reg),
-			inspectCommand(),
-			pushCommand(),
-			moveCommand(),
-			auditCommand(),
-			genCommand(),
+			payloadcmd.InspectCommand(),
+			payloadcmd.PushCommand(),
+			admincmd.MoveCommand(),
+			classcmd.AuditCommand(),
+			classcmd.GenCommand(),
 			dashboardCommand(),
-		}, adminCommands()...),
+		}, admincmd.Commands()...),
 		HideHelpCommand: true,
 		// --route values hold exec commands, which may contain commas.
 		DisableSliceFlagSeparator: true,
@@ -100,7 +104,7 @@ func buildVersion() string {
 // as one line on stderr, prefixed with the program's name.
 func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
-	conventions(app)
+	cmdline.Conventions(app)
 	if err := app.Run(args); err != nil {
 		printError(app.ErrWriter, app.Name, err)
 		if coder, ok := err.(cli.ExitCoder); ok {

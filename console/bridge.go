@@ -6,21 +6,16 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/bridgeproto"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/worker"
 )
-
-// hooksQueue is where the worker's store pushes the bridge's hook jobs:
-// a queue of a database queue connection on the store's own database.
-type hooksQueue struct {
-	connection, table, queue string
-}
 
 // workBridge is the app's bridge as the worker uses it: what it does, and
 // where its hook jobs go. No bridge (or an app read without its PHP, which
 // cannot tell): nil, nil. A hooks queue Go cannot write in the
 // transactions of its outcomes (another driver, another database) is an
 // error: the hooks would not be atomic with the outcomes they follow.
-func workBridge(info appconfig.AppInfo) (*worker.Bridge, *hooksQueue, error) {
+func workBridge(info appconfig.AppInfo) (*worker.Bridge, *queueconn.HooksQueue, error) {
 	b := info.Bridge
 	if b == nil || !b.Installed {
 		return nil, nil, nil
@@ -34,7 +29,7 @@ func workBridge(info appconfig.AppInfo) (*worker.Bridge, *hooksQueue, error) {
 	switch {
 	case h.Connection == "" || !h.Defined:
 		return nil, nil, fmt.Errorf("%s, which config/queue.php does not define", where)
-	case h.Driver != driverDatabase:
+	case h.Driver != queueconn.DriverDatabase:
 		return nil, nil, fmt.Errorf("%s, whose driver is %q: laraworker pushes the hook jobs in the transaction of its own write, so it must be a database connection", where, h.Driver)
 	case h.Queue == "":
 		return nil, nil, fmt.Errorf("%s, which has no queue name (set hooks_queue.queue, LARAWORKER_HOOKS_QUEUE, or the connection's queue)", where)
@@ -43,14 +38,14 @@ func workBridge(info appconfig.AppInfo) (*worker.Bridge, *hooksQueue, error) {
 	case h.DBConnection != info.DBConnection:
 		return nil, nil, fmt.Errorf("%s, on database connection %q, but this worker writes its outcomes (jobs, failed_jobs, job_batches) to database connection %q: the hook jobs would not be written in the same transaction, and a crash could lose or double them. Point hooks_queue at a database queue connection on %q", where, h.DBConnection, info.DBConnection, info.DBConnection)
 	}
-	return wb, &hooksQueue{connection: h.Connection, table: h.Table, queue: h.Queue}, nil
+	return wb, &queueconn.HooksQueue{Connection: h.Connection, Table: h.Table, Queue: h.Queue}, nil
 }
 
 // hooksQueueWarning: a worker that watches the hooks queue leaves the hook
 // jobs there alone (they are PHP's), and says so.
-func hooksQueueWarning(h *hooksQueue, connection string, queues []string) string {
-	if h == nil || h.connection != connection || !slices.Contains(queues, h.queue) {
+func hooksQueueWarning(h *queueconn.HooksQueue, connection string, queues []string) string {
+	if h == nil || h.Connection != connection || !slices.Contains(queues, h.Queue) {
 		return ""
 	}
-	return fmt.Sprintf("this worker watches queue %q, where the bridge's hook jobs go (hooks_queue): Go never runs them; a `php artisan queue:work --queue=%s` must serve it", h.queue, h.queue)
+	return fmt.Sprintf("this worker watches queue %q, where the bridge's hook jobs go (hooks_queue): Go never runs them; a `php artisan queue:work --queue=%s` must serve it", h.Queue, h.Queue)
 }

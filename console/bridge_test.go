@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 )
 
 // TestWorkBridge: the worker pushes hook jobs only for an installed bridge
@@ -26,7 +27,7 @@ func TestWorkBridge(t *testing.T) {
 		t.Errorf("a bridge without hooks: %v %v %v", b, h, err)
 	}
 	b, h, err := workBridge(info(true, all, good))
-	if err != nil || len(b.Capabilities) != 6 || *h != (hooksQueue{connection: "database", table: "jobs", queue: "hooks"}) {
+	if err != nil || len(b.Capabilities) != 6 || *h != (queueconn.HooksQueue{Connection: "database", Table: "jobs", Queue: "hooks"}) {
 		t.Errorf("a bridge with hooks: %v %+v %v", b, h, err)
 	}
 	for _, c := range []struct {
@@ -45,7 +46,7 @@ func TestWorkBridge(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
-	if w := hooksQueueWarning(&hooksQueue{connection: "database", queue: "hooks"}, "database", []string{"go", "hooks"}); !strings.Contains(w, "Go never runs them") {
+	if w := hooksQueueWarning(&queueconn.HooksQueue{Connection: "database", Queue: "hooks"}, "database", []string{"go", "hooks"}); !strings.Contains(w, "Go never runs them") {
 		t.Errorf("watching the hooks queue: %q", w)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
@@ -21,18 +22,18 @@ import (
 
 // sharesCache tells whether the store reaches the app's default cache
 // store as PHP does.
-func (c *connection) sharesCache() bool {
-	s, ok := c.store.(jobqueue.CacheAccess)
+func sharesCache(c *queueconn.Connection) bool {
+	s, ok := c.Store.(jobqueue.CacheAccess)
 	return ok && s.SharedCache() != nil
 }
 
 // warnUnsharedCache logs one warning when Go cannot reach the cache store
 // PHP keeps queue:restart and maxExceptions in.
-func warnUnsharedCache(conn *connection, version string, log zerolog.Logger) {
-	if conn.sharesCache() {
+func warnUnsharedCache(conn *queueconn.Connection, version string, log zerolog.Logger) {
+	if sharesCache(conn) {
 		return
 	}
-	store := conn.cfg.CacheStore
+	store := conn.Cfg.CacheStore
 	fix := cacheFix(version)
 	if store == "redis" {
 		fix = "let laraworker read the app's config through its php (php on the PATH, or --php), with a known Laravel version; else " + fix

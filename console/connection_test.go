@@ -10,59 +10,10 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/internal/testredis"
 	"github.com/rs/zerolog"
 )
-
-// TestOpenConnectionByDriver: the served queue connection's driver picks
-// the store. A database connection (or an unknown driver, as before) gets
-// the database store with every capability the CLI uses; a redis one is
-// refused by name until a Redis store exists, instead of serving the jobs
-// table PHP does not push to.
-func TestOpenConnectionByDriver(t *testing.T) {
-	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: filepath.Join(t.TempDir(), "q.sqlite")}.WithDefaults()
-	ctx := context.Background()
-	for _, info := range []appconfig.AppInfo{{}, {Connection: "database", QueueDriver: "database"}, {Connection: "jobs", QueueConnections: map[string]string{"jobs": "database"}}} {
-		conn, err := openConnection(ctx, cfg, info, connectionOptions{})
-		if err != nil {
-			t.Fatalf("%+v: %v", info, err)
-		}
-		if conn.driver != driverDatabase || conn.admin == nil || conn.failed == nil || conn.schema == nil || conn.classes == nil || conn.sql == nil {
-			t.Errorf("%+v: driver %s, capabilities %+v", info, conn.driver, conn)
-		}
-		if err := conn.ping(ctx); err != nil {
-			t.Errorf("ping: %v", err)
-		}
-		conn.Close()
-	}
-	info := appconfig.AppInfo{Connection: "redis", ConnectionFrom: "queue.default",
-		QueueConnections: map[string]string{"redis": "redis", "database": "database"}}
-	_, err := openConnection(ctx, cfg, info, connectionOptions{})
-	if err == nil || !strings.Contains(err.Error(), `queue connection "redis" has driver redis, but its configuration was not read`) {
-		t.Fatalf("redis connection without its config: %v", err)
-	}
-	srv := testredis.Start(t)
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	info.RedisQueue = &appconfig.RedisQueueConfig{
-		Queue: map[string]any{"driver": "redis", "connection": "default", "queue": "default", "retry_after": 90.0},
-		Redis: appconfig.RedisArrays{"client": "phpredis", "default": map[string]any{"host": host, "port": port}},
-	}
-	info.Version = "8.83.27"
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{})
-	if err != nil {
-		t.Fatalf("redis connection: %v", err)
-	}
-	defer conn.Close()
-	if conn.driver != driverRedis || conn.admin == nil || conn.failed == nil || conn.sql == nil || conn.classes == nil {
-		t.Errorf("redis: driver %s, capabilities %+v", conn.driver, conn)
-	}
-	if err := conn.ping(ctx); err != nil {
-		t.Errorf("ping: %v", err)
-	}
-	if _, err := conn.database("the dashboard"); err != nil || conn.sql.tables.Jobs != "" {
-		t.Errorf("the redis connection's database: %v, tables %+v", err, conn.sql.tables)
-	}
-}
 
 // TestExactModeIsOneValue: --laravel-exact is set once, on the connection;
 // the store's statements, the worker's config and the claim reported at
@@ -71,16 +22,16 @@ func TestExactModeIsOneValue(t *testing.T) {
 	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: filepath.Join(t.TempDir(), "q.sqlite")}.WithDefaults()
 	ctx := context.Background()
 	for _, exact := range []bool{false, true} {
-		conn, err := openConnection(ctx, cfg, appconfig.AppInfo{}, connectionOptions{exact: exact})
+		conn, err := queueconn.Open(ctx, cfg, appconfig.AppInfo{}, queueconn.Options{Exact: exact})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		if err := conn.createTables(ctx); err != nil {
+		if err := conn.CreateTables(ctx); err != nil {
 			t.Fatal(err)
 		}
 		wcfg := workerConfig(workFlags{exact: !exact}, conn, workerDeps{})
-		_, claim := conn.claim(ctx, zerolog.Nop())
+		_, claim := conn.Claim(ctx, zerolog.Nop())
 		if wcfg.LaravelExact != exact || (claim == "laravel-exact") != exact {
 			t.Errorf("exact %v: worker LaravelExact %v, claim %q", exact, wcfg.LaravelExact, claim)
 		}

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/admincmd"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/dashboard"
 	"github.com/laraworker/laraworker/dashboard/snapshot"
 	"github.com/laraworker/laraworker/worker"
@@ -47,7 +51,7 @@ func dashboardCommand() *cli.Command {
 		Name:        "dashboard",
 		Usage:       "serve the web dashboard of the queue (127.0.0.1:8089 by default)",
 		Description: dashboardHelp,
-		Flags: append(append(connectionFlags(),
+		Flags: append(append(cmdline.ConnectionFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "listen on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; other hosts need credentials)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve the queue and fleet gauges on /metrics at `PORT or HOST:PORT`"},
 		), dashboardFlags("")...),
@@ -56,14 +60,14 @@ func dashboardCommand() *cli.Command {
 }
 
 func runDashboard(c *cli.Context) error {
-	log := newLogger(c)
-	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
+	log := output.Logger(c)
+	cfg, info, err := queueconn.LoadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{})
+	conn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -95,8 +99,8 @@ type dashboardSetup struct {
 
 // startDashboard checks the bind address against the credentials,
 // listens, and serves the dashboard and its snapshot until ctx ends.
-func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
-	own, err := conn.database("the dashboard")
+func startDashboard(ctx context.Context, conn *queueconn.Connection, setup dashboardSetup, log zerolog.Logger) (*dashboard.Server, error) {
+	own, err := conn.Database("the dashboard")
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +115,13 @@ func startDashboard(ctx context.Context, conn *connection, setup dashboardSetup,
 	if err := dashboard.CheckBind(addr, auth); err != nil {
 		return nil, err
 	}
-	enc, err := encrypterFor(conn.cfg)
+	enc, err := queueconn.Encrypter(conn.Cfg)
 	if err != nil {
 		return nil, err
 	}
 	srv, err := dashboard.New(dashboard.Options{
-		Tables: own.tables, Jobs: own.jobs, Failed: conn.failed, Batches: conn.batches, Fleet: own.fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
-		Encrypter: enc, RetryHook: retryHook(enc, time.Now), Secrets: secretsOf(conn.cfg), Logger: log, Version: Version,
+		Tables: own.Tables, Jobs: own.Jobs, Failed: conn.Failed, Batches: conn.Batches, Fleet: own.Fleet, Auth: auth, ReadOnly: setup.readOnly, HidePayloads: setup.hidePayloads,
+		Encrypter: enc, RetryHook: admincmd.RetryHook(enc, time.Now), Secrets: secretsOf(conn.Cfg), Logger: log, Version: Version,
 	})
 	if err != nil {
 		return nil, err
@@ -150,9 +154,9 @@ func secretsOf(cfg appconfig.Config) []string {
 
 // serveRegistry serves a fresh Prometheus registry on /metrics (with
 // /healthz) at addr.
-func serveRegistry(ctx context.Context, flag, addr string, conn *connection, log zerolog.Logger) (*prometheus.Registry, error) {
+func serveRegistry(ctx context.Context, flag, addr string, conn *queueconn.Connection, log zerolog.Logger) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
-	if err := serveOn(ctx, flag, addr, reg, conn.ping, nil, log); err != nil {
+	if err := serveOn(ctx, flag, addr, reg, conn.Ping, nil, log); err != nil {
 		return nil, err
 	}
 	return reg, nil

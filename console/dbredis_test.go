@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdsn"
 	"github.com/laraworker/laraworker/internal/testwait"
@@ -56,20 +57,20 @@ func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 		CacheStore: "redis", CachePrefix: "laravel_cache"}.WithDefaults()
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{log: log})
+	conn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := conn.createTables(ctx); err != nil {
+	if err := conn.CreateTables(ctx); err != nil {
 		t.Fatal(err)
 	}
 	warnUnsharedCache(conn, info.Version, log)
-	if !conn.sharesCache() || logs.Len() != 0 {
-		t.Fatalf("shares %v, logged %s", conn.sharesCache(), logs.String())
+	if !sharesCache(conn) || logs.Len() != 0 {
+		t.Fatalf("shares %v, logged %s", sharesCache(conn), logs.String())
 	}
 
-	locks, state, closeLocks := lockStores(conn.store, cfg, info.Version, log)
+	locks, state, closeLocks := lockStores(conn.Store, cfg, info.Version, log)
 	defer closeLocks()
 	lockKey := prefix + `laravel_cache:laravel_unique_job:App\Jobs\UniqueJob1`
 	rc.Set(ctx, lockKey, "owner", time.Minute)
@@ -87,7 +88,7 @@ func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 	// in the redis store.
 	restartKey := prefix + "laravel_cache:illuminate:queue:restart"
 	rc.Set(ctx, restartKey, "1764600000", 0)
-	w, err := worker.New(conn.store, handlers.NewRegistry(), worker.Config{Sleep: 10 * time.Millisecond, Logger: zerolog.Nop(),
+	w, err := worker.New(conn.Store, handlers.NewRegistry(), worker.Config{Sleep: 10 * time.Millisecond, Logger: zerolog.Nop(),
 		Locks: locks, StateStores: state.stores, DurationLimiters: state.limiters})
 	if err != nil {
 		t.Fatal(err)
@@ -105,16 +106,16 @@ func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 	// The same app on the file store: nothing to share, the warning says so.
 	cfg.CacheStore = "file"
 	info.SharedRedis.CacheStore = nil
-	fileConn, err := openConnection(ctx, cfg, info, connectionOptions{log: log})
+	fileConn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fileConn.Close()
 	warnUnsharedCache(fileConn, info.Version, log)
-	if fileConn.sharesCache() || !bytes.Contains(logs.Bytes(), []byte(`"cache_store":"file"`)) {
-		t.Errorf("file store: shares %v, logged %s", fileConn.sharesCache(), logs.String())
+	if sharesCache(fileConn) || !bytes.Contains(logs.Bytes(), []byte(`"cache_store":"file"`)) {
+		t.Errorf("file store: shares %v, logged %s", sharesCache(fileConn), logs.String())
 	}
-	if _, ok := fileConn.store.(jobqueue.MiddlewareState).DurationLimiters()["default"]; !ok {
+	if _, ok := fileConn.Store.(jobqueue.MiddlewareState).DurationLimiters()["default"]; !ok {
 		t.Error("no DurationLimiter for the ...WithRedis middleware beside a file store")
 	}
 }

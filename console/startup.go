@@ -2,15 +2,14 @@ package console
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/didyoumean"
-	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/rs/zerolog"
 )
 
@@ -57,7 +56,7 @@ func queueDriverWarning(info appconfig.AppInfo) string {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		return msg
-	case driver != driverDatabase && driver != driverRedis:
+	case driver != queueconn.DriverDatabase && driver != queueconn.DriverRedis:
 		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database or redis: PHP does not push its jobs to the jobs table; %s",
 			info.Connection, info.ConnectionFrom, driver, hint)
 	}
@@ -69,7 +68,7 @@ func queueDriverWarning(info appconfig.AppInfo) string {
 func databaseConnectionHint(info appconfig.AppInfo) string {
 	var dbConns []string
 	for name, d := range info.QueueConnections {
-		if d == driverDatabase || d == driverRedis {
+		if d == queueconn.DriverDatabase || d == queueconn.DriverRedis {
 			dbConns = append(dbConns, name)
 		}
 	}
@@ -78,22 +77,6 @@ func databaseConnectionHint(info appconfig.AppInfo) string {
 		return "no queue connection of the app has the database or redis driver"
 	}
 	return "serve one with --connection " + strings.Join(dbConns, " or --connection ")
-}
-
-// missingTablesError is the error for queue tables that do not exist.
-func missingTablesError(missing []jobqueue.MissingTable) error {
-	parts := make([]string, len(missing))
-	queueTables := false
-	for i, m := range missing {
-		parts[i] = m.String()
-		queueTables = queueTables || m.Role != "cache"
-	}
-	if !queueTables {
-		// The app's cache table is its own migration's: --create-tables
-		// makes only the queue's tables.
-		return errors.New(strings.Join(parts, "; "))
-	}
-	return fmt.Errorf("%s (laraworker work --create-tables creates the queue's tables too)", strings.Join(parts, "; "))
 }
 
 // routeWarnings checks each Go route against the classes waiting on the
@@ -108,16 +91,16 @@ func missingTablesError(missing []jobqueue.MissingTable) error {
 // database's LIKE ignores case too (MySQL, SQLite); where it does not
 // (PostgreSQL, the engine named by driver) the route gets a warning that
 // says so.
-func routeWarnings(ctx context.Context, q classReader, driver string, queues []string, reg *handlers.Registry) ([]string, error) {
+func routeWarnings(ctx context.Context, q queueconn.ClassReader, driver string, queues []string, reg *handlers.Registry) ([]string, error) {
 	routes := reg.Names()
 	if len(routes) == 0 {
 		return nil, nil
 	}
-	present, read, err := q.ClassesOnQueues(ctx, queues, classSample)
+	present, read, err := q.ClassesOnQueues(ctx, queues, queueconn.ClassSample)
 	if err != nil {
 		return nil, err
 	}
-	names := sortedClasses(present)
+	names := queueconn.SortedClasses(present)
 	exact, otherCase := matchRoutes(reg, names)
 	var out []string
 	for _, route := range routes {
@@ -134,7 +117,7 @@ func routeWarnings(ctx context.Context, q classReader, driver string, queues []s
 			}
 			continue
 		}
-		if read >= classSample { // a sample: confirm the class is absent
+		if read >= queueconn.ClassSample { // a sample: confirm the class is absent
 			n, err := countOnQueues(ctx, q, queues, route)
 			if err != nil {
 				return nil, err
@@ -176,7 +159,7 @@ func caseWarning(route, spelled string, queues []string, driver string) string {
 		route, spelled, strings.Join(queues, ","), driver, spelled)
 }
 
-func countOnQueues(ctx context.Context, q classReader, queues []string, class string) (int64, error) {
+func countOnQueues(ctx context.Context, q queueconn.ClassReader, queues []string, class string) (int64, error) {
 	var total int64
 	for _, name := range queues {
 		c, err := q.CountClasses(ctx, name, []string{class})
@@ -236,7 +219,7 @@ func bridgeWarnings(b *appconfig.BridgeConfig, connection string, queues []strin
 	}
 	var out []string
 	for _, r := range b.Jobs {
-		queue, conn := orString(r.Queue, b.Queue), orString(r.Connection, b.Connection)
+		queue, conn := queueconn.OrString(r.Queue, b.Queue), queueconn.OrString(r.Connection, b.Connection)
 		if conn != "" && conn != connection {
 			continue // another connection: another laraworker serves it
 		}
@@ -247,34 +230,27 @@ func bridgeWarnings(b *appconfig.BridgeConfig, connection string, queues []strin
 	return out
 }
 
-func orString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // checkSetup runs the startup checks of `work`: missing tables are an
 // error; a route that matches no queued job and a bridge route to an
 // unwatched queue are warnings. Nothing is claimed before they ran.
-func checkSetup(ctx context.Context, conn *connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, log zerolog.Logger) error {
-	if conn.schema != nil {
-		missing, err := conn.schema.MissingTables(ctx)
+func checkSetup(ctx context.Context, conn *queueconn.Connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, log zerolog.Logger) error {
+	if conn.Schema != nil {
+		missing, err := conn.Schema.MissingTables(ctx)
 		if err != nil {
 			return err
 		}
 		if len(missing) > 0 {
-			return missingTablesError(missing)
+			return queueconn.MissingTablesError(missing)
 		}
 	}
 	var warnings []string
-	if q := conn.classReader(); q != nil {
+	if q := conn.ClassReader(); q != nil {
 		var err error
-		if warnings, err = routeWarnings(ctx, q, conn.cfg.Driver, queues, reg); err != nil {
+		if warnings, err = routeWarnings(ctx, q, conn.Cfg.Driver, queues, reg); err != nil {
 			return err
 		}
 	}
-	warnings = append(warnings, bridgeWarnings(info.Bridge, conn.store.Connection(), queues)...)
+	warnings = append(warnings, bridgeWarnings(info.Bridge, conn.Store.Connection(), queues)...)
 	for _, w := range warnings {
 		log.Warn().Msg(w)
 	}

@@ -4,21 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
+	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
-	"github.com/mattn/go-isatty"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -29,22 +29,22 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 	return &cli.Command{
 		Name:  "work",
 		Usage: "run jobs that have Go handlers, like `php artisan queue:work`",
-		Flags: append(connectionFlags(),
+		Flags: append(cmdline.ConnectionFlags(),
 			&cli.StringFlag{Name: "queue", Usage: "queues in priority order, comma separated (default: the connection's default queue)"},
 			&cli.StringFlag{Name: "name", Value: "default", Usage: "worker name, shown in logs"},
-			durationFlag("sleep", worker.DefaultSleep, "how long to sleep when no job is available"),
-			durationFlag("rest", 0, "how long to rest after each claim that found jobs"),
+			cmdline.DurationFlag("sleep", worker.DefaultSleep, "how long to sleep when no job is available"),
+			cmdline.DurationFlag("rest", 0, "how long to rest after each claim that found jobs"),
 			&cli.BoolFlag{Name: "once", Usage: "run a single job, then stop"},
 			&cli.BoolFlag{Name: "stop-when-empty", Usage: "stop when the queues are empty"},
-			countFlag("max-jobs", 0, "stop after this many jobs (0: no limit)"),
-			durationFlag("max-time", 0, "stop after this long (0: no limit)"),
-			countFlag("memory", worker.DefaultMemoryMB, "stop with status 12 when RSS reaches this many MB (0: never)"),
-			durationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
-			countFlag("tries", worker.DefaultTries, "attempts when the payload sets no maxTries (0: unlimited)"),
+			cmdline.CountFlag("max-jobs", 0, "stop after this many jobs (0: no limit)"),
+			cmdline.DurationFlag("max-time", 0, "stop after this long (0: no limit)"),
+			cmdline.CountFlag("memory", worker.DefaultMemoryMB, "stop with status 12 when RSS reaches this many MB (0: never)"),
+			cmdline.DurationFlag("timeout", worker.DefaultTimeout, "how long a job may run when its payload sets no timeout (0: none)"),
+			cmdline.CountFlag("tries", worker.DefaultTries, "attempts when the payload sets no maxTries (0: unlimited)"),
 			&cli.StringFlag{Name: "backoff", Value: "0", Usage: "seconds before retrying a failed job when the payload sets no backoff (\"1,5,10\" allowed)"},
 			&cli.IntFlag{Name: "concurrency", Value: worker.DefaultConcurrency, Usage: "jobs run at once"},
-			durationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
-			durationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
+			cmdline.DurationFlag("grace", worker.DefaultGrace, "after a stop signal, how long running jobs may finish before they are cancelled and released"),
+			cmdline.DurationFlag("write-grace", worker.DefaultWriteGrace, "after the worker stops, how long outcome writes that keep failing (database down) are retried before they are dropped (exit status 75; the jobs run again after retry_after); a stop signal makes the worker exit within --grace + --write-grace"),
 			&cli.BoolFlag{Name: "laravel-exact", Usage: "claim one job per transaction and delete jobs one by one, exactly as Laravel does"},
 			&cli.StringFlag{Name: "horizon", Value: "auto", EnvVars: []string{"LARAWORKER_HORIZON"}, Usage: "on a redis queue connection, write Laravel Horizon's records of the jobs Go runs (status, completed and failed lists, metrics, tags), as Horizon's PHP listeners do: auto (when the app has laravel/horizon installed), on or off"},
 			&cli.StringFlag{Name: "unrouted", Value: string(worker.UnroutedSkip), Usage: "jobs without a handler: skip (never reserve them) or fail"},
@@ -53,7 +53,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringSliceFlag{Name: "route", EnvVars: []string{"LARAWORKER_ROUTES"}, Usage: "`CLASS=HANDLER` with HANDLER noop, log or exec:COMMAND (repeatable)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on `PORT or HOST:PORT` (a bare port binds 127.0.0.1)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go's pprof profiles (/debug/pprof/) on `PORT or HOST:PORT` (a bare port binds 127.0.0.1; off by default)"},
-			laravelVersionFlag("it picks the exception texts written to failed_jobs and the unique lock keys of 8 to 11.38 (default: the app's version; unknown: 10.10+'s texts)"),
+			cmdline.LaravelVersionFlag("it picks the exception texts written to failed_jobs and the unique lock keys of 8 to 11.38 (default: the app's version; unknown: 10.10+'s texts)"),
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"LARAWORKER_LOG_LEVEL"}, Usage: "`LEVEL`: debug (every job's start too), info (every job's end), warn, error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, text, or auto (text on a terminal, JSON otherwise)"},
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
@@ -61,7 +61,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.StringFlag{Name: "dashboard-addr", Usage: "serve the web dashboard on `PORT or HOST:PORT` (see `laraworker dashboard --help`)"},
 			dashboardFlags("dashboard-")[0], dashboardFlags("dashboard-")[1],
 		),
-		Action: noArgs(func(c *cli.Context) error { return runWork(c, reg) }),
+		Action: cmdline.NoArgs(func(c *cli.Context) error { return runWork(c, reg) }),
 	}
 }
 
@@ -72,7 +72,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err != nil {
 		return err
 	}
-	cfg, info, err := loadAppConfig(c, connectionOverrides(c))
+	cfg, info, err := queueconn.LoadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -84,7 +84,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	f.worker.Bridge, f.hooks = bridge, hooks
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer stop()
-	conn, err := openConnection(ctx, cfg, info, connectionOptions{exact: f.exact, log: f.log, hooks: hooks, horizon: f.horizon})
+	conn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{Exact: f.exact, Log: f.log, Hooks: hooks, Horizon: f.horizon})
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -111,7 +111,7 @@ type workFlags struct {
 	// dashboard is --dashboard-addr and its options; no addr: none.
 	dashboard dashboardSetup
 	// hooks is the bridge's hooks queue (workBridge); nil: none.
-	hooks *hooksQueue
+	hooks *queueconn.HooksQueue
 }
 
 // readWorkFlags reads and checks the flags and registers --route's
@@ -126,10 +126,10 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 	}
 	unrouted, err := worker.ParseUnrouted(c.String("unrouted"))
 	if err != nil {
-		return workFlags{}, usageError("work: %v", err)
+		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
-	if err := checkHorizonFlag(c.String("horizon")); err != nil {
-		return workFlags{}, usageError("work: %v", err)
+	if err := queueconn.CheckHorizonFlag(c.String("horizon")); err != nil {
+		return workFlags{}, cmdline.UsageError("work: %v", err)
 	}
 	f := workFlags{
 		log: log, worker: workConfig(c, unrouted), exact: c.Bool("laravel-exact"), horizon: c.String("horizon"), versionSet: c.IsSet("laravel-version"),
@@ -145,10 +145,10 @@ func readWorkFlags(c *cli.Context, reg *handlers.Registry) (workFlags, error) {
 // --concurrency, and no handler at all (unless --unrouted=fail).
 func (f workFlags) check(reg *handlers.Registry) error {
 	if v := f.worker.LaravelVersion; v != "" && !appconfig.ValidVersion(v) {
-		return usageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
+		return cmdline.UsageError("work: --laravel-version %q: want a version such as 8.83 or 12.67", v)
 	}
 	if f.worker.Concurrency < 1 {
-		return usageError("work: --concurrency must be at least 1")
+		return cmdline.UsageError("work: --concurrency must be at least 1")
 	}
 	if len(reg.Names()) == 0 && f.worker.Unrouted != worker.UnroutedFail {
 		return cli.Exit("work: no handlers: register some in your program or pass --route 'App\\Jobs\\X=noop'", 1)
@@ -169,7 +169,7 @@ func (f *workFlags) completeFromApp(cfg appconfig.Config, info appconfig.AppInfo
 
 // runWorker checks the setup, builds the worker and runs it until it
 // stops.
-func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+func runWorker(ctx context.Context, f workFlags, conn *queueconn.Connection, info appconfig.AppInfo, reg *handlers.Registry) error {
 	if err := checkWorkSetup(ctx, f, conn, info, reg); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfi
 		return cli.Exit(err.Error(), 1)
 	}
 	defer deps.closeLocks()
-	w, err := worker.New(conn.store, reg, workerConfig(f, conn, deps))
+	w, err := worker.New(conn.Store, reg, workerConfig(f, conn, deps))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -195,16 +195,16 @@ func runWorker(ctx context.Context, f workFlags, conn *connection, info appconfi
 
 // checkWorkSetup creates the tables when asked, then runs the startup
 // checks: nothing is claimed before they pass.
-func checkWorkSetup(ctx context.Context, f workFlags, conn *connection, info appconfig.AppInfo, reg *handlers.Registry) error {
+func checkWorkSetup(ctx context.Context, f workFlags, conn *queueconn.Connection, info appconfig.AppInfo, reg *handlers.Registry) error {
 	if f.createTables {
-		if err := conn.createTables(ctx); err != nil {
+		if err := conn.CreateTables(ctx); err != nil {
 			return cli.Exit(err.Error(), 1)
 		}
 	}
 	if err := checkSetup(ctx, conn, info, f.worker.Queues, reg, f.log); err != nil {
 		return cli.Exit("work: "+err.Error(), 1)
 	}
-	if w := hooksQueueWarning(f.hooks, conn.store.Connection(), f.worker.Queues); w != "" {
+	if w := hooksQueueWarning(f.hooks, conn.Store.Connection(), f.worker.Queues); w != "" {
 		f.log.Warn().Msg(w)
 	}
 	warnUnsharedCache(conn, f.worker.LaravelVersion, f.log)
@@ -224,8 +224,8 @@ type workerDeps struct {
 }
 
 // newWorkerDeps makes them, and serves pprof when asked.
-func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDeps, error) {
-	enc, err := encrypterFor(conn.cfg)
+func newWorkerDeps(ctx context.Context, f workFlags, conn *queueconn.Connection) (workerDeps, error) {
+	enc, err := queueconn.Encrypter(conn.Cfg)
 	if err != nil {
 		return workerDeps{}, err
 	}
@@ -235,7 +235,7 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 		}
 	}
 	d := workerDeps{enc: enc}
-	d.locks, d.state, d.closeLocks = lockStores(conn.store, conn.cfg, f.worker.LaravelVersion, f.log)
+	d.locks, d.state, d.closeLocks = lockStores(conn.Store, conn.Cfg, f.worker.LaravelVersion, f.log)
 	if f.metricsAddr != "" {
 		if d.metrics, err = workerMetrics(); err != nil {
 			d.closeLocks()
@@ -251,12 +251,12 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *connection) (workerDe
 // workerConfig is the worker's config, built once: the settings the
 // flags and the app resolved, the connection's exact mode, and what was
 // made for the worker.
-func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
+func workerConfig(f workFlags, conn *queueconn.Connection, d workerDeps) worker.Config {
 	wcfg := f.worker
-	wcfg.LaravelExact = conn.exact
+	wcfg.LaravelExact = conn.Exact
 	wcfg.Logger, wcfg.Encrypter, wcfg.Metrics = f.log, d.enc, d.metrics
-	wcfg.App = &handlers.App{Config: conn.cfg, DB: conn.db()}
-	wcfg.Locks, wcfg.CacheStore = d.locks, conn.cfg.CacheStore
+	wcfg.App = &handlers.App{Config: conn.Cfg, DB: conn.DB()}
+	wcfg.Locks, wcfg.CacheStore = d.locks, conn.Cfg.CacheStore
 	wcfg.StateStores, wcfg.DurationLimiters = d.state.stores, d.state.limiters
 	if d.counts != nil {
 		wcfg.Written, wcfg.Ran = d.counts.Written, d.counts.Ran
@@ -265,7 +265,7 @@ func workerConfig(f workFlags, conn *connection, d workerDeps) worker.Config {
 }
 
 // serveBesideWorker serves --metrics-addr and --dashboard-addr.
-func serveBesideWorker(ctx context.Context, f workFlags, conn *connection, w *worker.Worker, m *worker.Metrics) error {
+func serveBesideWorker(ctx context.Context, f workFlags, conn *queueconn.Connection, w *worker.Worker, m *worker.Metrics) error {
 	if f.metricsAddr != "" {
 		// A dashboard feeds the depth gauges from its snapshot, without the
 		// full-table count pollDepth runs.
@@ -285,10 +285,10 @@ func serveBesideWorker(ctx context.Context, f workFlags, conn *connection, w *wo
 }
 
 // logWorkerStarted is the line that says what the worker runs.
-func logWorkerStarted(ctx context.Context, f workFlags, conn *connection, reg *handlers.Registry, info appconfig.AppInfo) {
-	lock, claim := conn.claim(ctx, f.log)
+func logWorkerStarted(ctx context.Context, f workFlags, conn *queueconn.Connection, reg *handlers.Registry, info appconfig.AppInfo) {
+	lock, claim := conn.Claim(ctx, f.log)
 	f.log.Info().Str("worker", f.worker.Name).Strs("queues", f.worker.Queues).Strs("routes", reg.Names()).
-		Int("concurrency", f.worker.Concurrency).Str("config", info.Source).Str("driver", conn.cfg.Driver).
+		Int("concurrency", f.worker.Concurrency).Str("config", info.Source).Str("driver", conn.Cfg.Driver).
 		Str("lock", lock).Str("claim", claim).Msg("worker started")
 }
 
@@ -320,19 +320,19 @@ func workConfig(c *cli.Context, unrouted worker.Unrouted) worker.Config {
 	return worker.Config{
 		Queues:         worker.ParseQueues(c.String("queue")),
 		Name:           c.String("name"),
-		Sleep:          orNone(durationOf(c, "sleep")),
-		Rest:           durationOf(c, "rest"),
+		Sleep:          orNone(cmdline.DurationOf(c, "sleep")),
+		Rest:           cmdline.DurationOf(c, "rest"),
 		Once:           c.Bool("once"),
 		StopWhenEmpty:  c.Bool("stop-when-empty"),
-		MaxJobs:        int(countOf(c, "max-jobs")),
-		MaxTime:        durationOf(c, "max-time"),
-		MemoryMB:       orNone(int(countOf(c, "memory"))),
-		Timeout:        orNone(durationOf(c, "timeout")),
-		Tries:          orNone(int(countOf(c, "tries"))),
+		MaxJobs:        int(cmdline.CountOf(c, "max-jobs")),
+		MaxTime:        cmdline.DurationOf(c, "max-time"),
+		MemoryMB:       orNone(int(cmdline.CountOf(c, "memory"))),
+		Timeout:        orNone(cmdline.DurationOf(c, "timeout")),
+		Tries:          orNone(int(cmdline.CountOf(c, "tries"))),
 		Backoff:        c.String("backoff"),
 		Concurrency:    c.Int("concurrency"),
-		Grace:          orNone(durationOf(c, "grace")),
-		WriteGrace:     orNone(durationOf(c, "write-grace")),
+		Grace:          orNone(cmdline.DurationOf(c, "grace")),
+		WriteGrace:     orNone(cmdline.DurationOf(c, "write-grace")),
 		Unrouted:       unrouted,
 		LaravelVersion: c.String("laravel-version"),
 
@@ -410,12 +410,12 @@ func workerMetrics() (m *worker.Metrics, err error) {
 // /healthz for a worker, and polls queue depth when poll is set. /healthz
 // is 503 while the store is unreachable or the worker has a
 // configuration problem, with the reason.
-func serveMetrics(ctx context.Context, addr string, conn *connection, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
-	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, conn.ping, w.Health, log); err != nil {
+func serveMetrics(ctx context.Context, addr string, conn *queueconn.Connection, w *worker.Worker, m *worker.Metrics, poll bool, log zerolog.Logger) error {
+	if err := serveOn(ctx, "metrics-addr", addr, prometheus.DefaultGatherer, conn.Ping, w.Health, log); err != nil {
 		return err
 	}
 	if poll {
-		go pollDepth(ctx, conn.admin, m, log)
+		go pollDepth(ctx, conn.Admin, m, log)
 	}
 	return nil
 }
@@ -469,15 +469,9 @@ func pollDepth(ctx context.Context, q jobqueue.Admin, m *worker.Metrics, log zer
 	}
 }
 
-// newLogger logs JSON when stderr is not a terminal, readable text on one.
-func newLogger(c *cli.Context) zerolog.Logger {
-	log, _ := buildLogger(c.App.ErrWriter, "auto")
-	return log
-}
-
 // workLogger is the worker's logger as --log-format and --log-level say.
 func workLogger(c *cli.Context) (zerolog.Logger, error) {
-	log, err := buildLogger(c.App.ErrWriter, c.String("log-format"))
+	log, err := output.BuildLogger(c.App.ErrWriter, c.String("log-format"))
 	if err != nil {
 		return log, err
 	}
@@ -488,56 +482,20 @@ func workLogger(c *cli.Context) (zerolog.Logger, error) {
 	return log.Level(level), nil
 }
 
-// buildLogger writes JSON lines, or readable text (format "text", or
-// "auto" on a terminal). Text is coloured only on a terminal, and never
-// with NO_COLOR set: escape codes in a log file or a journal are noise.
-func buildLogger(out io.Writer, format string) (zerolog.Logger, error) {
-	if out == nil {
-		out = os.Stderr
-	}
-	tty := writesToTerminal(out)
-	text := false
-	switch format {
-	case "json":
-	case "text":
-		text = true
-	case "auto":
-		text = tty
-	default:
-		return zerolog.Nop(), fmt.Errorf("work: --log-format %q: want json, text or auto", format)
-	}
-	if text {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly, NoColor: !tty || os.Getenv("NO_COLOR") != ""}
-	}
-	return zerolog.New(out).With().Timestamp().Logger(), nil
-}
-
-// writesToTerminal reports whether w is a terminal; a writer may say so
-// itself (tests).
-func writesToTerminal(w io.Writer) bool {
-	switch v := w.(type) {
-	case interface{ IsTerminal() bool }:
-		return v.IsTerminal()
-	case *os.File:
-		return isatty.IsTerminal(v.Fd()) || isatty.IsCygwinTerminal(v.Fd())
-	}
-	return false
-}
-
 // startHeartbeat records w in the workers table and applies pauses from
 // the dashboard until the returned stop is called (after Run), which
 // marks the row stopped. Without counts (--heartbeat=false) it does
 // nothing.
-func startHeartbeat(conn *connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
+func startHeartbeat(conn *queueconn.Connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
 	if counts == nil {
 		return func() {}
 	}
-	own, err := conn.database("the fleet's heartbeat")
+	own, err := conn.Database("the fleet's heartbeat")
 	if err != nil {
 		log.Warn().Err(err).Msg("the worker is not recorded in the fleet, and pauses from the dashboard do not reach it")
 		return func() {}
 	}
-	hb := &fleet.Heartbeat{Store: own.fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+	hb := &fleet.Heartbeat{Store: own.Fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	hb.Start(ctx)
 	done := make(chan struct{})

@@ -53,6 +53,9 @@ func laraworkerBinary(t *testing.T) string {
 	return binPath
 }
 
+// fixtureKey is the APP_KEY of the fixtures' app (testdata).
+const fixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
+
 // sqliteApp is a Laravel-like app dir with a .env pointing at SQLite and
 // the tables created.
 func sqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {

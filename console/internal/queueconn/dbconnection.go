@@ -1,0 +1,109 @@
+package queueconn
+
+import (
+	"context"
+	"errors"
+
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dashboard/snapshot"
+	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/redisshared"
+	"github.com/rs/zerolog"
+)
+
+// This file is the database driver's constructor: the one place of the
+// CLI that names package dbqueue. Everything else reaches the store through
+// the connection's jobqueue interfaces.
+
+// openDatabaseConnection opens Laravel's database queue on cfg's database,
+// with laraworker's own tables there, and what the app keeps in Redis for
+// its workers (a redis default cache store, the ...WithRedis middleware's
+// connections) when its config says it.
+func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, info appconfig.AppInfo, opts Options) (*Connection, error) {
+	shared := sharedRedis(cfg, info, opts.Log)
+	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.Exact, HooksQueue: opts.Hooks.dbqueue(), Shared: dbqueue.SharedStores{
+		Cache: shared.Cache, Locks: shared.Locks, StateStores: shared.StateStores, DurationLimiters: shared.DurationLimiters,
+	}})
+	if err != nil {
+		shared.Close()
+		return nil, err
+	}
+	conn := newConnection(cfg, q, opts)
+	qcfg := q.Config()
+	conn.sql = &QueueDatabase{
+		DB:    q.DB(),
+		Fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
+		Tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
+			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
+	}
+	conn.Ping = q.DB().PingContext
+	conn.close = func() error { return errors.Join(q.Close(), shared.Close()) }
+	conn.claimPlan = func(ctx context.Context, log zerolog.Logger) (string, string) {
+		return q.LockClause(), detectClaimPath(ctx, q, opts.Exact, log)
+	}
+	return conn, nil
+}
+
+// sharedRedis opens, for the database store, what the app keeps in Redis
+// for its workers, as package redisstore does beside a redis queue: with
+// a redis default cache store, Go then reads `php artisan queue:restart`'s
+// signal and the maxExceptions counters there and shares unique locks and
+// RateLimited/WithoutOverlapping state with PHP. The clients dial on first
+// use. An app whose Redis config was not read gets empty Stores (the
+// startup warning of cachewarning.go then says what is not shared).
+func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logger) *redisshared.Stores {
+	r := info.SharedRedis
+	if r == nil {
+		return &redisshared.Stores{}
+	}
+	app := redisshared.App{Redis: map[string]any(r.Redis), StoreName: cfg.CacheStore, CachePrefix: cfg.CachePrefix, Version: info.Version}
+	// A cache store set by LARAWORKER_CACHE_STORE wins over the app's
+	// array: the redis store is opened only when it is still the one used.
+	if cfg.CacheStore == "redis" {
+		app.CacheStore = r.CacheStore
+	}
+	st, err := redisshared.Open(app)
+	if err != nil {
+		if redisshared.IsRedisStore(app.CacheStore) {
+			log.Warn().Err(err).Msg("the app's redis cache store cannot be opened: queue:restart, maxExceptions, unique locks and job middleware state are not shared with PHP")
+		}
+		return &redisshared.Stores{}
+	}
+	return st
+}
+
+// detectClaimPath finds out whether the claim index is there (the worker
+// then claims through it) and says which claim the worker runs. On
+// PostgreSQL without the index and without statistics it warns once:
+// the claims then read the table in id order (sqldb turns sorting off on
+// the worker's sessions), past every delayed row and every row of another
+// queue ahead of the ready ones.
+// The worker never runs ANALYZE on the user's table itself.
+func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zerolog.Logger) string {
+	info, err := q.DetectClaimPath(ctx)
+	if err != nil {
+		log.Warn().Err(err).Msg("could not look for the claim index; claiming with Laravel's query")
+		return string(dbqueue.ClaimPathLaravel)
+	}
+	if exact {
+		return "laravel-exact"
+	}
+	if info.PreviousIndex {
+		log.Warn().Str("table", q.Config().JobsTable).
+			Msg("the jobs table has the claim index of an earlier laraworker version, which this one does not use (it holds reserved_at, so every claim rewrites it): run `laraworker tables --index` to replace it")
+	}
+	if info.NoStatistics {
+		log.Warn().Str("table", q.Config().JobsTable).
+			Msg("PostgreSQL has no statistics for the jobs table: claims read it in id order, past every delayed row and every row of another queue ahead of the ready ones. Run `laraworker tables --index` (plans that do not depend on statistics) or ANALYZE the table")
+	}
+	return string(info.Path)
+}
+
+// dbqueue is the hooks queue as package dbqueue takes it.
+func (h *HooksQueue) dbqueue() *dbqueue.HooksQueue {
+	if h == nil {
+		return nil
+	}
+	return &dbqueue.HooksQueue{Connection: h.Connection, Table: h.Table, Queue: h.Queue}
+}
