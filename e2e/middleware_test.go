@@ -92,7 +92,7 @@ func testMovedMiddlewareSharedWithPHP(t *testing.T, s *suite) {
 			}
 		}
 		checkNoOverlap(t, podcast, mine)
-		checkWindows(t, podcast, mine, 3)
+		checkWindows(t, fmt.Sprintf("podcast %d", podcast), mine, 3)
 	}
 	if locks := s.keysIn(t, "cache_locks"); len(locks) != 0 {
 		t.Errorf("locks left: %v", locks)
@@ -161,7 +161,7 @@ func checkNoOverlap(t *testing.T, podcast int64, runs []syncRun) {
 // second before the hit, and the next window's first run may start a
 // moment after its hit): no such span may hold more than max runs, and
 // all runs are accounted for.
-func checkWindows(t *testing.T, podcast int64, runs []syncRun, max int) {
+func checkWindows(t *testing.T, what string, runs []syncRun, max int) {
 	t.Helper()
 	var windows []string
 	for i := 0; i < len(runs); {
@@ -173,12 +173,12 @@ func checkWindows(t *testing.T, podcast int64, runs []syncRun, max int) {
 		}
 		windows = append(windows, strconv.Itoa(n))
 		if n > max {
-			t.Errorf("podcast %d: %d runs within a minute from %.3f; the limit is %d", podcast, n, open, max)
+			t.Errorf("%s: %d runs within a minute from %.3f; the limit is %d", what, n, open, max)
 		}
 	}
-	t.Logf("podcast %d: runs per window %s", podcast, strings.Join(windows, ", "))
+	t.Logf("%s: runs per window %s", what, strings.Join(windows, ", "))
 	if len(windows) < 2 {
-		t.Errorf("podcast %d: runs fell into windows of %s runs; want the excess held back into a second window", podcast, strings.Join(windows, ", "))
+		t.Errorf("%s: runs fell into windows of %s runs; want the excess held back into a second window", what, strings.Join(windows, ", "))
 	}
 }
 

@@ -153,7 +153,7 @@ func (e *jobExecutor) rateLimited(s middlewareStep, next func() outcome) outcome
 	}
 	r := rateLimiter{cache: s.cache, now: e.clock.Now}
 	for _, l := range s.m.Limits {
-		too, err := r.tooManyAttempts(e.ctx, l.CacheKey, l.MaxAttempts)
+		too, err := r.checkAndHit(e.ctx, s.m.Store, l.CacheKey, l.MaxAttempts, l.DecaySeconds)
 		if err != nil {
 			return e.middlewareFailed(s.m, err)
 		}
@@ -169,9 +169,6 @@ func (e *jobExecutor) rateLimited(s middlewareStep, next func() outcome) outcome
 				return e.middlewareFailed(s.m, err)
 			}
 			return e.released(in + 3)
-		}
-		if _, err := r.hit(e.ctx, l.CacheKey, l.DecaySeconds); err != nil {
-			return e.middlewareFailed(s.m, err)
 		}
 	}
 	return next()

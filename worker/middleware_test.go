@@ -238,6 +238,32 @@ func TestRateLimitedSharesOneBudget(t *testing.T) {
 	}
 }
 
+// TestRateLimitedHoldsAtConcurrency: twelve jobs limited to three a
+// minute, run eight at once: exactly three run. Laravel's RateLimited
+// reads the count and then hits it; jobs checked at the same moment would
+// all pass at two and run, so the worker checks and hits one key one job
+// at a time.
+func TestRateLimitedHoldsAtConcurrency(t *testing.T) {
+	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
+		q := lockEnv(t, engine)
+		c := newCounter()
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(mwClass, func(ctx context.Context, job *handlers.Job) error { c.add(job); return nil })
+		for range 12 {
+			pushSync(t, q, 7, limitRecord(q, 7, 3, true))
+		}
+		w, _ := newTestWorker(t, q, reg, mwConfig(8), nil)
+		runWorker(t, w, 30*time.Second)
+		if c.total() != 3 {
+			t.Errorf("%d jobs ran; want 3 (3 a minute)", c.total())
+		}
+		key := q.Config().CachePrefix + limiterKey("podcasts", "7")
+		if v, ok, _ := q.StateStores()["database"].Cache.Get(context.Background(), key); !ok || string(v) != "i:3;" {
+			t.Errorf("the counter is %q (%v); want i:3;", v, ok)
+		}
+	})
+}
+
 // TestRateLimitedDontReleaseAndUnlimited: a limited job with dontRelease()
 // is deleted as done; an unregistered or unlimited limiter lets the job
 // run without touching the cache.
@@ -623,5 +649,36 @@ func TestOverlapLockKeptWhileAnAbandonedHandlerRuns(t *testing.T) {
 			}
 			g.open()
 		})
+	}
+}
+
+// TestKeyedMutexDropsIdleKeys: one key's holders take turns, other keys do
+// not wait for them, and a key nobody holds or waits for is forgotten.
+func TestKeyedMutexDropsIdleKeys(t *testing.T) {
+	k := keyedMutex{held: map[string]*keyedTurn{}}
+	var inside, most atomic.Int32
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			unlock := k.lock("a")
+			n := inside.Add(1)
+			if n > most.Load() {
+				most.Store(n)
+			}
+			other := k.lock("b") // another key: free while "a" is held
+			other()
+			inside.Add(-1)
+			unlock()
+		}()
+	}
+	for range 8 {
+		testwait.Recv(t, done, 10*time.Second, "a holder to finish")
+	}
+	if most.Load() != 1 {
+		t.Errorf("%d holders of one key at once; want 1", most.Load())
+	}
+	if len(k.held) != 0 {
+		t.Errorf("idle keys kept: %v", k.held)
 	}
 }

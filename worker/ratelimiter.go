@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
@@ -119,4 +120,60 @@ func leadingInt(s string) int64 {
 	}
 	n, _ := strconv.ParseInt(s[:end], 10, 64)
 	return n
+}
+
+// limiterTurns serialises, within this process, the check and the hit of
+// one limiter key. Laravel's RateLimited reads the count, then hits it:
+// jobs checked at the same moment all pass at max-1. A PHP worker runs one
+// job at a time, so PHP workers rarely meet there; a Go worker checks
+// several jobs at once and, without this, passed the limit by up to its
+// concurrency at the start of every window (issue 22's e2e test). A PHP
+// worker or another Go process can still slip in between, as between two
+// PHP workers.
+var limiterTurns = keyedMutex{held: map[string]*keyedTurn{}}
+
+// keyedMutex is one mutex per key, dropped when nobody holds or waits for
+// it: limiter keys are often per model and would otherwise pile up.
+type keyedMutex struct {
+	mu   sync.Mutex
+	held map[string]*keyedTurn
+}
+
+type keyedTurn struct {
+	sync.Mutex
+	users int // holder and waiters
+}
+
+// lock takes key's mutex and returns its unlock.
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	turn := k.held[key]
+	if turn == nil {
+		turn = &keyedTurn{}
+		k.held[key] = turn
+	}
+	turn.users++
+	k.mu.Unlock()
+	turn.Lock()
+	return func() {
+		turn.Unlock()
+		k.mu.Lock()
+		if turn.users--; turn.users == 0 {
+			delete(k.held, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// checkAndHit is tooManyAttempts and, when the limit is not used up, hit,
+// as one step for the goroutines of this process (limiterTurns). store
+// names the cache store, so equal keys in two stores do not wait for each
+// other.
+func (r rateLimiter) checkAndHit(ctx context.Context, store, key string, maxAttempts, decaySeconds int64) (tooMany bool, err error) {
+	defer limiterTurns.lock(store + "\x00" + key)()
+	if tooMany, err = r.tooManyAttempts(ctx, key, maxAttempts); err != nil || tooMany {
+		return tooMany, err
+	}
+	_, err = r.hit(ctx, key, decaySeconds)
+	return false, err
 }

@@ -39,6 +39,9 @@ class HooksServiceProvider extends ServiceProvider
             $limiter->for('podcast-sync', function ($job) {
                 return Limit::perMinute(3)->by($job->podcast->id);
             });
+            $limiter->for('episode-import', function ($job) {
+                return Limit::perMinute(8);
+            });
         });
         Event::listen(JobFailed::class, function (JobFailed $event) {
             $name = $event->job->resolveName();

@@ -2,6 +2,7 @@
 
 namespace App\Support;
 
+use App\Jobs\Hooks\EpisodeImportJob;
 use App\Jobs\Hooks\FlakyFeedJob;
 use App\Jobs\Hooks\HookedEncryptedJob;
 use App\Jobs\Hooks\HookedJob;
@@ -54,6 +55,11 @@ class HookKinds
             // Twelve PodcastSyncJobs, six per podcast (1, 2), half of them on
             // PHP's queue (an explicit onQueue() wins over the bridge's route).
             'podcast-sync' => fn () => self::podcastSync(),
+            // EpisodeImportJobs on podcasts 1-3: a batch of 4 that all
+            // succeed, a batch of 6 (allowFailures) of which 2 fail, both
+            // routed by the bridge, and 4 (1 failing) on PHP's queue, as
+            // jobs queued before the class moved would be.
+            'episode-import' => fn () => self::episodeImport(),
             // Six FlakyFeedJobs, three routed, three on PHP's queue.
             'flaky-feed' => fn () => self::onBothQueues(6, fn () => new FlakyFeedJob),
             // The bridge's hook jobs as PHP itself queues them, for a
@@ -174,5 +180,44 @@ class HookKinds
             ->dispatch();
 
         return 'batch '.$batch->id;
+    }
+
+    private static function episodeImport(): string
+    {
+        $podcasts = [];
+        foreach ([1, 2, 3] as $id) {
+            $podcasts[$id] = Podcast::query()->firstOrCreate(['id' => $id], ['title' => "Podcast {$id}"]);
+        }
+        $make = function (string $prefix, int $n, array $failing) use ($podcasts) {
+            $jobs = [];
+            for ($i = 1; $i <= $n; $i++) {
+                $jobs[] = new EpisodeImportJob($podcasts[1 + $i % 3], $prefix.$i, in_array($i, $failing, true));
+            }
+
+            return $jobs;
+        };
+        $ids = [];
+        foreach ([['all-ok', $make('ok-', 4, []), false], ['some-fail', $make('sf-', 6, [2, 5]), true]] as [$name, $jobs, $allowFailures]) {
+            $batch = Bus::batch($jobs)
+                ->name($name)
+                ->then(function (Batch $batch) {
+                    RunRecorder::record(null, 'batch:then', ['batch' => $batch->name, 'pending' => $batch->pendingJobs, 'failed' => $batch->failedJobs]);
+                })
+                ->catch(function (Batch $batch, Throwable $e) {
+                    RunRecorder::record(null, 'batch:catch', ['batch' => $batch->name, 'exception' => get_class($e), 'message' => $e->getMessage()]);
+                })
+                ->finally(function (Batch $batch) {
+                    RunRecorder::record(null, 'batch:finally', ['batch' => $batch->name, 'pending' => $batch->pendingJobs, 'failed' => $batch->failedJobs]);
+                });
+            if ($allowFailures) {
+                $batch->allowFailures();
+            }
+            $ids[] = $batch->dispatch()->id;
+        }
+        foreach ($make('php-', 4, [3]) as $job) {
+            dispatch($job->onQueue('default'));
+        }
+
+        return 'batch '.implode(' ', $ids).' and 4 on default';
     }
 }
