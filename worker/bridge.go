@@ -12,6 +12,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/phpexception"
 	"github.com/rs/zerolog"
 )
 
@@ -170,11 +171,11 @@ func hookException(err error) (class, message string) {
 	if err == nil {
 		return ManuallyFailedClass, ""
 	}
-	err = withoutFrames(err)
+	err = phpexception.WithoutFrames(err)
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 0 {
 		err = joined.Unwrap()[0]
 	}
-	return classAndMessage(err)
+	return phpexception.ClassAndMessage(err)
 }
 
 // jobIDOf is the job's id as PHP's Job::getJobId reports it: a Redis

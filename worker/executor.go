@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/phpexception"
 	"github.com/rs/zerolog"
 )
 
@@ -208,7 +209,7 @@ func invalidPayload(err error) error {
 func (e *jobExecutor) decide() outcome {
 	p, job := e.payload, e.job
 	if e.cfg.alreadyExceeded(p, job.Attempts, e.clock.Now()) {
-		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
+		return outcome{verdict: verdictFail, err: phpexception.MaxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
 	}
 	h, err := e.reg.Lookup(p.DisplayName)
 	if err != nil {
@@ -382,7 +383,9 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 
 // handlerFrame locates the handler's code, for failures whose error
 // carries no stack.
-func (e *jobExecutor) handlerFrame() frame { return handlerFrame(e.reg.Origin(e.job.DisplayName)) }
+func (e *jobExecutor) handlerFrame() frame {
+	return phpexception.HandlerFrame(e.reg.Origin(e.job.DisplayName))
+}
 
 // jobContext is the context one run gets: ctx with the job's timeout, if
 // any. Exactly one child of ctx is made, and its cancel is the one
@@ -452,7 +455,7 @@ func (e *jobExecutor) onException(err error, where frame) outcome {
 // retry_after; releasing with backoff runs it again sooner, same attempts).
 func (e *jobExecutor) onTimeout(where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
-	err := timeoutExceeded(p.Name(), e.legacyTexts)
+	err := phpexception.TimeoutExceeded(p.Name(), e.legacyTexts)
 	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: reasonTimedOut}
 	}
@@ -598,7 +601,7 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 	var err error
 	if out.err != nil {
-		err = framedError{out.err, out.where}
+		err = phpexception.WithFrame(out.err, out.where)
 	}
 	if note := e.chainStoppedNote(); note != nil {
 		err = errors.Join(err, note)
@@ -611,7 +614,7 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 			allowFailures = info.allowFailures
 		}
 	}
-	e.completer.fail(row, e.payload, failureText(err), batch, e.hooks.forFailure(row, e.payload, out.err, allowFailures))
+	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.forFailure(row, e.payload, out.err, allowFailures))
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done

@@ -10,6 +10,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/phpexception"
 )
 
 // The producer: the daemon loop claims as many jobs as there are free
@@ -161,7 +162,7 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
 	// Fenced by the row as it was selected: failed only if nobody has
 	// reserved it since.
-	w.completer.fail(ce.Job, p, failureText(ce.Err), nil, w.exec.hooks.forFailure(ce.Job, p, ce.Err, false))
+	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.forFailure(ce.Job, p, ce.Err, false))
 	return errRowFailedAtClaim
 }
 
