@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
 	"github.com/rs/zerolog"
 )
@@ -42,7 +43,7 @@ type executorDeps struct {
 	unique     *uniqueLocks
 	mw         *middlewareDeps
 	batches    *batchLookup
-	exceptions *exceptionCounts
+	exceptions *maxexceptions.Counts
 	// legacyTexts selects Laravel 8/9's exception texts.
 	legacyTexts bool
 	// connection is the store's connection name, for chain links.
@@ -443,7 +444,7 @@ func onDecision(d handlers.Decision, where func() frame) outcome {
 // or maxExceptions is reached, else release with backoff.
 func (e *jobExecutor) onException(err error, where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
-	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) {
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.Exceeded(context.Background(), p) {
 		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "failed"}
 	}
 	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: "released_after_exception"}
@@ -456,7 +457,7 @@ func (e *jobExecutor) onException(err error, where frame) outcome {
 func (e *jobExecutor) onTimeout(where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
 	err := phpexception.TimeoutExceeded(p.Name(), e.legacyTexts)
-	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.Exceeded(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: reasonTimedOut}
 	}
 	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: reasonTimedOut}

@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/rs/zerolog"
 )
 
@@ -136,7 +137,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,
-		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
+		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: maxexceptions.New(cfg.Exceptions, cfg.Cache, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,
@@ -144,19 +145,6 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		notes:       &onceSet{},
 	}
 	return w, nil
-}
-
-// newExceptionCounts counts in Exceptions, else in Cache, else in memory.
-func newExceptionCounts(cfg Config, log zerolog.Logger) *exceptionCounts {
-	c := &exceptionCounts{shared: cfg.Exceptions, fallback: newMemoryCounter(), log: log}
-	if c.shared == nil {
-		if cfg.Cache != nil {
-			c.shared = CacheCounter{Cache: cfg.Cache}
-		} else {
-			c.shared = c.fallback
-		}
-	}
-	return c
 }
 
 // Pause stops claiming new jobs (SIGUSR2); running jobs go on.

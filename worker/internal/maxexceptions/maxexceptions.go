@@ -1,4 +1,8 @@
-package worker
+// Package maxexceptions counts a job's exceptions against its
+// maxExceptions, as Laravel's Worker::markJobAsFailedIfWillExceedMaxExceptions
+// does: in the app's cache under the `job-exceptions:<uuid>` keys PHP
+// workers use, so PHP and Go count the same exceptions.
+package maxexceptions
 
 import (
 	"context"
@@ -10,16 +14,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ExceptionCounter stores maxExceptions counters by job uuid, as
+// Counter stores maxExceptions counters by job uuid, as
 // Laravel's `job-exceptions:<uuid>` cache keys do.
-type ExceptionCounter interface {
+type Counter interface {
 	// Increment adds one and returns the new count.
 	Increment(ctx context.Context, uuid string) (int64, error)
 	// Forget drops the counter.
 	Forget(ctx context.Context, uuid string) error
 }
 
-// memoryCounter is an ExceptionCounter for one process; entries expire
+// memoryCounter is a Counter for one process; entries expire
 // after a day, as Laravel's do.
 type memoryCounter struct {
 	mu sync.Mutex
@@ -113,18 +117,32 @@ func (c *memoryCounter) sweep(now time.Time) {
 	}
 }
 
-// exceptionCounts is markJobAsFailedIfWillExceedMaxExceptions's counting:
-// in the shared counter, or in this process's memory while the shared one
-// is unreachable.
-type exceptionCounts struct {
-	shared   ExceptionCounter
+// Counts is markJobAsFailedIfWillExceedMaxExceptions's counting: in the
+// shared counter, or in this process's memory while the shared one is
+// unreachable.
+type Counts struct {
+	shared   Counter
 	fallback *memoryCounter
 	log      zerolog.Logger
 }
 
-// exceeded counts this exception of p's job and reports whether
+// New counts in shared, else in cache (CacheCounter), else in this
+// process's memory.
+func New(shared Counter, cache jobqueue.Cache, log zerolog.Logger) *Counts {
+	c := &Counts{shared: shared, fallback: newMemoryCounter(), log: log}
+	if c.shared == nil {
+		if cache != nil {
+			c.shared = CacheCounter{Cache: cache}
+		} else {
+			c.shared = c.fallback
+		}
+	}
+	return c
+}
+
+// Exceeded counts this exception of p's job and reports whether
 // maxExceptions is reached.
-func (c *exceptionCounts) exceeded(ctx context.Context, p *payload.Payload) bool {
+func (c *Counts) Exceeded(ctx context.Context, p *payload.Payload) bool {
 	if p.MaxExceptions == nil || p.UUID == "" {
 		return false
 	}
