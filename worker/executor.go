@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
 	"github.com/rs/zerolog"
@@ -41,7 +42,7 @@ type executorDeps struct {
 	// exclude them.
 	skip       *skipSet
 	unique     *uniqueLocks
-	mw         *middlewareDeps
+	mw         *jobmiddleware.Resolver
 	batches    *batchLookup
 	exceptions *maxexceptions.Counts
 	// legacyTexts selects Laravel 8/9's exception texts.

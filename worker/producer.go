@@ -63,7 +63,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			// last one (--stop-when-empty) or released itself back.
 			w.sleepOrWake(ctx, w.cfg.Sleep)
 		} else if w.cfg.Rest > 0 {
-			sleep(ctx, w.clock, w.cfg.Rest)
+			clock.Sleep(ctx, w.clock, w.cfg.Rest)
 		}
 	}
 }
@@ -177,7 +177,7 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 	if !w.problems.setupProblem(err) {
 		w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
 	}
-	sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
+	clock.Sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
 }
 
 // dispatch hands a claimed row to an executor of its own. The job is in
@@ -381,19 +381,6 @@ func (w *Worker) nudge() {
 }
 
 func (w *Worker) now() time.Time { return w.clock.Now() }
-
-// sleep waits d on c, or less when ctx ends.
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C():
-	}
-}
 
 // sleepOrWake waits d, or less when ctx ends, a job leaves or Resume
 // nudges the worker.

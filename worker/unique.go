@@ -228,7 +228,7 @@ func (u *uniqueLocks) release(ctx context.Context, p *payload.Payload, ref lockR
 		if err == nil || ctx.Err() != nil {
 			break
 		}
-		sleep(ctx, u.clock, wait)
+		clock.Sleep(ctx, u.clock, wait)
 	}
 	if err != nil {
 		u.log.Error().Err(err).Str("uuid", p.UUID).Str("class", p.Name()).Str("cache_store", ref.store).Str("lock", ref.key).

@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/rs/zerolog"
 )
@@ -116,9 +117,9 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := unique.checkClasses(reg); err != nil {
 		return nil, err
 	}
-	mw := &middlewareDeps{stores: cfg.StateStores, limiters: cfg.DurationLimiters, defaultStore: cfg.CacheStore,
-		version: cfg.LaravelVersion, optIn: cfg.RunWithoutPHPMiddleware, log: w.log}
-	if err := mw.checkRegistrations(reg); err != nil {
+	mw := &jobmiddleware.Resolver{Stores: cfg.StateStores, Limiters: cfg.DurationLimiters, DefaultStore: cfg.CacheStore,
+		Version: cfg.LaravelVersion, OptIn: cfg.RunWithoutPHPMiddleware, Log: w.log}
+	if err := mw.CheckRegistrations(reg); err != nil {
 		return nil, err
 	}
 	hooks, err := newBridgeHooks(cfg, store, w.log)
