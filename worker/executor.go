@@ -16,7 +16,9 @@ import (
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
+	"github.com/laraworker/laraworker/worker/internal/uniquelock"
 	"github.com/rs/zerolog"
 )
 
@@ -41,7 +43,7 @@ type executorDeps struct {
 	// skip remembers the rows given back to PHP; the producer's claims
 	// exclude them.
 	skip       *skipSet
-	unique     *uniqueLocks
+	unique     *uniquelock.Locks
 	mw         *jobmiddleware.Resolver
 	batches    *batchLookup
 	exceptions *maxexceptions.Counts
@@ -52,7 +54,7 @@ type executorDeps struct {
 	// hooks builds the bridge's hook jobs of outcomes (bridge.go).
 	hooks *bridgeHooks
 	// notes remembers what was said once per class.
-	notes *onceSet
+	notes *onceset.Set
 	// stats counts the jobs cut short by shutdown.
 	stats *counters
 }
@@ -503,14 +505,14 @@ func (e *jobExecutor) releaseBeforeRun() {
 	if err != nil {
 		return
 	}
-	ref, ok := e.unique.lockOf(e.payload, cmd, e.job.Class(), e.recordedUnique())
+	ref, ok := e.unique.LockOf(e.payload, cmd, e.job.Class(), e.recordedUnique())
 	if !ok {
 		return
 	}
-	if v := e.laravelVersion(); v != "" && appconfig.VersionCompare(v, "13.24") >= 0 && e.job.Attempts > 1 && ref.owner == "" {
+	if v := e.laravelVersion(); v != "" && appconfig.VersionCompare(v, "13.24") >= 0 && e.job.Attempts > 1 && ref.Owner == "" {
 		return
 	}
-	e.unique.release(e.ctx, e.payload, ref)
+	e.unique.Release(e.ctx, e.payload, ref)
 }
 
 // releaseAfter releases the lock of a job whose outcome is decided, as
@@ -524,8 +526,8 @@ func (e *jobExecutor) releaseAfter(out outcome) {
 		return
 	}
 	if out.modelMissing() {
-		if ref, ok := e.unique.named(p); ok {
-			e.unique.release(e.ctx, p, ref)
+		if ref, ok := e.unique.Named(p); ok {
+			e.unique.Release(e.ctx, p, ref)
 		}
 		return
 	}
@@ -533,15 +535,15 @@ func (e *jobExecutor) releaseAfter(out outcome) {
 		return
 	}
 	class, recorded := e.job.Class(), e.recordedUnique()
-	if _, named := e.unique.named(p); !named && class.Unique == nil && recorded == nil {
+	if _, named := e.unique.Named(p); !named && class.Unique == nil && recorded == nil {
 		return // not unique, as far as Go can know: nothing to decode
 	}
 	cmd, err := e.job.Command()
 	if err != nil {
 		return // PHP's failed() cannot unserialize it either
 	}
-	if ref, ok := e.unique.lockOf(p, cmd, class, recorded); ok {
-		e.unique.release(e.ctx, p, ref)
+	if ref, ok := e.unique.LockOf(p, cmd, class, recorded); ok {
+		e.unique.Release(e.ctx, p, ref)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
+	"github.com/laraworker/laraworker/worker/internal/uniquelock"
 	"github.com/rs/zerolog"
 )
 
@@ -113,8 +115,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		skip: &skipSet{},
 	}
 	w.problems = &configProblems{log: w.log, metrics: cfg.Metrics, clock: w.clock}
-	unique := &uniqueLocks{locks: cfg.Locks, defaultStore: cfg.CacheStore, version: cfg.LaravelVersion, log: w.log, clock: w.clock}
-	if err := unique.checkClasses(reg); err != nil {
+	unique := &uniquelock.Locks{Stores: cfg.Locks, DefaultStore: cfg.CacheStore, Version: cfg.LaravelVersion, Log: w.log, Clock: w.clock}
+	if err := unique.CheckClasses(reg); err != nil {
 		return nil, err
 	}
 	mw := &jobmiddleware.Resolver{Stores: cfg.StateStores, Limiters: cfg.DurationLimiters, DefaultStore: cfg.CacheStore,
@@ -143,7 +145,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		connection:  store.Connection,
 		stats:       &w.stats,
 		hooks:       hooks,
-		notes:       &onceSet{},
+		notes:       &onceset.Set{},
 	}
 	return w, nil
 }

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/rs/zerolog"
 )
 
@@ -53,24 +53,12 @@ type Resolver struct {
 	OptIn []string
 	Log   zerolog.Logger
 
-	mu   sync.Mutex
-	seen map[string]bool
+	said onceset.Set
 }
 
 // Once reports whether key is new (and marks it); bounded, as a worker
 // meets an unbounded number of classes.
-func (d *Resolver) Once(key string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[string]bool{}
-	}
-	if d.seen[key] || len(d.seen) >= 4096 {
-		return false
-	}
-	d.seen[key] = true
-	return true
-}
+func (d *Resolver) Once(key string) bool { return d.said.Once(key) }
 
 // OptedIn: the class runs without the middleware Go cannot apply.
 func (d *Resolver) OptedIn(class string) bool {
