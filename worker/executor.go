@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
@@ -39,7 +40,7 @@ type executorDeps struct {
 	inflight  *inFlight
 	// problems records configuration problems (a key that cannot decrypt);
 	// the producer stops claiming what they block.
-	problems *configProblems
+	problems *configproblem.Problems
 	// skip remembers the rows given back to PHP; the producer's claims
 	// exclude them.
 	skip       *skipSet
@@ -222,7 +223,7 @@ func (e *jobExecutor) decide() outcome {
 	if p.Data.Command != "" {
 		cmd, err := job.Command()
 		if err != nil {
-			if e.problems.isKeyProblem(err) {
+			if e.problems.IsKeyProblem(err) {
 				return e.keyProblem(err)
 			}
 			// Decoding is deterministic: retrying cannot help.
@@ -230,7 +231,7 @@ func (e *jobExecutor) decide() outcome {
 				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", p.Name(), err)}}
 		}
 		if cmd.Encrypted {
-			e.problems.keyWorks()
+			e.problems.KeyWorks()
 		}
 	}
 	if e.batch() != "" {
@@ -250,7 +251,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 	if !ok {
 		class = e.payload.Name()
 	}
-	e.problems.report(&ConfigError{Kind: kindAppKey, Class: class, Err: err})
+	e.problems.Report(&ConfigError{Kind: configproblem.KindAppKey, Class: class, Err: err})
 	return outcome{verdict: verdictUnreserve, reason: "config_error"}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 )
 
@@ -95,7 +96,7 @@ func (e *jobExecutor) recordedPlan(class string, meta *bridgeproto.Metadata) (jo
 	if len(problems) > 0 && !e.mw.OptedIn(class) {
 		return plan, e.middlewareNotApplied(class, problems), false
 	}
-	e.problems.clearClass(kindMiddleware, class)
+	e.problems.ClearClass(configproblem.KindMiddleware, class)
 	if len(problems) > 0 {
 		plan.Skipped = problems
 		e.log.Warn().Str("uuid", e.payload.UUID).Str("class", class).Strs("not_applied", problems).
@@ -112,7 +113,7 @@ func (e *jobExecutor) recordedPlan(class string, meta *bridgeproto.Metadata) (jo
 // a configuration problem (not claimed for a minute, logged, counted).
 func (e *jobExecutor) middlewareNotApplied(class string, problems []string) outcome {
 	err := &jobmiddleware.NotAppliedError{Class: class, What: problems}
-	e.problems.report(&ConfigError{Kind: kindMiddleware, Class: class, Err: err})
+	e.problems.Report(&ConfigError{Kind: configproblem.KindMiddleware, Class: class, Err: err})
 	e.log.Warn().Str("uuid", e.payload.UUID).Str("class", class).Strs("not_applied", problems).
 		Msg("job given back to PHP workers: Go cannot apply its job middleware")
 	return outcome{verdict: verdictUnreserve, reason: reasonMiddlewareNotApplied}

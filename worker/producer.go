@@ -10,6 +10,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
 )
 
@@ -103,7 +104,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
 	jobs, err := w.store.Claim(ctx, queues, n, opts)
 	if err == nil {
-		w.problems.clear(kindSchema, kindPermission)
+		w.problems.Clear(configproblem.KindSchema, configproblem.KindPermission)
 	}
 	return jobs, w.claimError(ctx, err)
 }
@@ -128,9 +129,9 @@ func (w *Worker) claimQueues() []string {
 func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 	now := w.now()
 	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(now)}
-	blocked := w.problems.blockedClasses(now)
+	blocked := w.problems.BlockedClasses(now)
 	if w.cfg.Unrouted == UnroutedSkip {
-		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
+		opts.DisplayNames = configproblem.WithoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
 	opts.ExcludeDisplayNames = append(slices.Clone(blocked), hookClasses...)
@@ -174,7 +175,7 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 		return
 	}
 	w.cfg.Metrics.claimError()
-	if !w.problems.setupProblem(err) {
+	if !w.problems.SetupProblem(err) {
 		w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
 	}
 	clock.Sleep(ctx, w.clock, time.Second+w.cfg.Sleep)

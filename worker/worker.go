@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
@@ -80,7 +81,7 @@ type Worker struct {
 	// exec is what each job's executor is built from.
 	exec *executorDeps
 	// problems blocks the classes a configuration problem stops.
-	problems *configProblems
+	problems *configproblem.Problems
 	// skip lists the rows given back to PHP, which claims exclude.
 	skip  *skipSet
 	stats counters
@@ -114,7 +115,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		wake: make(chan struct{}, 1),
 		skip: &skipSet{},
 	}
-	w.problems = &configProblems{log: w.log, metrics: cfg.Metrics, clock: w.clock}
+	w.problems = configproblem.New(w.log, cfg.Metrics.configError, w.clock)
 	unique := &uniquelock.Locks{Stores: cfg.Locks, DefaultStore: cfg.CacheStore, Version: cfg.LaravelVersion, Log: w.log, Clock: w.clock}
 	if err := unique.CheckClasses(reg); err != nil {
 		return nil, err
@@ -134,7 +135,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
 		store: store, log: w.log, metrics: cfg.Metrics, clock: w.clock, stats: &w.stats, written: cfg.Written, group: !cfg.LaravelExact,
-		setupProblem: w.problems.setupProblem,
+		setupProblem: w.problems.SetupProblem,
 	})
 	w.inflight = newInFlight(cfg.Concurrency, w.nudge)
 	w.exec = &executorDeps{
