@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
@@ -53,7 +54,7 @@ type executorDeps struct {
 	// connection is the store's connection name, for chain links.
 	connection func() string
 	// hooks builds the bridge's hook jobs of outcomes (bridge.go).
-	hooks *bridgeHooks
+	hooks *bridgehooks.Builder
 	// notes remembers what was said once per class.
 	notes *onceset.Set
 	// stats counts the jobs cut short by shutdown.
@@ -259,7 +260,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 // claim's LIKE matched case-insensitively, or with --unrouted=fail). The
 // bridge's hook jobs are always PHP's.
 func (e *jobExecutor) unrouted() outcome {
-	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(hookClasses, e.payload.DisplayName) {
+	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(bridgehooks.HookClasses, e.payload.DisplayName) {
 		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
@@ -306,7 +307,7 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if err != nil {
 		return outcome{verdict: verdictRelease, err: err, reason: "batch_lookup_failed"}, true
 	}
-	if info.callbacks && !e.hooks.batches {
+	if info.callbacks && !e.hooks.Batches {
 		return outcome{verdict: verdictUnreserve, reason: "batch_has_php_callbacks"}, true
 	}
 	if b.Cancelled() {
@@ -590,7 +591,7 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 	}
 	if out.inBatch && e.batches != nil && e.batch() != "" {
 		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
-		f.Hooks = e.hooks.forSuccess()
+		f.Hooks = e.hooks.ForSuccess()
 	}
 	if f.Next == nil && f.Batch == nil {
 		e.completer.delete(row)
@@ -619,7 +620,7 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 			allowFailures = info.allowFailures
 		}
 	}
-	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.forFailure(row, e.payload, out.err, allowFailures))
+	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.ForFailure(row, e.payload, out.err, allowFailures))
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done
@@ -627,7 +628,7 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 // callbacks (PHP closures), when the bridge does not run them. The rest of
 // the chain is not dispatched, as in Laravel.
 func (e *jobExecutor) chainStoppedNote() error {
-	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.chainCatch {
+	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.ChainCatch {
 		return nil
 	}
 	cmd, err := e.job.Command()
@@ -664,8 +665,8 @@ func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
 	if out.err != nil {
 		ev = ev.Str("error", out.err.Error())
 	}
-	if out.verdict == verdictFail && !e.hooks.failures {
-		ev = ev.Str("not_run", notRunWithoutBridge)
+	if out.verdict == verdictFail && !e.hooks.Failures {
+		ev = ev.Str("not_run", bridgehooks.NotRunWithoutBridge)
 	}
 	p := e.payload
 	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).

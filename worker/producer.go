@@ -10,6 +10,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
 )
@@ -134,7 +135,7 @@ func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 		opts.DisplayNames = configproblem.WithoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
-	opts.ExcludeDisplayNames = append(slices.Clone(blocked), hookClasses...)
+	opts.ExcludeDisplayNames = append(slices.Clone(blocked), bridgehooks.HookClasses...)
 	return opts, true
 }
 
@@ -163,7 +164,7 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
 	// Fenced by the row as it was selected: failed only if nobody has
 	// reserved it since.
-	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.forFailure(ce.Job, p, ce.Err, false))
+	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.ForFailure(ce.Job, p, ce.Err, false))
 	return errRowFailedAtClaim
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
@@ -125,12 +126,12 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	if err := mw.CheckRegistrations(reg); err != nil {
 		return nil, err
 	}
-	hooks, err := newBridgeHooks(cfg, store, w.log)
+	hooks, err := bridgehooks.New(cfg.Bridge, cfg.LaravelVersion, store, w.log)
 	if err != nil {
 		return nil, err
 	}
-	hooks.logBridge(cfg.Bridge, store)
-	warnUnknowable(cfg, reg, w.log)
+	hooks.LogBridge(cfg.Bridge, store)
+	bridgehooks.WarnUnknowable(cfg.Bridge, cfg.LaravelVersion, reg, w.log)
 	// Series that count rare events exist from the start, at 0.
 	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
