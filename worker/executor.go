@@ -14,6 +14,7 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/batchlookup"
 	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
@@ -47,7 +48,7 @@ type executorDeps struct {
 	skip       *skipSet
 	unique     *uniquelock.Locks
 	mw         *jobmiddleware.Resolver
-	batches    *batchLookup
+	batches    *batchlookup.Lookup
 	exceptions *maxexceptions.Counts
 	// legacyTexts selects Laravel 8/9's exception texts.
 	legacyTexts bool
@@ -300,14 +301,14 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if e.batches == nil {
 		return outcome{}, false
 	}
-	b, info, err := e.batches.find(e.ctx, e.batch())
+	b, info, err := e.batches.Find(e.ctx, e.batch())
 	if errors.Is(err, jobqueue.ErrBatchNotFound) {
 		return outcome{}, false
 	}
 	if err != nil {
 		return outcome{verdict: verdictRelease, err: err, reason: "batch_lookup_failed"}, true
 	}
-	if info.callbacks && !e.hooks.Batches {
+	if info.Callbacks && !e.hooks.Batches {
 		return outcome{verdict: verdictUnreserve, reason: "batch_has_php_callbacks"}, true
 	}
 	if b.Cancelled() {
@@ -615,9 +616,9 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 	var batch func(context.Context) (*jobqueue.BatchEntry, error)
 	allowFailures := false
 	if out.inBatch && e.batches != nil && e.batch() != "" {
-		batch = e.batches.failure(e.batch(), e.payload.UUID)
-		if info, ok := e.batches.cached(e.batch()); ok {
-			allowFailures = info.allowFailures
+		batch = e.batches.Failure(e.batch(), e.payload.UUID)
+		if info, ok := e.batches.Cached(e.batch()); ok {
+			allowFailures = info.AllowFailures
 		}
 	}
 	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.ForFailure(row, e.payload, out.err, allowFailures))

@@ -189,7 +189,7 @@ func (j middlewareJob) BatchCancelled() (bool, error) {
 	if e.batches == nil || e.batch() == "" {
 		return false, nil
 	}
-	b, _, err := e.batches.find(e.ctx, e.batch())
+	b, _, err := e.batches.Find(e.ctx, e.batch())
 	switch {
 	case errors.Is(err, jobqueue.ErrBatchNotFound):
 		return false, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/batchlookup"
 	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
@@ -142,7 +143,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,
-		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: maxexceptions.New(cfg.Exceptions, cfg.Cache, w.log),
+		unique: unique, mw: mw, batches: batchlookup.New(cfg.Batches), exceptions: maxexceptions.New(cfg.Exceptions, cfg.Cache, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,
