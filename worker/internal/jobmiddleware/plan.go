@@ -60,7 +60,8 @@ type Resolver struct {
 // meets an unbounded number of classes.
 func (d *Resolver) Once(key string) bool { return d.said.Once(key) }
 
-// OptedIn: the class runs without the middleware Go cannot apply.
+// OptedIn reports whether the class runs without the middleware Go
+// cannot apply.
 func (d *Resolver) OptedIn(class string) bool {
 	return slices.ContainsFunc(d.OptIn, func(c string) bool { return c == "*" || strings.EqualFold(c, class) })
 }
