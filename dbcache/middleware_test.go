@@ -13,7 +13,7 @@ import (
 )
 
 // The expiry rules of the cache store's add and of DatabaseLock::acquire,
-// which the tests against PHP (worker/middleware_php_test.go) cannot reach
+// which the tests against PHP (worker/internal/jobmiddleware/ratelimiter_php_test.go) cannot reach
 // with Carbon's clock frozen: an expired row is taken over, a live one is
 // not, and the lottery deletes expired locks.
 

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -31,39 +29,6 @@ func TestSkipSetExpiresAndIsBounded(t *testing.T) {
 	}
 	if ids := s.list(t0.Add(2 * skipFor)); ids != nil {
 		t.Fatalf("want nothing excluded once every entry expired, got %v", ids)
-	}
-}
-
-func TestBatchCacheIsBounded(t *testing.T) {
-	var l batchLookup
-	options := []byte(`a:1:{s:13:"allowFailures";b:1;}`)
-	for i := range 3 * maxCachedBatches {
-		l.info(jobqueue.Batch{ID: fmt.Sprint(i), Options: options})
-	}
-	if n := len(l.m); n > maxCachedBatches {
-		t.Fatalf("cache holds %d batches, bound %d", n, maxCachedBatches)
-	}
-	if info, ok := l.cached(fmt.Sprint(3*maxCachedBatches - 1)); !ok || !info.allowFailures {
-		t.Fatal("the newest batch is not cached")
-	}
-}
-
-func TestMemoryCounterIsBounded(t *testing.T) {
-	c := newMemoryCounter()
-	ctx := context.Background()
-	for i := range maxMemoryCounters + 10 {
-		if _, err := c.Increment(ctx, fmt.Sprint(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := len(c.m); n > maxMemoryCounters {
-		t.Fatalf("%d counters kept, bound %d", n, maxMemoryCounters)
-	}
-	if n, _ := c.Increment(ctx, "again"); n != 1 {
-		t.Fatalf("a new counter starts at 1, got %d", n)
-	}
-	if n, _ := c.Increment(ctx, "again"); n != 2 {
-		t.Fatalf("a counter counts, got %d", n)
 	}
 }
 

@@ -12,6 +12,15 @@
 // One job's path reads in three files: producer.go claims rows and
 // dispatches each to an executor of its own, executor.go runs the job to
 // its outcome with Laravel's rules (the rules themselves are in rules.go,
-// the unique locks in unique.go, chains and batches in chain.go and
-// batches.go), completer.go writes the outcome.
+// chains in chain.go, the job middleware's side in middleware_job.go),
+// completer.go writes the outcome.
+//
+// What Laravel does around a job, and does not depend on the run loop,
+// is in packages of its own under worker/internal: jobmiddleware (the job
+// middleware: WithoutOverlapping, RateLimited, ThrottlesExceptions...),
+// uniquelock (ShouldBeUnique locks), phpexception (the exception texts of
+// failed_jobs), maxexceptions (maxExceptions counters), batchlookup
+// (batch options), bridgehooks (the bridge's hook jobs), configproblem
+// (configuration problems, as Health reports them) and onceset (what is
+// logged once).
 package worker

@@ -14,6 +14,14 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/batchlookup"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
+	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
+	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
+	"github.com/laraworker/laraworker/worker/internal/phpexception"
+	"github.com/laraworker/laraworker/worker/internal/uniquelock"
 	"github.com/rs/zerolog"
 )
 
@@ -34,22 +42,22 @@ type executorDeps struct {
 	inflight  *inFlight
 	// problems records configuration problems (a key that cannot decrypt);
 	// the producer stops claiming what they block.
-	problems *configProblems
+	problems *configproblem.Problems
 	// skip remembers the rows given back to PHP; the producer's claims
 	// exclude them.
 	skip       *skipSet
-	unique     *uniqueLocks
-	mw         *middlewareDeps
-	batches    *batchLookup
-	exceptions *exceptionCounts
+	unique     *uniquelock.Locks
+	mw         *jobmiddleware.Resolver
+	batches    *batchlookup.Lookup
+	exceptions *maxexceptions.Counts
 	// legacyTexts selects Laravel 8/9's exception texts.
 	legacyTexts bool
 	// connection is the store's connection name, for chain links.
 	connection func() string
 	// hooks builds the bridge's hook jobs of outcomes (bridge.go).
-	hooks *bridgeHooks
+	hooks *bridgehooks.Builder
 	// notes remembers what was said once per class.
-	notes *onceSet
+	notes *onceset.Set
 	// stats counts the jobs cut short by shutdown.
 	stats *counters
 }
@@ -208,7 +216,7 @@ func invalidPayload(err error) error {
 func (e *jobExecutor) decide() outcome {
 	p, job := e.payload, e.job
 	if e.cfg.alreadyExceeded(p, job.Attempts, e.clock.Now()) {
-		return outcome{verdict: verdictFail, err: maxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
+		return outcome{verdict: verdictFail, err: phpexception.MaxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
 	}
 	h, err := e.reg.Lookup(p.DisplayName)
 	if err != nil {
@@ -217,7 +225,7 @@ func (e *jobExecutor) decide() outcome {
 	if p.Data.Command != "" {
 		cmd, err := job.Command()
 		if err != nil {
-			if e.problems.isKeyProblem(err) {
+			if e.problems.IsKeyProblem(err) {
 				return e.keyProblem(err)
 			}
 			// Decoding is deterministic: retrying cannot help.
@@ -225,7 +233,7 @@ func (e *jobExecutor) decide() outcome {
 				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", p.Name(), err)}}
 		}
 		if cmd.Encrypted {
-			e.problems.keyWorks()
+			e.problems.KeyWorks()
 		}
 	}
 	if e.batch() != "" {
@@ -245,7 +253,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 	if !ok {
 		class = e.payload.Name()
 	}
-	e.problems.report(&ConfigError{Kind: kindAppKey, Class: class, Err: err})
+	e.problems.Report(&ConfigError{Kind: configproblem.KindAppKey, Class: class, Err: err})
 	return outcome{verdict: verdictUnreserve, reason: "config_error"}
 }
 
@@ -253,7 +261,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 // claim's LIKE matched case-insensitively, or with --unrouted=fail). The
 // bridge's hook jobs are always PHP's.
 func (e *jobExecutor) unrouted() outcome {
-	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(hookClasses, e.payload.DisplayName) {
+	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(bridgehooks.HookClasses, e.payload.DisplayName) {
 		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
@@ -293,14 +301,14 @@ func (e *jobExecutor) checkBatch() (outcome, bool) {
 	if e.batches == nil {
 		return outcome{}, false
 	}
-	b, info, err := e.batches.find(e.ctx, e.batch())
+	b, info, err := e.batches.Find(e.ctx, e.batch())
 	if errors.Is(err, jobqueue.ErrBatchNotFound) {
 		return outcome{}, false
 	}
 	if err != nil {
 		return outcome{verdict: verdictRelease, err: err, reason: "batch_lookup_failed"}, true
 	}
-	if info.callbacks && !e.hooks.batches {
+	if info.Callbacks && !e.hooks.Batches {
 		return outcome{verdict: verdictUnreserve, reason: "batch_has_php_callbacks"}, true
 	}
 	if b.Cancelled() {
@@ -382,7 +390,9 @@ func (e *jobExecutor) run(h handlers.Handler) outcome {
 
 // handlerFrame locates the handler's code, for failures whose error
 // carries no stack.
-func (e *jobExecutor) handlerFrame() frame { return handlerFrame(e.reg.Origin(e.job.DisplayName)) }
+func (e *jobExecutor) handlerFrame() frame {
+	return phpexception.HandlerFrame(e.reg.Origin(e.job.DisplayName))
+}
 
 // jobContext is the context one run gets: ctx with the job's timeout, if
 // any. Exactly one child of ctx is made, and its cancel is the one
@@ -440,7 +450,7 @@ func onDecision(d handlers.Decision, where func() frame) outcome {
 // or maxExceptions is reached, else release with backoff.
 func (e *jobExecutor) onException(err error, where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
-	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) {
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.Exceeded(context.Background(), p) {
 		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: "failed"}
 	}
 	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: "released_after_exception"}
@@ -452,8 +462,8 @@ func (e *jobExecutor) onException(err error, where frame) outcome {
 // retry_after; releasing with backoff runs it again sooner, same attempts).
 func (e *jobExecutor) onTimeout(where frame) outcome {
 	p, attempts := e.payload, e.job.Attempts
-	err := timeoutExceeded(p.Name(), e.legacyTexts)
-	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.exceeded(context.Background(), p) || p.FailOnTimeout {
+	err := phpexception.TimeoutExceeded(p.Name(), e.legacyTexts)
+	if e.cfg.willExceed(p, attempts, e.clock.Now()) || e.exceptions.Exceeded(context.Background(), p) || p.FailOnTimeout {
 		return outcome{verdict: verdictFail, err: err, where: where, inBatch: true, reason: reasonTimedOut}
 	}
 	return outcome{verdict: verdictRelease, delay: e.cfg.backoff(p, attempts), err: err, reason: reasonTimedOut}
@@ -498,14 +508,14 @@ func (e *jobExecutor) releaseBeforeRun() {
 	if err != nil {
 		return
 	}
-	ref, ok := e.unique.lockOf(e.payload, cmd, e.job.Class(), e.recordedUnique())
+	ref, ok := e.unique.LockOf(e.payload, cmd, e.job.Class(), e.recordedUnique())
 	if !ok {
 		return
 	}
-	if v := e.laravelVersion(); v != "" && appconfig.VersionCompare(v, "13.24") >= 0 && e.job.Attempts > 1 && ref.owner == "" {
+	if v := e.laravelVersion(); v != "" && appconfig.VersionCompare(v, "13.24") >= 0 && e.job.Attempts > 1 && ref.Owner == "" {
 		return
 	}
-	e.unique.release(e.ctx, e.payload, ref)
+	e.unique.Release(e.ctx, e.payload, ref)
 }
 
 // releaseAfter releases the lock of a job whose outcome is decided, as
@@ -519,8 +529,8 @@ func (e *jobExecutor) releaseAfter(out outcome) {
 		return
 	}
 	if out.modelMissing() {
-		if ref, ok := e.unique.named(p); ok {
-			e.unique.release(e.ctx, p, ref)
+		if ref, ok := e.unique.Named(p); ok {
+			e.unique.Release(e.ctx, p, ref)
 		}
 		return
 	}
@@ -528,15 +538,15 @@ func (e *jobExecutor) releaseAfter(out outcome) {
 		return
 	}
 	class, recorded := e.job.Class(), e.recordedUnique()
-	if _, named := e.unique.named(p); !named && class.Unique == nil && recorded == nil {
+	if _, named := e.unique.Named(p); !named && class.Unique == nil && recorded == nil {
 		return // not unique, as far as Go can know: nothing to decode
 	}
 	cmd, err := e.job.Command()
 	if err != nil {
 		return // PHP's failed() cannot unserialize it either
 	}
-	if ref, ok := e.unique.lockOf(p, cmd, class, recorded); ok {
-		e.unique.release(e.ctx, p, ref)
+	if ref, ok := e.unique.LockOf(p, cmd, class, recorded); ok {
+		e.unique.Release(e.ctx, p, ref)
 	}
 }
 
@@ -582,7 +592,7 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 	}
 	if out.inBatch && e.batches != nil && e.batch() != "" {
 		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
-		f.Hooks = e.hooks.forSuccess()
+		f.Hooks = e.hooks.ForSuccess()
 	}
 	if f.Next == nil && f.Batch == nil {
 		e.completer.delete(row)
@@ -598,7 +608,7 @@ func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 	var err error
 	if out.err != nil {
-		err = framedError{out.err, out.where}
+		err = phpexception.WithFrame(out.err, out.where)
 	}
 	if note := e.chainStoppedNote(); note != nil {
 		err = errors.Join(err, note)
@@ -606,12 +616,12 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 	var batch func(context.Context) (*jobqueue.BatchEntry, error)
 	allowFailures := false
 	if out.inBatch && e.batches != nil && e.batch() != "" {
-		batch = e.batches.failure(e.batch(), e.payload.UUID)
-		if info, ok := e.batches.cached(e.batch()); ok {
-			allowFailures = info.allowFailures
+		batch = e.batches.Failure(e.batch(), e.payload.UUID)
+		if info, ok := e.batches.Cached(e.batch()); ok {
+			allowFailures = info.AllowFailures
 		}
 	}
-	e.completer.fail(row, e.payload, failureText(err), batch, e.hooks.forFailure(row, e.payload, out.err, allowFailures))
+	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.ForFailure(row, e.payload, out.err, allowFailures))
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done
@@ -619,7 +629,7 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 // callbacks (PHP closures), when the bridge does not run them. The rest of
 // the chain is not dispatched, as in Laravel.
 func (e *jobExecutor) chainStoppedNote() error {
-	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.chainCatch {
+	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.ChainCatch {
 		return nil
 	}
 	cmd, err := e.job.Command()
@@ -656,8 +666,8 @@ func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
 	if out.err != nil {
 		ev = ev.Str("error", out.err.Error())
 	}
-	if out.verdict == verdictFail && !e.hooks.failures {
-		ev = ev.Str("not_run", notRunWithoutBridge)
+	if out.verdict == verdictFail && !e.hooks.Failures {
+		ev = ev.Str("not_run", bridgehooks.NotRunWithoutBridge)
 	}
 	p := e.payload
 	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).

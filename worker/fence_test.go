@@ -251,9 +251,7 @@ func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
 			}
 			// The batch's options are no longer cached and every store call
 			// of the failure's write fails a few times first.
-			w.exec.batches.mu.Lock()
-			w.exec.batches.m = nil
-			w.exec.batches.mu.Unlock()
+			w.exec.batches.Forget()
 			store.failNext("find-batch", 3)
 			store.failNext("fail", 2)
 			return errors.New("member failed")

@@ -16,6 +16,7 @@ import (
 	"github.com/laraworker/laraworker/internal/testwait"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -106,7 +107,7 @@ func TestAKeyProblemGivesJobsBackAndStopsTheClass(t *testing.T) {
 			if n := strings.Count(logs.String(), "configuration problem"); n != 1 {
 				t.Errorf("the key problem was logged %d times, want once", n)
 			}
-			if got := testutil.ToFloat64(cfg.Metrics.config.WithLabelValues(kindAppKey)); got != 1 {
+			if got := testutil.ToFloat64(cfg.Metrics.config.WithLabelValues(configproblem.KindAppKey)); got != 1 {
 				t.Errorf("laraworker_config_errors_total{kind=app_key} = %v, want 1", got)
 			}
 		})
@@ -231,12 +232,12 @@ func TestAKeyProblemIsProbedAgain(t *testing.T) {
 	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
 	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
 	runWorker(t, w, 30*time.Second)
-	if got := w.problems.blockedClasses(w.now()); len(got) != 1 {
+	if got := w.problems.BlockedClasses(w.now()); len(got) != 1 {
 		t.Fatalf("blocked %v, want the class", got)
 	}
-	fake.Advance(keyProbeEvery + time.Second)
-	if got := w.problems.blockedClasses(w.now()); len(got) != 0 {
-		t.Fatalf("after %s the class must be claimed again once, got %v blocked", keyProbeEvery, got)
+	fake.Advance(configproblem.KeyProbeEvery + time.Second)
+	if got := w.problems.BlockedClasses(w.now()); len(got) != 0 {
+		t.Fatalf("after %s the class must be claimed again once, got %v blocked", configproblem.KeyProbeEvery, got)
 	}
 	if w.Health() == nil {
 		t.Fatal("the problem stays reported until it is gone")

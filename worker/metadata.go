@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
@@ -30,7 +29,7 @@ func (e *jobExecutor) record() *bridgeproto.Metadata {
 	}
 	m, err := e.metadata()
 	if err != nil {
-		if e.notes.once("metadata\x00" + e.payload.Name()) {
+		if e.notes.Once("metadata\x00" + e.payload.Name()) {
 			e.log.Warn().Err(err).Str("class", e.payload.Name()).
 				Msg("the payload's laraworker metadata is unreadable: Go runs the class without what it records (unique lock, models)")
 		}
@@ -159,7 +158,7 @@ func (e *jobExecutor) warnUndeclaredModels() {
 	// record, and decoding the command is not.
 	command := e.payload.Data.Command
 	key := "models\x00" + e.payload.Name()
-	if len(e.job.Class().Models) > 0 || !payload.IsPlainCommand(command) || !strings.Contains(command, modelIdentifierClass) || e.notes.has(key) {
+	if len(e.job.Class().Models) > 0 || !payload.IsPlainCommand(command) || !strings.Contains(command, modelIdentifierClass) || e.notes.Has(key) {
 		return
 	}
 	models, err := e.job.Models()
@@ -181,37 +180,7 @@ const modelIdentifierClass = `"Illuminate\Contracts\Database\ModelIdentifier"`
 
 // noteOnce logs msg once per key (a class, a model...).
 func (e *jobExecutor) noteOnce(key, msg string, fields *zerolog.Event) {
-	if e.notes.once(key) {
+	if e.notes.Once(key) {
 		e.log.Warn().Str("class", e.payload.Name()).Dict("detail", fields).Msg(msg)
 	}
-}
-
-// onceSet remembers what was said, bounded: a worker meets an unbounded
-// number of classes over its life; past the bound, nothing more is said.
-type onceSet struct {
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-const maxOnce = 4096
-
-// has reports whether key was marked.
-func (o *onceSet) has(key string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.seen[key]
-}
-
-// once reports whether key is new (and marks it).
-func (o *onceSet) once(key string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.seen == nil {
-		o.seen = map[string]bool{}
-	}
-	if o.seen[key] || len(o.seen) >= maxOnce {
-		return false
-	}
-	o.seen[key] = true
-	return true
 }

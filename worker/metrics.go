@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -131,7 +132,7 @@ func (m *Metrics) jobInterrupted(queue, class, attempt string) {
 // no data, not 0).
 var (
 	// configKinds are ConfigError's kinds.
-	configKinds = []string{kindAppKey, kindSchema, kindPermission, kindMiddleware}
+	configKinds = configproblem.Kinds
 	// writeOps are the completer's writes (lost reservations, retried and
 	// dropped writes are counted by op); "extend" refreshes a reservation.
 	writeOps = []string{"delete", "finish", "release", "fail", "unreserve"}

@@ -19,6 +19,7 @@ import (
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
 	"github.com/laraworker/laraworker/redislimiter"
+	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 )
 
 // The job middleware as the worker applies them, on real databases: what
@@ -175,7 +176,7 @@ func TestWithoutOverlappingDontReleaseCountsAsDone(t *testing.T) {
 
 // limitRecord is RateLimited('podcasts') with Limit::perMinute(max)->by(podcastId).
 func limitRecord(q *dbqueue.Queue, podcastID, max int64, release bool) *bridgeproto.Metadata {
-	key := limiterKey("podcasts", fmt.Sprint(podcastID))
+	key := jobmiddleware.LimiterKey("podcasts", fmt.Sprint(podcastID))
 	return &bridgeproto.Metadata{Stores: recordedStores(q), Middleware: []bridgeproto.Middleware{{
 		Type: "RateLimited", Class: `Illuminate\Queue\Middleware\RateLimited`, Source: "method", Limiter: "podcasts",
 		Registered: true, Release: release, Store: "database",
@@ -203,9 +204,9 @@ func TestRateLimitedSharesOneBudget(t *testing.T) {
 				}
 				reg.HandleFunc(mwClass, func(ctx context.Context, job *handlers.Job) error { c.add(job); return nil }, opts...)
 				// One hit a PHP worker took already.
-				key := q.Config().CachePrefix + limiterKey("podcasts", "7")
+				key := q.Config().CachePrefix + jobmiddleware.LimiterKey("podcasts", "7")
 				st := q.StateStores()["database"]
-				if _, err := (rateLimiter{cache: st.Cache, now: time.Now}).hit(context.Background(), key, 60); err != nil {
+				if _, err := (jobmiddleware.RateLimiter{Cache: st.Cache, Now: time.Now}).Hit(context.Background(), key, 60); err != nil {
 					t.Fatal(err)
 				}
 				for range 4 {
@@ -257,7 +258,7 @@ func TestRateLimitedHoldsAtConcurrency(t *testing.T) {
 		if c.total() != 3 {
 			t.Errorf("%d jobs ran; want 3 (3 a minute)", c.total())
 		}
-		key := q.Config().CachePrefix + limiterKey("podcasts", "7")
+		key := q.Config().CachePrefix + jobmiddleware.LimiterKey("podcasts", "7")
 		if v, ok, _ := q.StateStores()["database"].Cache.Get(context.Background(), key); !ok || string(v) != "i:3;" {
 			t.Errorf("the counter is %q (%v); want i:3;", v, ok)
 		}
@@ -350,8 +351,8 @@ func TestThrottlesExceptionsSwallowsAndThrottles(t *testing.T) {
 			fail.Store(false)
 			push()
 			w, _ = newTestWorker(t, q, reg, mwConfig(1), nil)
-			rl := rateLimiter{cache: st.Cache, now: time.Now}
-			if _, err := rl.hit(context.Background(), key, 60); err != nil {
+			rl := jobmiddleware.RateLimiter{Cache: st.Cache, Now: time.Now}
+			if _, err := rl.Hit(context.Background(), key, 60); err != nil {
 				t.Fatal(err)
 			}
 			runWorker(t, w, 30*time.Second)
@@ -449,7 +450,7 @@ func TestRedisLimitersShareOneWindow(t *testing.T) {
 		}
 		return nil
 	})
-	key := limiterKey("podcasts", "9")
+	key := jobmiddleware.LimiterKey("podcasts", "9")
 	limited := &bridgeproto.Metadata{Middleware: []bridgeproto.Middleware{{
 		Type: "RateLimitedWithRedis", Limiter: "podcasts", Registered: true, Release: true, RedisConnection: "default",
 		Limits: []bridgeproto.Limit{{Key: key, MaxAttempts: 2, DecaySeconds: 60}},
@@ -514,60 +515,25 @@ func TestDeclaredMiddlewareNeedsTheirStores(t *testing.T) {
 	}
 }
 
-// TestMiddlewareKeysPerVersion: the keys a registration's middleware get
-// are the ones the app's Laravel computes (spec §5.2, §5.6).
-func TestMiddlewareKeysPerVersion(t *testing.T) {
-	for _, c := range []struct {
-		got, want string
-	}{
-		{overlapKey("8.83", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "7", false), `laravel-queue-overlap:App\Jobs\Sync:7`},
-		{overlapKey("9.32", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "7", true), `laravel-queue-overlap:7`},
-		{overlapKey("12.41", "", `App\Jobs\Sync`, "Sync podcast", "7", false), `laravel-queue-overlap:Sync podcast:7`},
-		{overlapKey("12.54", "", `App\Jobs\Sync`, "Sync podcast", "7", false), "laravel-queue-overlap:" + xxh128Hex("Sync podcast") + ":7"},
-		{overlapKey("12.54", "p:", `App\Jobs\Sync`, `App\Jobs\Sync`, "7", false), `p:App\Jobs\Sync:7`},
-		{throttlesKey("8.83", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "u", "", false), "laravel_throttles_exceptions:" + md5Hex(`App\Jobs\Sync`)},
-		{throttlesKey("12.0", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "u", "", false), "laravel_throttles_exceptions:" + xxh128Hex(`App\Jobs\Sync`)},
-		{throttlesKey("12.41", "", `App\Jobs\Sync`, "Sync podcast", "u", "", false), "laravel_throttles_exceptions:" + xxh128Hex("Sync podcast")},
-		{throttlesKey("11.0", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "uuid-1", "", true), "laravel_throttles_exceptions:uuid-1"},
-		{throttlesKey("11.0", "", `App\Jobs\Sync`, `App\Jobs\Sync`, "uuid-1", "feed", true), "laravel_throttles_exceptions:feed"},
-		{limiterKey("podcasts", "7"), md5Hex("podcasts7")},
-		{fallbackLimitKey("", 3, 60), "attempts:3:decay:60"},
-		{fallbackLimitKey("k", 3, 60), "k:attempts:3:decay:60"},
-	} {
-		if c.got != c.want {
-			t.Errorf("got %s, want %s", c.got, c.want)
-		}
-	}
-}
-
-// TestCleanRateLimiterKeyAsPHP: the by() key the bridge recorded from a
-// real 8.83 app (bridgeproto/testdata) is cleaned as PHP cleaned it.
-func TestCleanRateLimiterKeyAsPHP(t *testing.T) {
-	for in, want := range map[string]string{
-		"feed:Ünïcode & co":  "feed:Unicode a co",
-		`<a href="x">`:       `la href=qxqg`,
-		"½ & ² ∴":            "&frac12; a &sup2; &there4;",
-		"plain-ascii_key:1":  "plain-ascii_key:1",
-		"日本":                 "日本",
-		"it's":               "it&#039;s",
-		"Œuvre € — ‘quoted’": "Ouvre e m lquotedr",
-	} {
-		got, err := cleanRateLimiterKey("10.0", in)
-		if err != nil || got != want {
-			t.Errorf("clean(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	if _, err := cleanRateLimiterKey("9.52", "it's"); err == nil {
-		t.Error("a quote on Laravel 9 (PHP 7.3-8.x) must be refused: Go cannot know the PHP version")
-	}
-}
-
 // lockKeys lists the cache_locks keys.
 func lockKeys(t *testing.T, q *dbqueue.Queue) []string {
 	t.Helper()
+	d := q.Dialect()
+	rows, err := q.DB().Query(fmt.Sprintf("select %s from %s", d.Quote("key"), d.Quote(q.Config().CacheLockTable)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
 	var keys []string
-	for k := range dumpTable(t, q, q.Config().CacheLockTable, "owner") {
-		keys = append(keys, k)
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return keys
 }
@@ -649,36 +615,5 @@ func TestOverlapLockKeptWhileAnAbandonedHandlerRuns(t *testing.T) {
 			}
 			g.open()
 		})
-	}
-}
-
-// TestKeyedMutexDropsIdleKeys: one key's holders take turns, other keys do
-// not wait for them, and a key nobody holds or waits for is forgotten.
-func TestKeyedMutexDropsIdleKeys(t *testing.T) {
-	k := keyedMutex{held: map[string]*keyedTurn{}}
-	var inside, most atomic.Int32
-	done := make(chan struct{})
-	for range 8 {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			unlock := k.lock("a")
-			n := inside.Add(1)
-			if n > most.Load() {
-				most.Store(n)
-			}
-			other := k.lock("b") // another key: free while "a" is held
-			other()
-			inside.Add(-1)
-			unlock()
-		}()
-	}
-	for range 8 {
-		testwait.Recv(t, done, 10*time.Second, "a holder to finish")
-	}
-	if most.Load() != 1 {
-		t.Errorf("%d holders of one key at once; want 1", most.Load())
-	}
-	if len(k.held) != 0 {
-		t.Errorf("idle keys kept: %v", k.held)
 	}
 }

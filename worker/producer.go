@@ -10,6 +10,9 @@ import (
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
+	"github.com/laraworker/laraworker/worker/internal/phpexception"
 )
 
 // The producer: the daemon loop claims as many jobs as there are free
@@ -62,7 +65,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			// last one (--stop-when-empty) or released itself back.
 			w.sleepOrWake(ctx, w.cfg.Sleep)
 		} else if w.cfg.Rest > 0 {
-			sleep(ctx, w.clock, w.cfg.Rest)
+			clock.Sleep(ctx, w.clock, w.cfg.Rest)
 		}
 	}
 }
@@ -102,7 +105,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
 	jobs, err := w.store.Claim(ctx, queues, n, opts)
 	if err == nil {
-		w.problems.clear(kindSchema, kindPermission)
+		w.problems.Clear(configproblem.KindSchema, configproblem.KindPermission)
 	}
 	return jobs, w.claimError(ctx, err)
 }
@@ -127,12 +130,12 @@ func (w *Worker) claimQueues() []string {
 func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 	now := w.now()
 	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(now)}
-	blocked := w.problems.blockedClasses(now)
+	blocked := w.problems.BlockedClasses(now)
 	if w.cfg.Unrouted == UnroutedSkip {
-		opts.DisplayNames = withoutBlocked(w.reg.Names(), blocked)
+		opts.DisplayNames = configproblem.WithoutBlocked(w.reg.Names(), blocked)
 		return opts, len(opts.DisplayNames) > 0
 	}
-	opts.ExcludeDisplayNames = append(slices.Clone(blocked), hookClasses...)
+	opts.ExcludeDisplayNames = append(slices.Clone(blocked), bridgehooks.HookClasses...)
 	return opts, true
 }
 
@@ -161,7 +164,7 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
 	// Fenced by the row as it was selected: failed only if nobody has
 	// reserved it since.
-	w.completer.fail(ce.Job, p, failureText(ce.Err), nil, w.exec.hooks.forFailure(ce.Job, p, ce.Err, false))
+	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.ForFailure(ce.Job, p, ce.Err, false))
 	return errRowFailedAtClaim
 }
 
@@ -173,10 +176,10 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 		return
 	}
 	w.cfg.Metrics.claimError()
-	if !w.problems.setupProblem(err) {
+	if !w.problems.SetupProblem(err) {
 		w.log.Error().Err(err).Msg("claiming jobs failed; retrying")
 	}
-	sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
+	clock.Sleep(ctx, w.clock, time.Second+w.cfg.Sleep)
 }
 
 // dispatch hands a claimed row to an executor of its own. The job is in
@@ -380,19 +383,6 @@ func (w *Worker) nudge() {
 }
 
 func (w *Worker) now() time.Time { return w.clock.Now() }
-
-// sleep waits d on c, or less when ctx ends.
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C():
-	}
-}
 
 // sleepOrWake waits d, or less when ctx ends, a job leaves or Resume
 // nudges the worker.

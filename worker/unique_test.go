@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	osexec "os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -206,16 +205,6 @@ func TestUniqueLockOwner13(t *testing.T) {
 	})
 }
 
-// phpXXH128 is PHP's hash('xxh128', s), asked of PHP itself.
-func phpXXH128(t *testing.T, s string) string {
-	t.Helper()
-	out, err := osexec.Command("php", "-r", `echo hash("xxh128", $argv[1]);`, s).Output()
-	if err != nil {
-		t.Skipf("php is needed to check xxh128: %v", err)
-	}
-	return string(out)
-}
-
 // TestUnreachableUniqueStoreIsNamedOnce: a unique class whose store Go
 // cannot reach is named at startup, once.
 func TestUnreachableUniqueStoreIsNamedOnce(t *testing.T) {
@@ -256,24 +245,6 @@ func mustBuild(t *testing.T, class string, props ...phpserialize.Entry) []byte {
 		t.Fatal(err)
 	}
 	return raw
-}
-
-// TestUniqueLockKeyPerVersion: UniqueLock::getKey's three forms; the
-// xxh128 is PHP's own (php -r 'echo hash("xxh128", "Send welcome mail");').
-func TestUniqueLockKeyPerVersion(t *testing.T) {
-	cases := []struct{ version, display, want string }{
-		{"8.83", `App\Jobs\UniqueJob`, `laravel_unique_job:App\Jobs\UniqueJob42`},
-		{"10.50", `App\Jobs\UniqueJob`, `laravel_unique_job:App\Jobs\UniqueJob42`},
-		{"11.0", `App\Jobs\UniqueJob`, `laravel_unique_job:App\Jobs\UniqueJob:42`},
-		{"12.53", "Send welcome mail", `laravel_unique_job:App\Jobs\UniqueJob:42`},
-		{"12.54", `App\Jobs\UniqueJob`, `laravel_unique_job:App\Jobs\UniqueJob:42`},
-		{"13.26", "Send welcome mail", "laravel_unique_job:" + phpXXH128(t, "Send welcome mail") + ":42"},
-	}
-	for _, c := range cases {
-		if got := UniqueLockKey(c.version, `App\Jobs\UniqueJob`, c.display, "42"); got != c.want {
-			t.Errorf("%s: key %q, want %q", c.version, got, c.want)
-		}
-	}
 }
 
 // TestUniqueLockOnRedis: a 12.67 job whose lock lives in the redis store

@@ -11,6 +11,13 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/batchlookup"
+	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
+	"github.com/laraworker/laraworker/worker/internal/configproblem"
+	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
+	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
+	"github.com/laraworker/laraworker/worker/internal/uniquelock"
 	"github.com/rs/zerolog"
 )
 
@@ -76,7 +83,7 @@ type Worker struct {
 	// exec is what each job's executor is built from.
 	exec *executorDeps
 	// problems blocks the classes a configuration problem stops.
-	problems *configProblems
+	problems *configproblem.Problems
 	// skip lists the rows given back to PHP, which claims exclude.
 	skip  *skipSet
 	stats counters
@@ -110,53 +117,40 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		wake: make(chan struct{}, 1),
 		skip: &skipSet{},
 	}
-	w.problems = &configProblems{log: w.log, metrics: cfg.Metrics, clock: w.clock}
-	unique := &uniqueLocks{locks: cfg.Locks, defaultStore: cfg.CacheStore, version: cfg.LaravelVersion, log: w.log, clock: w.clock}
-	if err := unique.checkClasses(reg); err != nil {
+	w.problems = configproblem.New(w.log, cfg.Metrics.configError, w.clock)
+	unique := &uniquelock.Locks{Stores: cfg.Locks, DefaultStore: cfg.CacheStore, Version: cfg.LaravelVersion, Log: w.log, Clock: w.clock}
+	if err := unique.CheckClasses(reg); err != nil {
 		return nil, err
 	}
-	mw := &middlewareDeps{stores: cfg.StateStores, limiters: cfg.DurationLimiters, defaultStore: cfg.CacheStore,
-		version: cfg.LaravelVersion, optIn: cfg.RunWithoutPHPMiddleware, log: w.log}
-	if err := mw.checkRegistrations(reg); err != nil {
+	mw := &jobmiddleware.Resolver{Stores: cfg.StateStores, Limiters: cfg.DurationLimiters, DefaultStore: cfg.CacheStore,
+		Version: cfg.LaravelVersion, OptIn: cfg.RunWithoutPHPMiddleware, Log: w.log}
+	if err := mw.CheckRegistrations(reg); err != nil {
 		return nil, err
 	}
-	hooks, err := newBridgeHooks(cfg, store, w.log)
+	hooks, err := bridgehooks.New(cfg.Bridge, cfg.LaravelVersion, store, w.log)
 	if err != nil {
 		return nil, err
 	}
-	hooks.logBridge(cfg.Bridge, store)
-	warnUnknowable(cfg, reg, w.log)
+	hooks.LogBridge(cfg.Bridge, store)
+	bridgehooks.WarnUnknowable(cfg.Bridge, cfg.LaravelVersion, reg, w.log)
 	// Series that count rare events exist from the start, at 0.
 	cfg.Metrics.watch(cfg.Queues, reg.Names())
 	w.completer = newCompleter(completerDeps{
 		store: store, log: w.log, metrics: cfg.Metrics, clock: w.clock, stats: &w.stats, written: cfg.Written, group: !cfg.LaravelExact,
-		setupProblem: w.problems.setupProblem,
+		setupProblem: w.problems.SetupProblem,
 	})
 	w.inflight = newInFlight(cfg.Concurrency, w.nudge)
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,
-		unique: unique, mw: mw, batches: newBatchLookup(cfg.Batches), exceptions: newExceptionCounts(cfg, w.log),
+		unique: unique, mw: mw, batches: batchlookup.New(cfg.Batches), exceptions: maxexceptions.New(cfg.Exceptions, cfg.Cache, w.log),
 		legacyTexts: cfg.LaravelVersion != "" && appconfig.VersionCompare(cfg.LaravelVersion, "10.10") < 0,
 		connection:  store.Connection,
 		stats:       &w.stats,
 		hooks:       hooks,
-		notes:       &onceSet{},
+		notes:       &onceset.Set{},
 	}
 	return w, nil
-}
-
-// newExceptionCounts counts in Exceptions, else in Cache, else in memory.
-func newExceptionCounts(cfg Config, log zerolog.Logger) *exceptionCounts {
-	c := &exceptionCounts{shared: cfg.Exceptions, fallback: newMemoryCounter(), log: log}
-	if c.shared == nil {
-		if cfg.Cache != nil {
-			c.shared = CacheCounter{Cache: cfg.Cache}
-		} else {
-			c.shared = c.fallback
-		}
-	}
-	return c
 }
 
 // Pause stops claiming new jobs (SIGUSR2); running jobs go on.

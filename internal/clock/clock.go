@@ -1,6 +1,9 @@
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and makes timers on it.
 type Clock interface {
@@ -55,3 +58,16 @@ func (t systemTimer) C() <-chan time.Time { return t.Timer.C }
 type systemTicker struct{ *time.Ticker }
 
 func (t systemTicker) C() <-chan time.Time { return t.Ticker.C }
+
+// Sleep waits d on c, or less when ctx ends.
+func Sleep(ctx context.Context, c Clock, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C():
+	}
+}

@@ -1,4 +1,4 @@
-package worker
+package jobmiddleware
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/laraworker/laraworker/payload"
 )
 
-// planFromRegistration is the plan of the middleware a registration
+// PlanFromRegistration is the plan of the middleware a registration
 // declares, with the keys the app's Laravel version computes for this job
 // (the bridge's record, for a job that has none). An error is what PHP's
 // middleware() throwing would be: a job exception.
-func (d *middlewareDeps) planFromRegistration(decls []handlers.JobMiddleware, p *payload.Payload, cmd *payload.Command) (middlewarePlan, error) {
-	plan := middlewarePlan{from: "registration"}
+func (d *Resolver) PlanFromRegistration(decls []handlers.JobMiddleware, p *payload.Payload, cmd *payload.Command) (Plan, error) {
+	plan := Plan{From: "registration"}
 	commandName := p.Data.CommandName
 	if commandName == "" {
 		commandName = cmd.Class()
@@ -25,17 +25,17 @@ func (d *middlewareDeps) planFromRegistration(decls []handlers.JobMiddleware, p 
 		if err != nil {
 			return plan, fmt.Errorf("%s: %w", decl.Type, err)
 		}
-		plan.steps = append(plan.steps, step)
+		plan.Steps = append(plan.Steps, step)
 	}
 	return plan, nil
 }
 
-func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Payload, cmd *payload.Command, commandName string) (middlewareStep, error) {
+func (d *Resolver) declaredStep(decl handlers.JobMiddleware, p *payload.Payload, cmd *payload.Command, commandName string) (Step, error) {
 	m := bridgeproto.Middleware{Type: decl.Type, Class: `Illuminate\Queue\Middleware\` + decl.Type, Source: "registration"}
-	step := middlewareStep{}
+	step := Step{}
 	switch decl.Type {
 	case handlers.TypeWithoutOverlapping:
-		s, err := d.store(d.defaultStore, bridgeproto.Store{}, true)
+		s, err := d.store(d.DefaultStore, bridgeproto.Store{}, true)
 		if err != nil {
 			return step, err
 		}
@@ -43,8 +43,8 @@ func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Pa
 		if err != nil {
 			return step, err
 		}
-		m.Key = overlapKey(d.version, decl.Prefix, commandName, p.DisplayName, key, decl.Shared)
-		m.CacheKey, m.Store = s.Prefix+m.Key, d.defaultStore
+		m.Key = overlapKey(d.Version, decl.Prefix, commandName, p.DisplayName, key, decl.Shared)
+		m.CacheKey, m.Store = s.Prefix+m.Key, d.DefaultStore
 		m.DontRelease, m.Shared, m.ExpiresAfter = decl.DontRelease, decl.Shared, seconds(decl.ExpireAfter)
 		if !decl.DontRelease {
 			after := int64(0)
@@ -67,11 +67,11 @@ func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Pa
 			step.limiter = l
 			break
 		}
-		s, err := d.store(d.defaultStore, bridgeproto.Store{}, false)
+		s, err := d.store(d.DefaultStore, bridgeproto.Store{}, false)
 		if err != nil {
 			return step, err
 		}
-		m.Store, step.cache = d.defaultStore, s.Cache
+		m.Store, step.cache = d.DefaultStore, s.Cache
 		for i := range m.Limits {
 			m.Limits[i].CacheKey = s.Prefix + m.Limits[i].Key
 		}
@@ -83,7 +83,7 @@ func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Pa
 				return step, err
 			}
 		}
-		m.Key = throttlesKey(d.version, decl.Prefix, commandName, p.DisplayName, p.UUID, by, decl.ByJob)
+		m.Key = throttlesKey(d.Version, decl.Prefix, commandName, p.DisplayName, p.UUID, by, decl.ByJob)
 		m.MaxAttempts, m.DecaySeconds, m.BackoffSeconds, m.ByJob = decl.MaxAttempts, seconds(decl.Decay), seconds(decl.Backoff), decl.ByJob
 		if decl.Type == handlers.TypeThrottlesExceptionsWithRedis {
 			// DurationLimiter takes the key as it is.
@@ -95,15 +95,15 @@ func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Pa
 			step.limiter = l
 			break
 		}
-		cleaned, err := cleanRateLimiterKey(d.version, m.Key)
+		cleaned, err := cleanRateLimiterKey(d.Version, m.Key)
 		if err != nil {
 			return step, err
 		}
-		s, err := d.store(d.defaultStore, bridgeproto.Store{}, false)
+		s, err := d.store(d.DefaultStore, bridgeproto.Store{}, false)
 		if err != nil {
 			return step, err
 		}
-		m.Key, m.CacheKey, m.Store, step.cache = cleaned, s.Prefix+cleaned, d.defaultStore, s.Cache
+		m.Key, m.CacheKey, m.Store, step.cache = cleaned, s.Prefix+cleaned, d.DefaultStore, s.Cache
 	case handlers.TypeSkipIfBatchCancelled:
 	}
 	step.m = m
@@ -113,7 +113,7 @@ func (d *middlewareDeps) declaredStep(decl handlers.JobMiddleware, p *payload.Pa
 // declaredLimits evaluates the limiter for the job, as RateLimited does
 // with RateLimiter::limiter($name)($job): each limit keyed
 // md5(name . key), with 11.29+'s fallbackKey() for limits sharing a key.
-func (d *middlewareDeps) declaredLimits(m *bridgeproto.Middleware, decl handlers.JobMiddleware, cmd *payload.Command) error {
+func (d *Resolver) declaredLimits(m *bridgeproto.Middleware, decl handlers.JobMiddleware, cmd *payload.Command) error {
 	m.Limiter, m.Registered, m.Release = decl.Limiter, true, !decl.DontRelease
 	if decl.ReleaseAfter != nil {
 		after := seconds(*decl.ReleaseAfter)
@@ -131,7 +131,7 @@ func (d *middlewareDeps) declaredLimits(m *bridgeproto.Middleware, decl handlers
 	for _, l := range limits {
 		shared[l.Key]++
 	}
-	dedupe := appconfig.VersionCompare(d.version, "11.29") >= 0
+	dedupe := appconfig.VersionCompare(d.Version, "11.29") >= 0
 	for _, l := range limits {
 		if l.MaxAttempts < 1 || l.Decay < time.Second {
 			return fmt.Errorf("limiter %s: a limit needs at least 1 attempt and a decay of at least a second", decl.Limiter)
@@ -140,7 +140,7 @@ func (d *middlewareDeps) declaredLimits(m *bridgeproto.Middleware, decl handlers
 		if dedupe && shared[l.Key] > 1 {
 			key = fallbackLimitKey(l.Key, l.MaxAttempts, seconds(l.Decay))
 		}
-		m.Limits = append(m.Limits, bridgeproto.Limit{Key: limiterKey(decl.Limiter, key), MaxAttempts: l.MaxAttempts, DecaySeconds: seconds(l.Decay)})
+		m.Limits = append(m.Limits, bridgeproto.Limit{Key: LimiterKey(decl.Limiter, key), MaxAttempts: l.MaxAttempts, DecaySeconds: seconds(l.Decay)})
 	}
 	return nil
 }

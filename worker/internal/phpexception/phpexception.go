@@ -1,4 +1,8 @@
-package worker
+// Package phpexception is how a Go error reads in failed_jobs: the PHP
+// exception class Laravel (or a handler) names, and the text PHP's
+// (string) $exception prints, which `php artisan queue:failed` users
+// read.
+package phpexception
 
 import (
 	"context"
@@ -20,41 +24,41 @@ const (
 	ManuallyFailedClass      = `Illuminate\Queue\ManuallyFailedException`
 )
 
-// PHPException is an error with the PHP class name failed_jobs should show
+// Exception is an error with the PHP class name failed_jobs should show
 // (Laravel's own exceptions, or a handler's choice).
-type PHPException struct {
+type Exception struct {
 	Class   string
 	Message string
 }
 
-func (e *PHPException) Error() string {
+func (e *Exception) Error() string {
 	if e.Message == "" {
 		return e.Class
 	}
 	return e.Class + ": " + e.Message
 }
 
-// maxAttemptsExceeded is Worker::maxAttemptsExceededException: Laravel
+// MaxAttemptsExceeded is Worker::maxAttemptsExceededException: Laravel
 // 10.10+'s text, or the older one (legacy) that 8.x and 9.x write.
-func maxAttemptsExceeded(name string, legacy bool) *PHPException {
+func MaxAttemptsExceeded(name string, legacy bool) *Exception {
 	if legacy {
-		return &PHPException{Class: MaxAttemptsExceededClass, Message: name +
+		return &Exception{Class: MaxAttemptsExceededClass, Message: name +
 			" has been attempted too many times or run too long. The job may have previously timed out."}
 	}
-	return &PHPException{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
+	return &Exception{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
 }
 
-// timeoutExceeded is what a timed-out job fails with: 10.10+'s
+// TimeoutExceeded is what a timed-out job fails with: 10.10+'s
 // TimeoutExceededException, or before it (legacy) MaxAttemptsExceeded with
 // its old text.
-func timeoutExceeded(name string, legacy bool) *PHPException {
+func TimeoutExceeded(name string, legacy bool) *Exception {
 	if legacy {
-		return maxAttemptsExceeded(name, true)
+		return MaxAttemptsExceeded(name, true)
 	}
-	return &PHPException{Class: TimeoutExceededClass, Message: name + " has timed out."}
+	return &Exception{Class: TimeoutExceededClass, Message: name + " has timed out."}
 }
 
-// exceptionText renders err as PHP's (string) $exception does, which is
+// Text renders err as PHP's (string) $exception does, which is
 // what `php artisan queue:failed` users read:
 //
 //	Class: message in file:line
@@ -65,11 +69,11 @@ func timeoutExceeded(name string, legacy bool) *PHPException {
 // where is the handler's location when err carries no stack of its own.
 // Wrapped errors come innermost first, joined with "\n\nNext ", as PHP
 // prints previous exceptions.
-func exceptionText(err error, where frame) string {
+func Text(err error, where Frame) string {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		var parts []string
 		for _, e := range joined.Unwrap() {
-			parts = append(parts, exceptionText(e, where))
+			parts = append(parts, Text(e, where))
 		}
 		return strings.Join(parts, "\n\nNext ")
 	}
@@ -93,9 +97,9 @@ func unwrapChain(err error) []error {
 	return chain
 }
 
-func oneException(err error, where frame) string {
-	class, msg := classAndMessage(err)
-	frames := []frame{where}
+func oneException(err error, where Frame) string {
+	class, msg := ClassAndMessage(err)
+	frames := []Frame{where}
 	var p *handlers.PanicError
 	if errors.As(err, &p) {
 		if fs := panicFrames(p.Stack); len(fs) > 0 {
@@ -115,11 +119,11 @@ func oneException(err error, where frame) string {
 	return b.String()
 }
 
-// classAndMessage picks the PHP class name failed_jobs shows for an
+// ClassAndMessage picks the PHP class name failed_jobs shows for an
 // error: Laravel's own for the cases it has, else a valid PHP class name
 // made from the Go type (goExceptionClass).
-func classAndMessage(err error) (string, string) {
-	var php *PHPException
+func ClassAndMessage(err error) (string, string) {
+	var php *Exception
 	if errors.As(err, &php) && php == err {
 		return php.Class, php.Message
 	}
@@ -185,36 +189,36 @@ func phpIdent(s string) string {
 	return string(b)
 }
 
-// frame is one line of a stack trace.
-type frame struct {
+// Frame is one line of a stack trace.
+type Frame struct {
 	File string
 	Line int
 	Func string
 }
 
-// handlerFrame locates a handler's code, for errors that carry no stack.
-func handlerFrame(h any) frame {
+// HandlerFrame locates a handler's code, for errors that carry no stack.
+func HandlerFrame(h any) Frame {
 	if h == nil {
-		return frame{File: "laraworker", Func: "handler"}
+		return Frame{File: "laraworker", Func: "handler"}
 	}
 	v := reflect.ValueOf(h)
 	if v.Kind() != reflect.Func {
-		return frame{File: "laraworker", Line: 0, Func: reflect.TypeOf(h).String() + ".Handle"}
+		return Frame{File: "laraworker", Line: 0, Func: reflect.TypeOf(h).String() + ".Handle"}
 	}
 	fn := runtime.FuncForPC(v.Pointer())
 	if fn == nil {
-		return frame{File: "laraworker", Func: "handler"}
+		return Frame{File: "laraworker", Func: "handler"}
 	}
 	file, line := fn.FileLine(v.Pointer())
-	return frame{File: file, Line: line, Func: fn.Name()}
+	return Frame{File: file, Line: line, Func: fn.Name()}
 }
 
 // panicFrames turns runtime/debug.Stack output into frames, starting at
 // the function that panicked (frames of the runtime and of the recovery
 // itself are dropped).
-func panicFrames(stack []byte) []frame {
+func panicFrames(stack []byte) []Frame {
 	lines := strings.Split(string(stack), "\n")
-	var frames []frame
+	var frames []Frame
 	for i := 1; i+1 < len(lines); i += 2 {
 		fn := strings.TrimSpace(lines[i])
 		loc := strings.TrimSpace(lines[i+1])
@@ -233,12 +237,12 @@ func panicFrames(stack []byte) []frame {
 			file = loc[:k]
 			lineNo, _ = strconv.Atoi(loc[k+1:])
 		}
-		frames = append(frames, frame{File: file, Line: lineNo, Func: fn})
+		frames = append(frames, Frame{File: file, Line: lineNo, Func: fn})
 	}
 	return dropUntilPanic(frames)
 }
 
-func dropUntilPanic(frames []frame) []frame {
+func dropUntilPanic(frames []Frame) []Frame {
 	for i, f := range frames {
 		if f.Func == "panic" || strings.HasSuffix(f.Func, ".gopanic") {
 			return frames[i+1:]
@@ -250,25 +254,29 @@ func dropUntilPanic(frames []frame) []frame {
 // framedError carries the location to print for errors without a stack.
 type framedError struct {
 	error
-	where frame
+	where Frame
 }
 
 func (e framedError) Unwrap() error { return e.error }
 
-// failureText is the exception column of a failed job for err: PHP's
-// rendering, located where a framedError in err says, else in the worker.
-func failureText(err error) string {
-	where := frame{File: "laraworker", Func: "worker"}
+// WithFrame is err located at where, for FailureText when err carries no
+// stack of its own.
+func WithFrame(err error, where Frame) error { return framedError{err, where} }
+
+// FailureText is the exception column of a failed job for err: PHP's
+// rendering, located where a WithFrame in err says, else in the worker.
+func FailureText(err error) string {
+	where := Frame{File: "laraworker", Func: "worker"}
 	var fe framedError
 	if errors.As(err, &fe) && fe.where.File != "" {
 		where = fe.where
 	}
-	return exceptionText(withoutFrames(err), where)
+	return Text(WithoutFrames(err), where)
 }
 
-// withoutFrames removes the framedError wrappers, which only carry the
+// WithoutFrames removes the WithFrame wrappers, which only carry the
 // location, so they do not show up as exceptions of their own.
-func withoutFrames(err error) error {
+func WithoutFrames(err error) error {
 	if fe, ok := err.(framedError); ok {
 		return fe.error
 	}
@@ -276,7 +284,7 @@ func withoutFrames(err error) error {
 		parts := joined.Unwrap()
 		out := make([]error, len(parts))
 		for i, e := range parts {
-			out[i] = withoutFrames(e)
+			out[i] = WithoutFrames(e)
 		}
 		return errors.Join(out...)
 	}

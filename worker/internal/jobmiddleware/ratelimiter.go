@@ -1,4 +1,4 @@
-package worker
+package jobmiddleware
 
 import (
 	"context"
@@ -11,73 +11,73 @@ import (
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
-// rateLimiter is Illuminate\Cache\RateLimiter on one cache store, for the
+// RateLimiter is Illuminate\Cache\RateLimiter on one cache store, for the
 // keys the RateLimited and ThrottlesExceptions middleware use: a counter
 // at key and, at key + ":timer", the Unix time its window ends. Keys are
 // whole (the store's prefix included) and already cleaned
 // (cleanRateLimiterKey), as the bridge records them.
-type rateLimiter struct {
-	cache jobqueue.CacheStore
-	now   func() time.Time
+type RateLimiter struct {
+	Cache jobqueue.CacheStore
+	Now   func() time.Time
 }
 
 const timerSuffix = ":timer"
 
-// tooManyAttempts is RateLimiter::tooManyAttempts: the count has reached
+// TooManyAttempts is RateLimiter::tooManyAttempts: the count has reached
 // maxAttempts and the window is still open. A count at the maximum whose
 // window is gone is reset.
-func (r rateLimiter) tooManyAttempts(ctx context.Context, key string, maxAttempts int64) (bool, error) {
+func (r RateLimiter) TooManyAttempts(ctx context.Context, key string, maxAttempts int64) (bool, error) {
 	attempts, err := r.get(ctx, key)
 	if err != nil || attempts < maxAttempts {
 		return false, err
 	}
-	_, open, err := r.cache.Get(ctx, key+timerSuffix)
+	_, open, err := r.Cache.Get(ctx, key+timerSuffix)
 	if err != nil || open {
 		return open, err
 	}
-	return false, r.cache.Forget(ctx, key)
+	return false, r.Cache.Forget(ctx, key)
 }
 
-// hit is RateLimiter::hit: the window's timer and the counter are added
+// Hit is RateLimiter::hit: the window's timer and the counter are added
 // when missing, the counter is incremented, and a counter that expired
 // between the add and the increment is put back at 1.
-func (r rateLimiter) hit(ctx context.Context, key string, decaySeconds int64) (int64, error) {
+func (r RateLimiter) Hit(ctx context.Context, key string, decaySeconds int64) (int64, error) {
 	ttl := time.Duration(decaySeconds) * time.Second
-	availableAt := r.now().Unix() + decaySeconds
-	if _, err := r.cache.Add(ctx, key+timerSuffix, phpInt(availableAt), ttl); err != nil {
+	availableAt := r.Now().Unix() + decaySeconds
+	if _, err := r.Cache.Add(ctx, key+timerSuffix, phpInt(availableAt), ttl); err != nil {
 		return 0, err
 	}
-	added, err := r.cache.Add(ctx, key, phpInt(0), ttl)
+	added, err := r.Cache.Add(ctx, key, phpInt(0), ttl)
 	if err != nil {
 		return 0, err
 	}
-	hits, _, err := r.cache.Increment(ctx, key)
+	hits, _, err := r.Cache.Increment(ctx, key)
 	if err != nil {
 		return 0, err
 	}
 	if !added && hits == 1 {
-		err = r.cache.Put(ctx, key, phpInt(1), ttl)
+		err = r.Cache.Put(ctx, key, phpInt(1), ttl)
 	}
 	return hits, err
 }
 
-// availableIn is RateLimiter::availableIn: seconds until the window ends.
-func (r rateLimiter) availableIn(ctx context.Context, key string) (int64, error) {
+// AvailableIn is RateLimiter::availableIn: seconds until the window ends.
+func (r RateLimiter) AvailableIn(ctx context.Context, key string) (int64, error) {
 	at, err := r.get(ctx, key+timerSuffix)
-	return max(0, at-r.now().Unix()), err
+	return max(0, at-r.Now().Unix()), err
 }
 
-// clear is RateLimiter::clear: the counter and its timer go.
-func (r rateLimiter) clear(ctx context.Context, key string) error {
-	if err := r.cache.Forget(ctx, key); err != nil {
+// Clear is RateLimiter::clear: the counter and its timer go.
+func (r RateLimiter) Clear(ctx context.Context, key string) error {
+	if err := r.Cache.Forget(ctx, key); err != nil {
 		return err
 	}
-	return r.cache.Forget(ctx, key+timerSuffix)
+	return r.Cache.Forget(ctx, key+timerSuffix)
 }
 
 // get is (int) $cache->get($key, 0).
-func (r rateLimiter) get(ctx context.Context, key string) (int64, error) {
-	raw, ok, err := r.cache.Get(ctx, key)
+func (r RateLimiter) get(ctx context.Context, key string) (int64, error) {
+	raw, ok, err := r.Cache.Get(ctx, key)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -165,15 +165,15 @@ func (k *keyedMutex) lock(key string) func() {
 	}
 }
 
-// checkAndHit is tooManyAttempts and, when the limit is not used up, hit,
+// CheckAndHit is TooManyAttempts and, when the limit is not used up, Hit,
 // as one step for the goroutines of this process (limiterTurns). store
 // names the cache store, so equal keys in two stores do not wait for each
 // other.
-func (r rateLimiter) checkAndHit(ctx context.Context, store, key string, maxAttempts, decaySeconds int64) (tooMany bool, err error) {
+func (r RateLimiter) CheckAndHit(ctx context.Context, store, key string, maxAttempts, decaySeconds int64) (tooMany bool, err error) {
 	defer limiterTurns.lock(store + "\x00" + key)()
-	if tooMany, err = r.tooManyAttempts(ctx, key, maxAttempts); err != nil || tooMany {
+	if tooMany, err = r.TooManyAttempts(ctx, key, maxAttempts); err != nil || tooMany {
 		return tooMany, err
 	}
-	_, err = r.hit(ctx, key, decaySeconds)
+	_, err = r.Hit(ctx, key, decaySeconds)
 	return false, err
 }

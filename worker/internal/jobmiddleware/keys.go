@@ -1,14 +1,13 @@
-package worker
+package jobmiddleware
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/internal/phphash"
 )
 
 // The keys Laravel's job middleware compute, per version, for the
@@ -44,7 +43,7 @@ func jobNameInKey(version, commandName, displayName string) string {
 	if appconfig.VersionCompare(version, "12.54") < 0 {
 		return displayName
 	}
-	return xxh128Hex(displayName)
+	return phphash.XXH128(displayName)
 }
 
 // throttlesKey is ThrottlesExceptions::getKey: by(), else byJob()'s uuid,
@@ -60,15 +59,15 @@ func throttlesKey(version, prefix, commandName, displayName, uuid, by string, by
 	case byJob:
 		return prefix + uuid
 	case appconfig.VersionCompare(version, "12") < 0:
-		return prefix + md5Hex(commandName)
+		return prefix + phphash.MD5(commandName)
 	case appconfig.VersionCompare(version, "12.41") >= 0 && displayName != "":
-		return prefix + xxh128Hex(displayName)
+		return prefix + phphash.XXH128(displayName)
 	}
-	return prefix + xxh128Hex(commandName)
+	return prefix + phphash.XXH128(commandName)
 }
 
-// limiterKey is RateLimited's md5($limiterName . $limit->key).
-func limiterKey(limiter, key string) string { return md5Hex(limiter + key) }
+// LimiterKey is RateLimited's md5($limiterName . $limit->key).
+func LimiterKey(limiter, key string) string { return phphash.MD5(limiter + key) }
 
 // fallbackLimitKey is Limit::fallbackKey (11.29+), which RateLimiter::
 // limiter gives the limits of one answer that share a key.
@@ -78,11 +77,6 @@ func fallbackLimitKey(key string, maxAttempts, decaySeconds int64) string {
 		prefix = key + ":"
 	}
 	return prefix + "attempts:" + strconv.FormatInt(maxAttempts, 10) + ":decay:" + strconv.FormatInt(decaySeconds, 10)
-}
-
-func md5Hex(s string) string {
-	sum := md5.Sum([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
 
 // errQuoteBeforePHP81: PHP before 8.1 leaves ' alone in htmlentities(),

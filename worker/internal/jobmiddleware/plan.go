@@ -1,4 +1,4 @@
-package worker
+package jobmiddleware
 
 import (
 	"errors"
@@ -6,49 +6,27 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/rs/zerolog"
 )
 
-// Laravel's job middleware (WithoutOverlapping, RateLimited,
-// ThrottlesExceptions, their ...WithRedis variants, Skip,
-// SkipIfBatchCancelled, Release) run around the handler, in the order
-// CallQueuedHandler runs them, with their state where PHP keeps it: so
-// while a class runs on PHP and Go workers, both take one overlap lock and
-// count in one rate limit. Which middleware a job has comes from its
-// payload, where the bridge records it at dispatch (bridgeproto.Metadata),
-// else from its registration (handlers.WithoutOverlapping, ...).
-//
-// Middleware that is PHP code (a custom class, a closure, a callback), or
-// whose state lives where Go cannot reach it (a file or memcached store, a
-// Redis connection Go was not given), cannot run in Go; running the job
-// without it would break what it guarantees (the job would overlap, or
-// exceed its limit). Such a job is given back to PHP workers untouched, as
-// for a configuration problem (the class is not claimed for a minute, the
-// problem is logged, counted and shown by Health), unless the class is
-// listed in Config.RunWithoutPHPMiddleware: Go then applies what it can
-// and logs, on each job, what it did not.
-//
-// This file decides what a job runs through (a plan); middleware_apply.go
-// applies it.
-
-// middlewarePlan is what one job runs through, outermost first.
-type middlewarePlan struct {
-	steps []middlewareStep
-	// from says where the list came from: "payload" or "registration".
-	from string
-	// skipped names what Go does not apply (the class opted in to running
+// Plan is what one job runs through, outermost first.
+type Plan struct {
+	Steps []Step
+	// From says where the list came from: "payload" or "registration".
+	From string
+	// Skipped names what Go does not apply (the class opted in to running
 	// without it).
-	skipped []string
+	Skipped []string
 }
 
-// middlewareStep is one middleware with what applying it takes.
-type middlewareStep struct {
+// Step is one middleware with what applying it takes.
+type Step struct {
 	m bridgeproto.Middleware
 	// cache and locks are the cache store's sides (cache-backed types);
 	// limiter the Redis connection's DurationLimiter (...WithRedis).
@@ -60,47 +38,38 @@ type middlewareStep struct {
 	lockSeconds int64
 }
 
-// middlewareDeps are the stores the middleware reach and what the worker
-// says once per class.
-type middlewareDeps struct {
-	stores   map[string]jobqueue.StateStore
-	limiters map[string]jobqueue.DurationLimiter
-	// defaultStore is the app's default cache store (WithoutOverlapping's,
+// Resolver resolves a job's middleware to a Plan on the stores the
+// middleware reach, and remembers what the worker says once per class.
+type Resolver struct {
+	Stores   map[string]jobqueue.StateStore
+	Limiters map[string]jobqueue.DurationLimiter
+	// DefaultStore is the app's default cache store (WithoutOverlapping's,
 	// and the RateLimiter's for registrations).
-	defaultStore string
-	version      string
-	// optIn lists the classes that run without the middleware Go cannot
+	DefaultStore string
+	// Version is the app's Laravel version (it shapes the keys).
+	Version string
+	// OptIn lists the classes that run without the middleware Go cannot
 	// apply ("*": every class).
-	optIn []string
-	log   zerolog.Logger
+	OptIn []string
+	Log   zerolog.Logger
 
-	mu   sync.Mutex
-	seen map[string]bool
+	said onceset.Set
 }
 
-// once reports whether key is new (and marks it); bounded like uniqueLocks'.
-func (d *middlewareDeps) once(key string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[string]bool{}
-	}
-	if d.seen[key] || len(d.seen) >= 4096 {
-		return false
-	}
-	d.seen[key] = true
-	return true
+// Once reports whether key is new (and marks it); bounded, as a worker
+// meets an unbounded number of classes.
+func (d *Resolver) Once(key string) bool { return d.said.Once(key) }
+
+// OptedIn reports whether the class runs without the middleware Go
+// cannot apply.
+func (d *Resolver) OptedIn(class string) bool {
+	return slices.ContainsFunc(d.OptIn, func(c string) bool { return c == "*" || strings.EqualFold(c, class) })
 }
 
-// optedIn: the class runs without the middleware Go cannot apply.
-func (d *middlewareDeps) optedIn(class string) bool {
-	return slices.ContainsFunc(d.optIn, func(c string) bool { return c == "*" || strings.EqualFold(c, class) })
-}
-
-// checkRegistrations runs at New: every store and Redis connection the
+// CheckRegistrations runs when the worker is built: every store and Redis connection the
 // registrations' middleware name must be reachable, and the app's Laravel
 // version known (it shapes the keys); each class's middleware is named.
-func (d *middlewareDeps) checkRegistrations(reg *handlers.Registry) error {
+func (d *Resolver) CheckRegistrations(reg *handlers.Registry) error {
 	declared := reg.Middleware()
 	classes := make([]string, 0, len(declared))
 	for class := range declared {
@@ -108,7 +77,7 @@ func (d *middlewareDeps) checkRegistrations(reg *handlers.Registry) error {
 	}
 	sort.Strings(classes)
 	for _, class := range classes {
-		if d.version == "" {
+		if d.Version == "" {
 			return fmt.Errorf("worker: %s declares job middleware: set LaravelVersion (work --laravel-version) so its keys are the ones the app's Laravel writes", class)
 		}
 		var names []string
@@ -118,27 +87,27 @@ func (d *middlewareDeps) checkRegistrations(reg *handlers.Registry) error {
 			}
 			names = append(names, d.describeDeclared(m))
 		}
-		d.log.Info().Str("class", class).Strs("middleware", names).Msg("job middleware applied by Go, sharing its state with PHP workers")
+		d.Log.Info().Str("class", class).Strs("middleware", names).Msg("job middleware applied by Go, sharing its state with PHP workers")
 	}
-	for _, class := range d.optIn {
-		d.log.Warn().Str("class", class).Msg("jobs of this class run in Go even when part of their job middleware is PHP code or lives where Go cannot reach it (RunWithoutPHPMiddleware); each such job is logged")
+	for _, class := range d.OptIn {
+		d.Log.Warn().Str("class", class).Msg("jobs of this class run in Go even when part of their job middleware is PHP code or lives where Go cannot reach it (RunWithoutPHPMiddleware); each such job is logged")
 	}
 	return nil
 }
 
-func (d *middlewareDeps) checkDeclared(m handlers.JobMiddleware) error {
+func (d *Resolver) checkDeclared(m handlers.JobMiddleware) error {
 	switch m.Type {
 	case handlers.TypeWithoutOverlapping:
-		if m.Shared && appconfig.VersionCompare(d.version, "9.32") < 0 {
-			return fmt.Errorf("shared() is Laravel 9.32+; the app runs %s", d.version)
+		if m.Shared && appconfig.VersionCompare(d.Version, "9.32") < 0 {
+			return fmt.Errorf("shared() is Laravel 9.32+; the app runs %s", d.Version)
 		}
-		_, err := d.store(d.defaultStore, bridgeproto.Store{}, true)
+		_, err := d.store(d.DefaultStore, bridgeproto.Store{}, true)
 		return err
 	case handlers.TypeRateLimited, handlers.TypeThrottlesExceptions:
-		if m.Type == handlers.TypeRateLimited && m.ReleaseAfter != nil && appconfig.VersionCompare(d.version, "12.13") < 0 {
-			return fmt.Errorf("releaseAfter() is Laravel 12.13+; the app runs %s", d.version)
+		if m.Type == handlers.TypeRateLimited && m.ReleaseAfter != nil && appconfig.VersionCompare(d.Version, "12.13") < 0 {
+			return fmt.Errorf("releaseAfter() is Laravel 12.13+; the app runs %s", d.Version)
 		}
-		_, err := d.store(d.defaultStore, bridgeproto.Store{}, false)
+		_, err := d.store(d.DefaultStore, bridgeproto.Store{}, false)
 		return err
 	case handlers.TypeRateLimitedWithRedis, handlers.TypeThrottlesExceptionsWithRedis:
 		_, err := d.limiter(redisConnectionOf(m.Connection))
@@ -147,12 +116,12 @@ func (d *middlewareDeps) checkDeclared(m handlers.JobMiddleware) error {
 	return nil
 }
 
-func (d *middlewareDeps) describeDeclared(m handlers.JobMiddleware) string {
+func (d *Resolver) describeDeclared(m handlers.JobMiddleware) string {
 	switch m.Type {
 	case handlers.TypeWithoutOverlapping, handlers.TypeThrottlesExceptions:
-		return m.Type + " (" + d.defaultStore + " cache store)"
+		return m.Type + " (" + d.DefaultStore + " cache store)"
 	case handlers.TypeRateLimited:
-		return m.Type + " " + m.Limiter + " (" + d.defaultStore + " cache store)"
+		return m.Type + " " + m.Limiter + " (" + d.DefaultStore + " cache store)"
 	case handlers.TypeRateLimitedWithRedis:
 		return m.Type + " " + m.Limiter + " (redis connection " + redisConnectionOf(m.Connection) + ")"
 	case handlers.TypeThrottlesExceptionsWithRedis:
@@ -172,8 +141,8 @@ func redisConnectionOf(name string) string {
 // the bridge recorded of it (when it did): the same driver, and for the
 // database store the same tables. needLocks: the lock side is needed,
 // else the values' side.
-func (d *middlewareDeps) store(name string, recorded bridgeproto.Store, needLocks bool) (jobqueue.StateStore, error) {
-	s, ok := d.stores[name]
+func (d *Resolver) store(name string, recorded bridgeproto.Store, needLocks bool) (jobqueue.StateStore, error) {
+	s, ok := d.Stores[name]
 	driver := recorded.Driver
 	if driver == "" {
 		driver = "unknown"
@@ -200,8 +169,8 @@ func (d *middlewareDeps) store(name string, recorded bridgeproto.Store, needLock
 }
 
 // limiter is the DurationLimiter on a Redis connection.
-func (d *middlewareDeps) limiter(connection string) (jobqueue.DurationLimiter, error) {
-	if l, ok := d.limiters[connection]; ok && l != nil {
+func (d *Resolver) limiter(connection string) (jobqueue.DurationLimiter, error) {
+	if l, ok := d.Limiters[connection]; ok && l != nil {
 		return l, nil
 	}
 	return nil, fmt.Errorf("its state is on the app's redis connection %q, which this worker was not given (Config.DurationLimiters)", connection)
@@ -223,21 +192,21 @@ func lockSeconds(expiresAfter int64, s jobqueue.StateStore, recorded bridgeproto
 	return 86400
 }
 
-// errMiddlewareNotApplied is the error of a job given back because Go
-// cannot apply its middleware.
-type errMiddlewareNotApplied struct {
-	class string
-	what  []string
+// NotAppliedError is the error of a job given back because Go cannot
+// apply its middleware.
+type NotAppliedError struct {
+	Class string
+	What  []string
 }
 
-func (e *errMiddlewareNotApplied) Error() string {
+func (e *NotAppliedError) Error() string {
 	return fmt.Sprintf("%s has job middleware Go cannot apply: %s; its jobs are left to PHP workers (list the class in RunWithoutPHPMiddleware, work --run-without-php-middleware, to run them in Go without it)",
-		e.class, strings.Join(e.what, "; "))
+		e.Class, strings.Join(e.What, "; "))
 }
 
-// planFromRecord is the plan of the middleware the bridge recorded.
-func (d *middlewareDeps) planFromRecord(meta *bridgeproto.Metadata) (middlewarePlan, []string) {
-	plan := middlewarePlan{from: "payload"}
+// PlanFromRecord is the plan of the middleware the bridge recorded.
+func (d *Resolver) PlanFromRecord(meta *bridgeproto.Metadata) (Plan, []string) {
+	plan := Plan{From: "payload"}
 	var problems []string
 	for _, e := range meta.Errors {
 		if part, _, _ := strings.Cut(e, ":"); part == "middleware" || part == "middleware()" || part == "metadata" {
@@ -252,7 +221,7 @@ func (d *middlewareDeps) planFromRecord(meta *bridgeproto.Metadata) (middlewareP
 			named[m.Class] = true
 			continue
 		}
-		plan.steps = append(plan.steps, step)
+		plan.Steps = append(plan.Steps, step)
 	}
 	for _, c := range meta.NotCarried {
 		if !named[c] {
@@ -263,8 +232,8 @@ func (d *middlewareDeps) planFromRecord(meta *bridgeproto.Metadata) (middlewareP
 }
 
 // recordedStep resolves one recorded middleware.
-func (d *middlewareDeps) recordedStep(m bridgeproto.Middleware, stores map[string]bridgeproto.Store) (middlewareStep, error) {
-	step := middlewareStep{m: m}
+func (d *Resolver) recordedStep(m bridgeproto.Middleware, stores map[string]bridgeproto.Store) (Step, error) {
+	step := Step{m: m}
 	switch m.Type {
 	case handlers.TypeWithoutOverlapping:
 		s, err := d.store(m.Store, stores[m.Store], true)
@@ -306,10 +275,10 @@ func orString(s, def string) string {
 	return s
 }
 
-// describe names a plan's middleware for the logs.
-func (p middlewarePlan) describe() []string {
-	out := make([]string, len(p.steps))
-	for i, s := range p.steps {
+// Describe names a plan's middleware for the logs.
+func (p Plan) Describe() []string {
+	out := make([]string, len(p.Steps))
+	for i, s := range p.Steps {
 		out[i] = s.m.Type
 		switch {
 		case s.m.CacheKey != "":

@@ -1,4 +1,4 @@
-package worker
+package jobmiddleware
 
 import (
 	"bytes"
@@ -213,7 +213,7 @@ func runPHPOps(t *testing.T, app string, env []string, input map[string]any) []a
 func runGoOps(t *testing.T, ops []cacheOp, side string, st jobqueue.StateStore, lim jobqueue.DurationLimiter, now func() time.Time) []any {
 	t.Helper()
 	ctx := context.Background()
-	r := rateLimiter{cache: st.Cache, now: now}
+	r := RateLimiter{Cache: st.Cache, Now: now}
 	out := make([]any, 0, len(ops))
 	check := func(v any, err error) any {
 		t.Helper()
@@ -234,13 +234,13 @@ func runGoOps(t *testing.T, ops []cacheOp, side string, st jobqueue.StateStore, 
 		case "forget":
 			v = check(true, st.Cache.Forget(ctx, key))
 		case "hit":
-			v = check(r.hit(ctx, key, op.Decay))
+			v = check(r.Hit(ctx, key, op.Decay))
 		case "tooManyAttempts":
-			v = check(r.tooManyAttempts(ctx, key, op.Max))
+			v = check(r.TooManyAttempts(ctx, key, op.Max))
 		case "availableIn":
-			v = check(r.availableIn(ctx, key))
+			v = check(r.AvailableIn(ctx, key))
 		case "clear":
-			v = check(nil, r.clear(ctx, key))
+			v = check(nil, r.Clear(ctx, key))
 		case "lock":
 			v = check(st.Locks.Acquire(ctx, name, op.Owner, op.Seconds))
 		case "release":

@@ -1,4 +1,4 @@
-package worker
+package phpexception
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // failed_jobs.exception is what `php artisan queue:failed` users read: it
 // must look like PHP's (string) $exception.
 
-var where = frame{File: "/app/handlers/mail.go", Line: 42, Func: "main.sendMail"}
+var where = Frame{File: "/app/handlers/mail.go", Line: 42, Func: "main.sendMail"}
 
 func TestExceptionText(t *testing.T) {
 	cases := []struct {
@@ -26,18 +26,18 @@ func TestExceptionText(t *testing.T) {
 		want string
 	}{
 		{"Laravel's own exception",
-			maxAttemptsExceeded(`App\Jobs\X`, false),
+			MaxAttemptsExceeded(`App\Jobs\X`, false),
 			"Illuminate\\Queue\\MaxAttemptsExceededException: App\\Jobs\\X has been attempted too many times. in /app/handlers/mail.go:42\n" +
 				"Stack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"Laravel 8/9 text",
-			timeoutExceeded(`App\Jobs\X`, true),
+			TimeoutExceeded(`App\Jobs\X`, true),
 			"Illuminate\\Queue\\MaxAttemptsExceededException: App\\Jobs\\X has been attempted too many times or run too long. The job may have previously timed out. in /app/handlers/mail.go:42\n" +
 				"Stack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"a Go error without a type of its own is a GoException",
 			errors.New("smtp is down"),
 			"LaraWorker\\GoException: smtp is down in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"a class without a message",
-			&PHPException{Class: ManuallyFailedClass},
+			&Exception{Class: ManuallyFailedClass},
 			"Illuminate\\Queue\\ManuallyFailedException in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"wrapped errors print innermost first, as PHP's previous exceptions",
 			fmt.Errorf("sending: %w", &fs.PathError{Op: "open", Path: "/tmp/x", Err: fs.ErrNotExist}),
@@ -49,7 +49,7 @@ func TestExceptionText(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := exceptionText(c.err, where); got != c.want {
+			if got := Text(c.err, where); got != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}
 		})
@@ -65,7 +65,7 @@ func (w wrapped) Error() string { return w.msg }
 func (w wrapped) Unwrap() error { return w.err }
 
 func TestJoinedErrorsAreSeparateExceptions(t *testing.T) {
-	got := exceptionText(errors.Join(errors.New("first"), &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
+	got := Text(errors.Join(errors.New("first"), &Exception{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
 	parts := strings.Split(got, "\n\nNext ")
 	if len(parts) != 2 || !strings.HasPrefix(parts[0], `LaraWorker\GoException: first in `) ||
 		!strings.HasPrefix(parts[1], `LaraWorker\ChainStoppedException: stop in `) {
@@ -82,12 +82,12 @@ func TestPanicTraceStartsAtThePanickingFunction(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("Recover returned %v", err)
 	}
-	got := exceptionText(err, where)
+	got := Text(err, where)
 	lines := strings.Split(got, "\n")
-	if !strings.HasPrefix(lines[0], "LaraWorker\\PanicException: panic: boom in ") || !strings.Contains(lines[0], "exception_test.go:") {
+	if !strings.HasPrefix(lines[0], "LaraWorker\\PanicException: panic: boom in ") || !strings.Contains(lines[0], "phpexception_test.go:") {
 		t.Fatalf("first line %q: want the panic's message at the panicking line", lines[0])
 	}
-	if !strings.Contains(lines[2], "worker.panicky()") {
+	if !strings.Contains(lines[2], "phpexception.panicky()") {
 		t.Fatalf("frame #0 %q: want the function that panicked", lines[2])
 	}
 	if !strings.HasSuffix(got, "{main}") {
@@ -118,7 +118,7 @@ func TestGoErrorsGetPHPClassNames(t *testing.T) {
 		{pair[int]{}, `LaraWorker\Pair_int_Exception`},
 	}
 	for _, c := range cases {
-		class, _ := classAndMessage(c.err)
+		class, _ := ClassAndMessage(c.err)
 		if class != c.want || !phpClass.MatchString(class) {
 			t.Errorf("%T: class %q, want %q", c.err, class, c.want)
 		}

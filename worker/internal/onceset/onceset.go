@@ -1,0 +1,37 @@
+// Package onceset remembers what a long-running worker has already said,
+// so a warning about a class or a store is logged once, not on every job.
+package onceset
+
+import "sync"
+
+// Set remembers keys, bounded: a worker meets an unbounded number of
+// classes over its life; past the bound, nothing more is said. The zero
+// value is ready to use.
+type Set struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// max bounds the keys remembered.
+const max = 4096
+
+// Has reports whether key was marked.
+func (o *Set) Has(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen[key]
+}
+
+// Once reports whether key is new (and marks it).
+func (o *Set) Once(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen == nil {
+		o.seen = map[string]bool{}
+	}
+	if o.seen[key] || len(o.seen) >= max {
+		return false
+	}
+	o.seen[key] = true
+	return true
+}
