@@ -12,7 +12,7 @@ import (
 func (q *Queue) Sizes(ctx context.Context) ([]jobqueue.QueueSize, error) {
 	now := q.unixNow()
 	expiry := now - q.retryAfterSeconds()
-	rows, err := q.db.QueryContext(ctx, q.st.queueSizes(), now, now, expiry, expiry)
+	rows, err := q.db.QueryContext(ctx, q.st.QueueSizes(), now, now, expiry, expiry)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func toNumber(v any) (int64, error) {
 // Clear is queue:clear: delete every row of the queue, reserved ones
 // included. Returns the number deleted.
 func (q *Queue) Clear(ctx context.Context, queue string) (int64, error) {
-	res, err := q.db.ExecContext(ctx, q.st.clearQueue(), q.queueNames([]string{queue})[0])
+	res, err := q.db.ExecContext(ctx, q.st.ClearQueue(), q.queueNames([]string{queue})[0])
 	if err != nil {
 		return 0, err
 	}

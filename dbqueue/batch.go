@@ -15,7 +15,7 @@ import (
 )
 
 func (q *Queue) scanBatch(ctx context.Context, query func(string, ...any) (*sql.Rows, error), forUpdate bool, id string) (jobqueue.Batch, error) {
-	rows, err := query(q.st.findBatch(forUpdate), id)
+	rows, err := query(q.st.FindBatch(forUpdate), id)
 	if err != nil {
 		return jobqueue.Batch{}, err
 	}
@@ -165,7 +165,7 @@ func (q *Queue) recordBatchFailureTx(ctx context.Context, tx *sql.Tx, batchID, j
 			return nil
 		}
 		now := q.unixNow()
-		_, err := tx.ExecContext(ctx, q.st.cancelBatch(), now, now, batchID)
+		_, err := tx.ExecContext(ctx, q.st.CancelBatch(), now, now, batchID)
 		return err
 	})
 }
@@ -199,11 +199,11 @@ func (q *Queue) updateBatch(ctx context.Context, tx *sql.Tx, batchID string,
 	if err != nil {
 		return jobqueue.BatchUpdate{}, fmt.Errorf("dbqueue: batch %s failed_job_ids: %w", batchID, err)
 	}
-	if _, err := tx.ExecContext(ctx, q.st.updateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
+	if _, err := tx.ExecContext(ctx, q.st.UpdateBatchCounts(), c.PendingJobs, c.FailedJobs, failedIDs, batchID); err != nil {
 		return jobqueue.BatchUpdate{}, err
 	}
 	if finished {
-		if _, err := tx.ExecContext(ctx, q.st.finishBatch(), q.unixNow(), batchID); err != nil {
+		if _, err := tx.ExecContext(ctx, q.st.FinishBatch(), q.unixNow(), batchID); err != nil {
 			return jobqueue.BatchUpdate{}, err
 		}
 	}

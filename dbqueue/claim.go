@@ -6,26 +6,27 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
 
 // claimFilterOf renders the options into the statement's shape and the
 // arguments that follow queue, now and now - retry_after.
-func claimFilterOf(o jobqueue.ClaimOptions) (claimFilter, []any, error) {
+func claimFilterOf(o jobqueue.ClaimOptions) (sqlstmt.ClaimFilter, []any, error) {
 	names, err := likePatterns(o.DisplayNames)
 	if err != nil {
-		return claimFilter{}, nil, err
+		return sqlstmt.ClaimFilter{}, nil, err
 	}
 	notNames, err := likePatterns(o.ExcludeDisplayNames)
 	if err != nil {
-		return claimFilter{}, nil, err
+		return sqlstmt.ClaimFilter{}, nil, err
 	}
 	args := append(names, notNames...)
 	for _, id := range o.ExcludeIDs {
 		args = append(args, id)
 	}
-	return claimFilter{names: len(names), notNames: len(notNames), ids: len(o.ExcludeIDs)}, args, nil
+	return sqlstmt.ClaimFilter{Names: len(names), NotNames: len(notNames), IDs: len(o.ExcludeIDs)}, args, nil
 }
 
 // likePatterns are the LIKE patterns matching any of the display names.
@@ -75,7 +76,7 @@ func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts jobque
 	if err != nil {
 		return 0, err
 	}
-	query := q.st.countClaimable(f)
+	query := q.st.CountClaimable(f)
 	var total int64
 	for _, name := range q.queueNames(queues) {
 		now := q.unixNow()
@@ -116,7 +117,7 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 		}
 		// The index went away under the worker: Laravel's query.
 		return q.claim(ctx, queue, limit, opts)
-	case limit > 1 && q.st.oneStatementClaims() && !q.txClaims:
+	case limit > 1 && q.st.OneStatementClaims() && !q.txClaims:
 		return q.claimOneStatement(ctx, queue, limit, opts)
 	}
 	return q.claimTx(ctx, queue, limit, opts)
@@ -148,7 +149,7 @@ func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqu
 	if err != nil {
 		return nil, err
 	}
-	query := q.st.claimSelectFiltered(limit, f)
+	query := q.st.ClaimSelectFiltered(limit, f)
 	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
 		return query, append([]any{queue, now, now - q.retryAfterSeconds()}, filterArgs...)
 	})
@@ -209,7 +210,7 @@ func culprit(jobs []jobqueue.JobRow) jobqueue.JobRow {
 // record, written back as values.
 func (q *Queue) reserveOne(ctx context.Context, tx *sql.Tx, j *jobqueue.JobRow, now int64) error {
 	attempts := j.Attempts + 1
-	if _, err := tx.ExecContext(ctx, q.st.markReserved(), now, attempts, j.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, q.st.MarkReserved(), now, attempts, j.ID); err != nil {
 		return err
 	}
 	j.Attempts = attempts
@@ -222,7 +223,7 @@ func (q *Queue) reserveMany(ctx context.Context, tx *sql.Tx, jobs []jobqueue.Job
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	if _, err := execChunks(ctx, tx, chunkIDs(ids), q.st.markReservedMany, now); err != nil {
+	if _, err := execChunks(ctx, tx, chunkIDs(ids), q.st.MarkReservedMany, now); err != nil {
 		return err
 	}
 	for i := range jobs {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 )
 
@@ -12,7 +13,7 @@ import (
 // longer displayName is stored cut, so it could not be told apart there).
 func fitsClassColumn(o jobqueue.ClaimOptions) bool {
 	for _, n := range slices.Concat(o.DisplayNames, o.ExcludeDisplayNames) {
-		if len([]rune(n)) > classColumnLength {
+		if len([]rune(n)) > sqlstmt.ClassColumnLength {
 			return false
 		}
 	}
@@ -22,8 +23,8 @@ func fitsClassColumn(o jobqueue.ClaimOptions) bool {
 // indexedFilter is the shape of the options on the indexed path, where
 // class names are compared as they are (the index holds the decoded
 // displayName, not the payload's JSON).
-func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) indexedFilter {
-	return indexedFilter{names: len(o.DisplayNames), notNames: len(o.ExcludeDisplayNames), ids: len(o.ExcludeIDs)}
+func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) sqlstmt.IndexedFilter {
+	return sqlstmt.IndexedFilter{Names: len(o.DisplayNames), NotNames: len(o.ExcludeDisplayNames), IDs: len(o.ExcludeIDs)}
 }
 
 // rangeArgs are the indexed range's arguments in the order indexedRange
@@ -33,14 +34,14 @@ func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) indexedFilter {
 // the limit twice.
 func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOptions) []any {
 	times := []any{now, now - q.retryAfterSeconds()}
-	if len(o.DisplayNames) > 1 && q.st.pgArrays() {
+	if len(o.DisplayNames) > 1 && q.st.PgArrays() {
 		args := append(append([]any{o.DisplayNames, queue}, times...), q.branchFilterArgs(o)...)
 		return append(args, limit, limit)
 	}
 	args := appendList([]any{queue}, o.DisplayNames, false)
 	args = append(args, times...)
 	args = append(args, q.branchFilterArgs(o)...)
-	if q.st.pgArrays() {
+	if q.st.PgArrays() {
 		args = append(args, limit)
 	}
 	return args
@@ -48,7 +49,7 @@ func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOp
 
 // branchFilterArgs are the excluded classes and ids.
 func (q *Queue) branchFilterArgs(o jobqueue.ClaimOptions) []any {
-	pg := q.st.pgArrays()
+	pg := q.st.PgArrays()
 	return appendList(appendList(nil, o.ExcludeDisplayNames, pg), o.ExcludeIDs, pg)
 }
 
@@ -71,7 +72,7 @@ func appendList[T any](args []any, list []T, asArray bool) []any {
 // reserve); PostgreSQL and SQLite: one statement.
 func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
 	query, args := q.indexedStatement(queue, limit, o)
-	if !q.st.oneStatementClaims() {
+	if !q.st.OneStatementClaims() {
 		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) { return query, args(now) })
 	}
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, args)
@@ -83,15 +84,15 @@ func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o job
 // the claiming update elsewhere) and its arguments at a time.
 func (q *Queue) indexedStatement(queue string, limit int, o jobqueue.ClaimOptions) (string, func(now int64) []any) {
 	f := q.indexedFilter(o)
-	if !q.st.oneStatementClaims() {
-		return q.st.claimSelectIndexed(limit, f), func(now int64) []any { return q.rangeArgs(queue, now, limit, o) }
+	if !q.st.OneStatementClaims() {
+		return q.st.ClaimSelectIndexed(limit, f), func(now int64) []any { return q.rangeArgs(queue, now, limit, o) }
 	}
 	// The update's reserved_at: first on SQLite (set before the
 	// subquery), after the CTE on PostgreSQL.
-	if q.st.pgArrays() {
-		return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append(q.rangeArgs(queue, now, limit, o), now) }
+	if q.st.PgArrays() {
+		return q.st.ClaimUpdateIndexed(limit, f), func(now int64) []any { return append(q.rangeArgs(queue, now, limit, o), now) }
 	}
-	return q.st.claimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, q.rangeArgs(queue, now, limit, o)...) }
+	return q.st.ClaimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, q.rangeArgs(queue, now, limit, o)...) }
 }
 
 // claimOneStatement is the batched claim with Laravel's where clause and
@@ -105,10 +106,10 @@ func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, 
 	if err != nil {
 		return nil, err
 	}
-	f := claimFilter{names: len(names), notNames: len(notNames)}
-	pg := q.st.pgArrays()
-	f.ids, f.idArray = len(o.ExcludeIDs), pg
-	query := q.st.claimUpdateLaravel(limit, f)
+	f := sqlstmt.ClaimFilter{Names: len(names), NotNames: len(notNames)}
+	pg := q.st.PgArrays()
+	f.IDs, f.IDArray = len(o.ExcludeIDs), pg
+	query := q.st.ClaimUpdateLaravel(limit, f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
 		args := append([]any{queue, now, now - q.retryAfterSeconds()}, names...)
 		args = append(args, notNames...)

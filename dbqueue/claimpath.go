@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/sqldb"
 )
 
@@ -47,7 +48,7 @@ func (q *Queue) DetectClaimPath(ctx context.Context) (ClaimPathInfo, error) {
 	info := ClaimPathInfo{Path: ClaimPathLaravel}
 	if n == 2 {
 		info.Path = ClaimPathIndexed
-	} else if n, err = q.countIndexes(ctx, q.st.previousIndexNames()...); err != nil {
+	} else if n, err = q.countIndexes(ctx, q.st.PreviousIndexNames()...); err != nil {
 		return ClaimPathInfo{}, fmt.Errorf("dbqueue: looking for the claim index: %w", err)
 	} else {
 		info.PreviousIndex = n > 0
@@ -71,16 +72,16 @@ func (q *Queue) countIndexes(ctx context.Context, names ...string) (int, error) 
 	switch q.d.Name() {
 	case appconfig.EngineMySQL:
 		query = "select count(distinct index_name) from information_schema.statistics where table_schema = " +
-			"coalesce(?, database()) and table_name = ? and index_name in (" + placeholders(len(names)) + ")"
-		args = append([]any{mysqlSchema(q.st.t.Jobs), sqldb.LastPart(q.st.t.Jobs)}, args...)
+			"coalesce(?, database()) and table_name = ? and index_name in (" + sqlstmt.Placeholders(len(names)) + ")"
+		args = append([]any{mysqlSchema(q.st.T.Jobs), sqldb.LastPart(q.st.T.Jobs)}, args...)
 	case appconfig.EnginePgSQL:
 		// to_regclass resolves the name as the claim would (search_path).
 		query = "select count(*) from pg_index i join pg_class c on c.oid = i.indexrelid " +
 			"where i.indrelid = to_regclass($1) and i.indisvalid and c.relname = any($2)"
-		args = []any{q.st.q(q.st.t.Jobs), names}
+		args = []any{q.st.Q(q.st.T.Jobs), names}
 	default:
-		query = "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name in (" + placeholders(len(names)) + ")"
-		args = append([]any{sqldb.LastPart(q.st.t.Jobs)}, args...)
+		query = "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name in (" + sqlstmt.Placeholders(len(names)) + ")"
+		args = append([]any{sqldb.LastPart(q.st.T.Jobs)}, args...)
 	}
 	var n int
 	err := q.db.QueryRowContext(ctx, query, args...).Scan(&n)
@@ -104,6 +105,6 @@ func mysqlSchema(table string) any {
 func (q *Queue) pgNeverAnalysed(ctx context.Context) (bool, error) {
 	var reltuples float64
 	err := q.db.QueryRowContext(ctx, "select coalesce((select reltuples from pg_class where oid = to_regclass($1)), 0)",
-		q.st.q(q.st.t.Jobs)).Scan(&reltuples)
+		q.st.Q(q.st.T.Jobs)).Scan(&reltuples)
 	return reltuples < 0, err
 }

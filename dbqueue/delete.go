@@ -81,7 +81,7 @@ const maxIDArray = 5000
 
 // deleteChunk is how many ids one grouped delete takes.
 func (q *Queue) deleteChunk() int {
-	if q.st.idArrays() {
+	if q.st.IDArrays() {
 		return maxIDArray
 	}
 	return maxInList
@@ -123,14 +123,14 @@ func (q *Queue) deleteReservedMany(ctx context.Context, jobs []jobqueue.JobRow) 
 // deleteReturningIDs runs the fenced grouped delete with RETURNING and
 // adds the ids it deleted to deleted.
 func (q *Queue) deleteReturningIDs(ctx context.Context, db queryer, token int64, ids []int64, deleted map[int64]bool) error {
-	return scanIDs(ctx, db, q.st.deleteReservedJobs(len(ids)), q.idArgs(token, ids), deleted)
+	return scanIDs(ctx, db, q.st.DeleteReservedJobs(len(ids)), q.idArgs(token, ids), deleted)
 }
 
 // idArgs are the bindings of a statement taking a token and a list of
 // ids: on PostgreSQL the ids go as one array parameter (see
 // statements.idArrays), elsewhere one placeholder each.
 func (q *Queue) idArgs(token int64, ids []int64) []any {
-	if q.st.idArrays() {
+	if q.st.IDArrays() {
 		return []any{token, pgIntArray(ids)}
 	}
 	args := make([]any, 0, 1+len(ids))
@@ -161,7 +161,7 @@ func pgIntArray(ids []int64) string {
 func (q *Queue) lockThenDelete(ctx context.Context, tx *sql.Tx, token int64, ids []int64, deleted map[int64]bool) error {
 	held := map[int64]bool{}
 	args := append([]any{token}, int64sToArgs(ids)...)
-	if err := scanIDs(ctx, tx, q.st.lockReservedJobs(len(ids)), args, held); err != nil {
+	if err := scanIDs(ctx, tx, q.st.LockReservedJobs(len(ids)), args, held); err != nil {
 		return err
 	}
 	if len(held) == 0 {
@@ -173,7 +173,7 @@ func (q *Queue) lockThenDelete(ctx context.Context, tx *sql.Tx, token int64, ids
 			keep = append(keep, id)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, q.st.deleteJobs(len(keep)), int64sToArgs(keep)...); err != nil {
+	if _, err := tx.ExecContext(ctx, q.st.DeleteJobs(len(keep)), int64sToArgs(keep)...); err != nil {
 		return err
 	}
 	for _, id := range keep {

@@ -99,7 +99,7 @@ func TestDeletePlanOnPostgresUsesThePrimaryKey(t *testing.T) {
 	defer conn.Close()
 	for _, stmt := range []string{
 		"set plan_cache_mode = force_generic_plan",
-		"prepare grouped_delete as " + e.q.st.deleteReservedJobs(3),
+		"prepare grouped_delete as " + e.q.st.DeleteReservedJobs(3),
 	} {
 		if _, err := conn.ExecContext(e.ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)

@@ -5,8 +5,7 @@
 // engine and version.
 //
 // A Queue is one queue connection. The worker's path (claim.go,
-// claimindexed.go, claimsql.go, statements.go, delete.go, outcomes.go,
-// push.go) is Claim, Delete, Finish, Release, Fail, Unreserve and Extend,
+// claimindexed.go, delete.go, outcomes.go, push.go) is Claim, Delete, Finish, Release, Fail, Unreserve and Extend,
 // with the chain's next link and the batch's counters written in the
 // outcome's own transaction (batch.go). The admin side (admin.go,
 // failed.go, move.go) is the `php artisan queue:*` commands: Sizes,
@@ -15,6 +14,7 @@
 // (jobqueue.Schema) and the classes on a queue (jobqueue.ClassSampler).
 // The app's database cache store
 // and its locks come from package dbcache; connections, dialects and
-// retried transactions from package sqldb. Every statement, per engine,
-// is listed in SQL.md, which is generated from this package's code.
+// retried transactions from package sqldb. Every statement comes from
+// the catalogue in dbqueue/internal/sqlstmt; per engine, they are listed
+// in SQL.md, which is generated from that code.
 package dbqueue

@@ -41,9 +41,9 @@ func (q *Queue) ListFailed(ctx context.Context, queue string) ([]jobqueue.Failed
 		err  error
 	)
 	if queue == "" {
-		rows, err = q.db.QueryContext(ctx, q.st.listFailed(false))
+		rows, err = q.db.QueryContext(ctx, q.st.ListFailed(false))
 	} else {
-		rows, err = q.db.QueryContext(ctx, q.st.listFailed(true), queue)
+		rows, err = q.db.QueryContext(ctx, q.st.ListFailed(true), queue)
 	}
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (q *Queue) ListFailed(ctx context.Context, queue string) ([]jobqueue.Failed
 // FindFailed looks a failed job up by uuid (what Laravel's database-uuids
 // provider uses as the id) or, failing that, by numeric id.
 func (q *Queue) FindFailed(ctx context.Context, idOrUUID string) (jobqueue.FailedJob, error) {
-	f, err := scanFailed(q.db.QueryRowContext(ctx, q.st.findFailedBy("uuid"), idOrUUID))
+	f, err := scanFailed(q.db.QueryRowContext(ctx, q.st.FindFailedBy("uuid"), idOrUUID))
 	if err == nil {
 		return f, nil
 	}
@@ -71,7 +71,7 @@ func (q *Queue) FindFailed(ctx context.Context, idOrUUID string) (jobqueue.Faile
 		return jobqueue.FailedJob{}, err
 	}
 	if id, perr := strconv.ParseInt(idOrUUID, 10, 64); perr == nil {
-		f, err = scanFailed(q.db.QueryRowContext(ctx, q.st.findFailedBy("id"), id))
+		f, err = scanFailed(q.db.QueryRowContext(ctx, q.st.FindFailedBy("id"), id))
 		if err == nil {
 			return f, nil
 		}
@@ -92,7 +92,7 @@ func (q *Queue) Forget(ctx context.Context, idOrUUID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	res, err := q.db.ExecContext(ctx, q.st.forgetFailed(), f.ID)
+	res, err := q.db.ExecContext(ctx, q.st.ForgetFailed(), f.ID)
 	if err != nil {
 		return false, err
 	}
@@ -108,9 +108,9 @@ func (q *Queue) Flush(ctx context.Context, olderThan time.Duration) (int64, erro
 		err error
 	)
 	if olderThan > 0 {
-		res, err = q.db.ExecContext(ctx, q.st.flushFailed(true), q.failedAtString(q.now().Add(-olderThan)))
+		res, err = q.db.ExecContext(ctx, q.st.FlushFailed(true), q.failedAtString(q.now().Add(-olderThan)))
 	} else {
-		res, err = q.db.ExecContext(ctx, q.st.flushFailed(false))
+		res, err = q.db.ExecContext(ctx, q.st.FlushFailed(false))
 	}
 	if err != nil {
 		return 0, err
@@ -124,7 +124,7 @@ func (q *Queue) PruneFailed(ctx context.Context, olderThan time.Duration) (int64
 	before := q.failedAtString(q.now().Add(-olderThan))
 	var total int64
 	for {
-		res, err := q.db.ExecContext(ctx, q.st.pruneFailed(), before)
+		res, err := q.db.ExecContext(ctx, q.st.PruneFailed(), before)
 		if err != nil {
 			return total, err
 		}
@@ -217,7 +217,7 @@ func (q *Queue) retryOne(ctx context.Context, f jobqueue.FailedJob, hook jobqueu
 		return r
 	}
 	r.NewID = id
-	if _, err := q.db.ExecContext(ctx, q.st.forgetFailed(), f.ID); err != nil {
+	if _, err := q.db.ExecContext(ctx, q.st.ForgetFailed(), f.ID); err != nil {
 		r.Err = fmt.Errorf("dbqueue: pushed %s again but could not forget it: %w", f.UUID, err)
 	}
 	return r

@@ -149,7 +149,7 @@ func (e *testEnv) insertRow(t *testing.T, r row) int64 {
 		if r.reservedAt != nil {
 			reserved = *r.reservedAt
 		}
-		query := e.q.st.insertJobs(1)
+		query := e.q.st.InsertJobs(1)
 		args := []any{r.queue, r.attempts, reserved, r.availableAt, r.createdAt, string(r.payload)}
 		if e.q.d.ReturningID() != "" {
 			return tx.QueryRowContext(e.ctx, query, args...).Scan(&id)

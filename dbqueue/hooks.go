@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
@@ -40,7 +41,7 @@ func (q *Queue) setHooksQueue(h *HooksQueue) error {
 	hooks := *h
 	hooks.Table = table
 	q.hooks = &hooks
-	q.hookSt = newStatements(q.d, sqldb.Tables{Jobs: table, Failed: q.cfg.FailedTable, Batches: q.cfg.BatchesTable}, q.lock)
+	q.hookSt = sqlstmt.New(q.d, sqldb.Tables{Jobs: table, Failed: q.cfg.FailedTable, Batches: q.cfg.BatchesTable}, q.lock)
 	return nil
 }
 
@@ -62,10 +63,10 @@ func (q *Queue) insertHookTx(ctx context.Context, tx *sql.Tx, raw []byte, availa
 	args := []any{q.hooks.Queue, 0, nil, availableAt, q.unixNow(), payloadArg(raw)}
 	if q.d.ReturningID() != "" {
 		var id int64
-		err := tx.QueryRowContext(ctx, q.hookSt.insertJobs(1), args...).Scan(&id)
+		err := tx.QueryRowContext(ctx, q.hookSt.InsertJobs(1), args...).Scan(&id)
 		return id, err
 	}
-	res, err := tx.ExecContext(ctx, q.hookSt.insertJobs(1), args...)
+	res, err := tx.ExecContext(ctx, q.hookSt.InsertJobs(1), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -185,7 +186,7 @@ func (q *Queue) SettleFailureHook(ctx context.Context, hookID int64, batch *jobq
 			if err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, q.hookSt.unparkHook(), payloadArg(raw), q.unixNow(), hookID, 0)
+			res, err := tx.ExecContext(ctx, q.hookSt.UnparkHook(), payloadArg(raw), q.unixNow(), hookID, 0)
 			if err != nil {
 				return err
 			}
@@ -231,14 +232,14 @@ func (q *Queue) ForgetFailedWithHook(ctx context.Context, uuid string, hookID in
 	}
 	parked := false
 	err := q.inTx(ctx, func(tx *sql.Tx, _ int) error {
-		if _, err := tx.ExecContext(ctx, q.st.forgetFailedByUUID(), uuid); err != nil {
+		if _, err := tx.ExecContext(ctx, q.st.ForgetFailedByUUID(), uuid); err != nil {
 			return err
 		}
 		parked = false
 		if hookID == 0 {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, q.hookSt.deleteParkedHook(), hookID, 0)
+		res, err := tx.ExecContext(ctx, q.hookSt.DeleteParkedHook(), hookID, 0)
 		if err != nil {
 			return err
 		}
@@ -262,7 +263,7 @@ func (q *Queue) FindHookByUUID(ctx context.Context, uuid string) (int64, error) 
 	}
 	pattern := likeEscapeString(`{"uuid":`+string(prefix)+`,`) + "%"
 	var id int64
-	err = q.db.QueryRowContext(ctx, q.hookSt.findHookByUUID(), q.hooks.Queue, pattern).Scan(&id)
+	err = q.db.QueryRowContext(ctx, q.hookSt.FindHookByUUID(), q.hooks.Queue, pattern).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/sqldb"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 )
 
 // The claim index is laraworker's optional, additive schema on the jobs
@@ -36,53 +34,22 @@ import (
 
 // ClassColumn is the generated column holding the payload's displayName
 // on MySQL and MariaDB.
-const ClassColumn = "laraworker_class"
-
-// classColumnLength bounds the generated column: a longer displayName is
-// cut, so an insert never fails on it; names that long use the LIKE path.
-const classColumnLength = 255
-
-// jobColumns are the columns of Laravel's jobs table.
-var jobColumns = []string{"id", "queue", "payload", "attempts", "reserved_at", "available_at", "created_at"}
+const ClassColumn = sqlstmt.ClassColumn
 
 // ClaimIndexColumns are the columns of the queue index.
-var ClaimIndexColumns = []string{"queue", "available_at", "id"}
+var ClaimIndexColumns = sqlstmt.ClaimIndexColumns
 
 // ClaimIndexName is the queue index's name.
-func (q *Queue) ClaimIndexName() string { return q.st.claimIndexName() }
+func (q *Queue) ClaimIndexName() string { return q.st.ClaimIndexName() }
 
 // ClassIndexName is the class index's name.
-func (q *Queue) ClassIndexName() string { return q.st.classIndexName() }
-
-// The names say the columns: an index of an earlier version (other
-// columns) has another name, so detection never mistakes one for the
-// other.
-func (s statements) claimIndexName() string {
-	return sqldb.IndexName(sqldb.LastPart(s.t.Jobs), "laraworker_available", "index")
-}
-
-func (s statements) classIndexName() string {
-	return sqldb.IndexName(sqldb.LastPart(s.t.Jobs), "laraworker_class_available", "index")
-}
-
-// previousIndexNames are the indexes earlier versions created with
-// `tables --index`: (queue, reserved_at, available_at); then the class
-// and queue indexes with reserved_at. CreateClaimIndex replaces them,
-// DropClaimIndex removes them too.
-func (s statements) previousIndexNames() []string {
-	t := sqldb.LastPart(s.t.Jobs)
-	return []string{
-		sqldb.IndexName(t, "queue_reserved_at_available_at", "index"),
-		sqldb.IndexName(t, "laraworker_class", "index"),
-		sqldb.IndexName(t, "laraworker_claim", "index"),
-	}
-}
+func (q *Queue) ClassIndexName() string { return q.st.ClassIndexName() }
 
 // CreateClaimIndex adds the claim index (and the class column on MySQL)
 // where missing, drops the indexes of earlier versions, then switches
 // this queue's claims to it.
 func (q *Queue) CreateClaimIndex(ctx context.Context) error {
-	for _, stmt := range q.st.createClaimIndex() {
+	for _, stmt := range q.st.CreateClaimIndex() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1060, 1061) { // duplicate column, duplicate key name
 			return fmt.Errorf("dbqueue: creating the claim index: %w", err)
 		}
@@ -90,7 +57,7 @@ func (q *Queue) CreateClaimIndex(ctx context.Context) error {
 	// Dropped once the new ones exist. A running worker of the earlier
 	// version whose claim then fails re-reads the catalogue and falls
 	// back to Laravel's query (stillIndexed).
-	for _, stmt := range q.st.dropPreviousIndexes() {
+	for _, stmt := range q.st.DropPreviousIndexes() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1091) { // can't drop: not there
 			return fmt.Errorf("dbqueue: dropping the previous claim index: %w", err)
 		}
@@ -103,7 +70,7 @@ func (q *Queue) CreateClaimIndex(ctx context.Context) error {
 // earlier versions), then switches this queue's claims back to Laravel's
 // query.
 func (q *Queue) DropClaimIndex(ctx context.Context) error {
-	for _, stmt := range q.st.dropClaimIndex() {
+	for _, stmt := range q.st.DropClaimIndex() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1091) { // can't drop: not there
 			return fmt.Errorf("dbqueue: dropping the claim index: %w", err)
 		}
@@ -123,92 +90,4 @@ func isMySQLError(err error, numbers ...uint16) bool {
 		}
 	}
 	return false
-}
-
-// classExpr is the displayName as the class index holds it. Invalid JSON
-// gives NULL rather than an error where the engine would raise one, so an
-// insert never fails because of the index.
-func (s statements) classExpr() string {
-	p := s.q("payload")
-	switch s.d.Name() {
-	case appconfig.EngineMySQL:
-		return s.q(ClassColumn)
-	case appconfig.EnginePgSQL:
-		// text::json and ->> are immutable; Laravel's payloads are always
-		// JSON (json_encode), so the cast never fails on its inserts.
-		return fmt.Sprintf("(%s::json ->> 'displayName')", p)
-	}
-	return fmt.Sprintf("(case when json_valid(%s) then json_extract(%s, '$.displayName') end)", p, p)
-}
-
-// classCollate makes SQLite's comparison case-insensitive as its LIKE is
-// (MySQL's column takes the table's _ci collation; PostgreSQL's LIKE and
-// = are both case-sensitive).
-func (s statements) classCollate() string {
-	if s.d.Name() == appconfig.EngineSQLite {
-		return " collate nocase"
-	}
-	return ""
-}
-
-func (s statements) quotedList(cols []string) string {
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		out[i] = s.q(c)
-	}
-	return strings.Join(out, ", ")
-}
-
-func (s statements) createIndex(name, cols string) string {
-	if s.d.Name() == appconfig.EngineMySQL { // MySQL has no "if not exists" here: 1061 is ignored
-		return fmt.Sprintf("create index %s on %s (%s)", s.q(name), s.q(s.t.Jobs), cols)
-	}
-	return fmt.Sprintf("create index if not exists %s on %s (%s)", s.q(name), s.q(s.t.Jobs), cols)
-}
-
-func (s statements) createClaimIndex() []string {
-	var out []string
-	if s.d.Name() == appconfig.EngineMySQL {
-		p := s.q("payload")
-		out = append(out, fmt.Sprintf("alter table %s add column %s varchar(%d) generated always as "+
-			"(case when json_valid(%s) then left(json_unquote(json_extract(%s, '$.displayName')), %d) end) virtual",
-			s.q(s.t.Jobs), s.q(ClassColumn), classColumnLength, p, p, classColumnLength))
-	}
-	classCols := s.q("queue") + ", " + s.classExpr() + s.classCollate() + ", " + s.quotedList(ClaimIndexColumns[1:])
-	return append(out,
-		s.createIndex(s.classIndexName(), classCols),
-		s.createIndex(s.claimIndexName(), s.quotedList(ClaimIndexColumns)))
-}
-
-// dropPreviousIndexes drops the indexes of earlier versions (not the
-// class column, which the class index still uses).
-func (s statements) dropPreviousIndexes() []string {
-	var out []string
-	for _, n := range s.previousIndexNames() {
-		out = append(out, dropIndexSQL(s.d, s.t.Jobs, n))
-	}
-	return out
-}
-
-func (s statements) dropClaimIndex() []string {
-	out := []string{dropIndexSQL(s.d, s.t.Jobs, s.classIndexName()), dropIndexSQL(s.d, s.t.Jobs, s.claimIndexName())}
-	out = append(out, s.dropPreviousIndexes()...)
-	if s.d.Name() == appconfig.EngineMySQL {
-		out = append(out, fmt.Sprintf("alter table %s drop column %s", s.q(s.t.Jobs), s.q(ClassColumn)))
-	}
-	return out
-}
-
-// dropIndexSQL: on PostgreSQL an index lives in its table's schema; MySQL
-// has no "if exists" (1091 is ignored).
-func dropIndexSQL(d sqldb.Dialect, table, name string) string {
-	switch d.Name() {
-	case appconfig.EngineMySQL:
-		return fmt.Sprintf("drop index %s on %s", d.Quote(name), d.Quote(table))
-	case appconfig.EnginePgSQL:
-		if i := strings.LastIndexByte(table, '.'); i >= 0 {
-			name = table[:i] + "." + name
-		}
-	}
-	return "drop index if exists " + d.Quote(name)
 }

@@ -48,13 +48,13 @@ func (e *testEnv) createPreviousIndexes(t *testing.T) {
 	t.Helper()
 	st := e.q.st
 	if e.engine == appconfig.EngineMySQL && !e.classColumnExists(t) {
-		e.exec(t, st.createClaimIndex()[0]) // the column, unchanged since
+		e.exec(t, st.CreateClaimIndex()[0]) // the column, unchanged since
 	}
-	cols := func(c ...string) string { return st.quotedList(c) }
-	prev := st.previousIndexNames()
-	e.exec(t, st.createIndex(prev[0], cols("queue", "reserved_at", "available_at")))
-	e.exec(t, st.createIndex(prev[1], st.q("queue")+", "+st.classExpr()+st.classCollate()+", "+cols("reserved_at", "available_at", "id")))
-	e.exec(t, st.createIndex(prev[2], cols("queue", "reserved_at", "available_at", "id")))
+	cols := func(c ...string) string { return st.QuotedList(c) }
+	prev := st.PreviousIndexNames()
+	e.exec(t, st.CreateIndex(prev[0], cols("queue", "reserved_at", "available_at")))
+	e.exec(t, st.CreateIndex(prev[1], st.Q("queue")+", "+st.ClassExpr()+st.ClassCollate()+", "+cols("reserved_at", "available_at", "id")))
+	e.exec(t, st.CreateIndex(prev[2], cols("queue", "reserved_at", "available_at", "id")))
 }
 
 func (e *testEnv) createClaimIndex(t *testing.T) {
@@ -99,7 +99,7 @@ func TestClaimIndex(t *testing.T) {
 		if !e.indexExists(t, names[0]) || !e.indexExists(t, names[1]) {
 			t.Fatal("CreateClaimIndex made no index")
 		}
-		for _, n := range e.q.st.previousIndexNames() {
+		for _, n := range e.q.st.PreviousIndexNames() {
 			if e.indexExists(t, n) {
 				t.Fatalf("CreateClaimIndex left the previous version's %s", n)
 			}
@@ -128,7 +128,7 @@ func TestClaimIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, n := range append(names, e.q.st.previousIndexNames()...) {
+		for _, n := range append(names, e.q.st.PreviousIndexNames()...) {
 			if e.indexExists(t, n) {
 				t.Fatalf("DropClaimIndex left %s", n)
 			}
@@ -251,7 +251,7 @@ func TestDetectNoStatistics(t *testing.T) {
 func TestClaimAfterIndexDroppedElsewhere(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
 		e.createClaimIndex(t)
-		for _, stmt := range e.q.st.dropClaimIndex() {
+		for _, stmt := range e.q.st.DropClaimIndex() {
 			if _, err := e.q.db.ExecContext(e.ctx, stmt); err != nil && !isMySQLError(err, 1091) {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 
 // FindJob reads the jobs row id (reserved or not).
 func (q *Queue) FindJob(ctx context.Context, id int64) (jobqueue.JobRow, error) {
-	jobs, err := queryJobs(ctx, q.db, q.st.findJob(), id)
+	jobs, err := queryJobs(ctx, q.db, q.st.FindJob(), id)
 	if err != nil {
 		return jobqueue.JobRow{}, err
 	}
@@ -36,7 +36,7 @@ func (q *Queue) FindJobByUUID(ctx context.Context, uuid string) (jobqueue.JobRow
 	if !plainUUID(uuid) {
 		return jobqueue.JobRow{}, fmt.Errorf("%w: %q is not a uuid (letters, digits and dashes)", jobqueue.ErrJobNotFound, uuid)
 	}
-	jobs, err := queryJobs(ctx, q.db, q.st.findJobByUUID(uuidCandidates), `%"uuid":"`+uuid+`"%`)
+	jobs, err := queryJobs(ctx, q.db, q.st.FindJobByUUID(uuidCandidates), `%"uuid":"`+uuid+`"%`)
 	if err != nil {
 		return jobqueue.JobRow{}, err
 	}
@@ -69,7 +69,7 @@ func (q *Queue) ListBatches(ctx context.Context, before string, limit int) ([]jo
 	if before != "" {
 		args = append(args, before)
 	}
-	rows, err := q.db.QueryContext(ctx, q.st.listBatches(before != "", limit), args...)
+	rows, err := q.db.QueryContext(ctx, q.st.ListBatches(before != "", limit), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (q *Queue) CancelBatch(ctx context.Context, id string) error {
 			return err
 		}
 		now := q.unixNow()
-		_, err := tx.ExecContext(ctx, q.st.cancelBatch(), now, now, id)
+		_, err := tx.ExecContext(ctx, q.st.CancelBatch(), now, now, id)
 		return err
 	})
 }

@@ -23,7 +23,7 @@ func (q *Queue) CountClasses(ctx context.Context, queue string, classes []string
 		if err != nil {
 			return nil, err
 		}
-		query := q.st.countClassByState(len(pats))
+		query := q.st.CountClassByState(len(pats))
 		var unreserved, reserved any
 		args := append([]any{queue}, pats...)
 		if err := q.db.QueryRowContext(ctx, query, args...).Scan(&unreserved, &reserved); err != nil {
@@ -96,7 +96,7 @@ func (q *Queue) Move(ctx context.Context, from, to string, classes []string) (ma
 func (q *Queue) moveIDs(ctx context.Context, from, to string, ids []int64) (int64, error) {
 	var n int64
 	err := q.retrying(ctx, func(int) error {
-		res, err := q.db.ExecContext(ctx, q.st.moveJobs(len(ids)), append([]any{to, from}, int64sToArgs(ids)...)...)
+		res, err := q.db.ExecContext(ctx, q.st.MoveJobs(len(ids)), append([]any{to, from}, int64sToArgs(ids)...)...)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (q *Queue) moveIDs(ctx context.Context, from, to string, ids []int64) (int6
 // want; last is the highest id read (0 when none was left).
 func (q *Queue) moveCandidates(ctx context.Context, from string, pats []any, want map[string]bool, after int64) (byClass map[string][]int64, last int64, err error) {
 	args := append(append([]any{from}, pats...), after)
-	rows, err := q.db.QueryContext(ctx, q.st.moveSelect(len(pats), moveBatch), args...)
+	rows, err := q.db.QueryContext(ctx, q.st.MoveSelect(len(pats), moveBatch), args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -143,7 +143,7 @@ func (q *Queue) ClassesOnQueues(ctx context.Context, queues []string, limit int)
 	for i, n := range names {
 		args[i] = n
 	}
-	rows, err := q.db.QueryContext(ctx, q.st.samplePayloads(len(names), limit), args...)
+	rows, err := q.db.QueryContext(ctx, q.st.SamplePayloads(len(names), limit), args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -186,9 +186,9 @@ func SortedClasses(m map[string]int64) []string {
 func (q *Queue) MissingTables(ctx context.Context) ([]jobqueue.MissingTable, error) {
 	var missing []jobqueue.MissingTable
 	tables := []jobqueue.MissingTable{
-		{Table: q.st.t.Jobs, Role: "jobs", Artisan: "queue:table"},
-		{Table: q.st.t.Failed, Role: "failed_jobs", Artisan: "queue:failed-table"},
-		{Table: q.st.t.Batches, Role: "job_batches", Artisan: "queue:batches-table"},
+		{Table: q.st.T.Jobs, Role: "jobs", Artisan: "queue:table"},
+		{Table: q.st.T.Failed, Role: "failed_jobs", Artisan: "queue:failed-table"},
+		{Table: q.st.T.Batches, Role: "job_batches", Artisan: "queue:batches-table"},
 	}
 	if q.cache != nil {
 		tables = append(tables, jobqueue.MissingTable{Table: q.cfg.CacheTable, Role: "cache", Artisan: "cache:table"})
@@ -218,41 +218,4 @@ func isMissingTable(err error) bool {
 		return pe.Code == "42P01"
 	}
 	return strings.Contains(err.Error(), "no such table")
-}
-
-// --- statements ---
-
-// countClassByState counts a class's rows on one queue, unreserved and
-// reserved (nPatterns LIKE alternatives).
-func (s statements) countClassByState(nPatterns int) string {
-	r := s.q("reserved_at")
-	return s.sql(fmt.Sprintf("select sum(case when %s is null then 1 else 0 end), sum(case when %s is not null then 1 else 0 end) from %s where %s = ? and (%s)",
-		r, r, s.q(s.t.Jobs), s.q("queue"), s.likeAlternatives(nPatterns)))
-}
-
-func (s statements) likeAlternatives(n int) string {
-	alts := make([]string, n)
-	for i := range alts {
-		alts[i] = fmt.Sprintf("%s like ? escape '%c'", s.q("payload"), likeEscape)
-	}
-	return strings.Join(alts, " or ")
-}
-
-// moveSelect reads the next unreserved candidates of a move, without locks.
-func (s statements) moveSelect(nPatterns, limit int) string {
-	return s.sql(fmt.Sprintf("select %s, %s from %s where %s = ? and %s is null and (%s) and %s > ? order by %s asc limit %d",
-		s.q("id"), s.q("payload"), s.q(s.t.Jobs), s.q("queue"), s.q("reserved_at"), s.likeAlternatives(nPatterns), s.q("id"), s.q("id"), limit))
-}
-
-// moveJobs moves n rows, only those still on the source queue and
-// unreserved when the statement runs.
-func (s statements) moveJobs(n int) string {
-	return s.sql(fmt.Sprintf("update %s set %s = ? where %s = ? and %s is null and %s in (%s)",
-		s.q(s.t.Jobs), s.q("queue"), s.q("queue"), s.q("reserved_at"), s.q("id"), placeholders(n)))
-}
-
-// samplePayloads reads the payloads of the first rows of some queues.
-func (s statements) samplePayloads(nQueues, limit int) string {
-	return s.sql(fmt.Sprintf("select %s from %s where %s in (%s) order by %s asc limit %d",
-		s.q("payload"), s.q(s.t.Jobs), s.q("queue"), placeholders(nQueues), s.q("id"), limit))
 }

@@ -93,7 +93,7 @@ func TestMoveSkipsRowsReservedMeanwhile(t *testing.T) {
 			t.Fatalf("candidates %v %v", ids, err)
 		}
 		claimOne(t, e, "default") // a worker reserves it now
-		res, err := e.q.db.ExecContext(e.ctx, e.q.st.moveJobs(1), "go", "default", id)
+		res, err := e.q.db.ExecContext(e.ctx, e.q.st.MoveJobs(1), "go", "default", id)
 		if err != nil {
 			t.Fatal(err)
 		}

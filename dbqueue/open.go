@@ -8,6 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
@@ -104,7 +105,7 @@ func newQueue(conn *sqldb.DB, cfg appconfig.Config, exact bool) *Queue {
 	engine := d.Name()
 	q.deleteReturning = engine != appconfig.EngineMySQL || strings.Contains(conn.ServerVersion, "MariaDB")
 	q.lock = sqldb.LockForPopping(engine, conn.ServerVersion, cfg.ServerVersion)
-	q.st = newStatements(d, sqldb.Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
+	q.st = sqlstmt.New(d, sqldb.Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
 	q.locks = dbcache.NewLocks(conn, cfg.CacheLockTable, cfg.CachePrefix)
 	if cfg.CacheStore == "database" {
 		q.cache = dbcache.New(conn, cfg.CacheTable, cfg.CachePrefix)

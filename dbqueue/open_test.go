@@ -74,7 +74,7 @@ func TestServerVersionFromRealServers(t *testing.T) {
 			if e.q.LockClause() != want || sqldb.LockForPopping(engine, v, "") != want {
 				t.Fatalf("lock %q, want %q", e.q.LockClause(), want)
 			}
-			if !strings.Contains(e.q.st.claimSelect(1, 0), want) {
+			if !strings.Contains(e.q.st.ClaimSelect(1, 0), want) {
 				t.Fatal("claim query lacks the lock clause")
 			}
 		})

@@ -44,22 +44,22 @@ func sameReservation(row, job jobqueue.JobRow) bool {
 // fenced delete.
 func (q *Queue) takeReserved(ctx context.Context, tx *sql.Tx, job jobqueue.JobRow) error {
 	if q.exact {
-		rows, err := queryJobs(ctx, tx, q.st.findForUpdate(), job.ID)
+		rows, err := queryJobs(ctx, tx, q.st.FindForUpdate(), job.ID)
 		if err != nil {
 			return err
 		}
 		if len(rows) == 0 || !sameReservation(rows[0], job) {
 			return jobqueue.ErrReservationLost
 		}
-		_, err = tx.ExecContext(ctx, q.st.deleteJob(), job.ID)
+		_, err = tx.ExecContext(ctx, q.st.DeleteJob(), job.ID)
 		return err
 	}
 	var res sql.Result
 	var err error
 	if job.ReservedAt == nil {
-		res, err = tx.ExecContext(ctx, q.st.deleteUnreservedJob(), job.ID)
+		res, err = tx.ExecContext(ctx, q.st.DeleteUnreservedJob(), job.ID)
 	} else {
-		res, err = tx.ExecContext(ctx, q.st.deleteReservedJob(), job.ID, *job.ReservedAt)
+		res, err = tx.ExecContext(ctx, q.st.DeleteReservedJob(), job.ID, *job.ReservedAt)
 	}
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (q *Queue) Extend(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.
 		}
 		var n int64
 		err = q.retrying(ctx, func(int) error {
-			res, err := q.db.ExecContext(ctx, q.st.extendReservation(), now, j.ID, tok)
+			res, err := q.db.ExecContext(ctx, q.st.ExtendReservation(), now, j.ID, tok)
 			if err != nil {
 				return err
 			}
@@ -285,7 +285,7 @@ func (q *Queue) insertFailedTx(ctx context.Context, tx *sql.Tx, queue string, pa
 		return "", err
 	}
 	failedAt := q.now().In(q.loc).Format(time.DateTime)
-	_, err = tx.ExecContext(ctx, q.st.insertFailed(), stored, q.cfg.ConnectionName, queue, payloadArg(payload), exception, failedAt)
+	_, err = tx.ExecContext(ctx, q.st.InsertFailed(), stored, q.cfg.ConnectionName, queue, payloadArg(payload), exception, failedAt)
 	return stored, err
 }
 
@@ -327,7 +327,7 @@ func (q *Queue) Unreserve(ctx context.Context, job jobqueue.JobRow) error {
 	}
 	var n int64
 	err = q.retrying(ctx, func(int) error {
-		res, err := q.db.ExecContext(ctx, q.st.unreserve(), max(job.Attempts-1, 0), job.ID, tok)
+		res, err := q.db.ExecContext(ctx, q.st.Unreserve(), max(job.Attempts-1, 0), job.ID, tok)
 		if err != nil {
 			return err
 		}
@@ -346,7 +346,7 @@ func (q *Queue) freeFailedUUID(ctx context.Context, tx *sql.Tx, uuid string) (st
 	candidate := uuid
 	for n := 2; ; n++ {
 		var count int
-		if err := tx.QueryRowContext(ctx, q.st.failedUUIDExists(), candidate).Scan(&count); err != nil {
+		if err := tx.QueryRowContext(ctx, q.st.FailedUUIDExists(), candidate).Scan(&count); err != nil {
 			return "", err
 		}
 		if count == 0 {

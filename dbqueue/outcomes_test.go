@@ -224,7 +224,7 @@ func TestFlushAndPrune(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < n; i++ {
-				if _, err := tx.ExecContext(e.ctx, e.q.st.insertFailed(), newUUID(t), "database", "default", "{}", "E", failedAt); err != nil {
+				if _, err := tx.ExecContext(e.ctx, e.q.st.InsertFailed(), newUUID(t), "database", "default", "{}", "E", failedAt); err != nil {
 					t.Fatal(err)
 				}
 			}

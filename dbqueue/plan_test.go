@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
@@ -222,8 +223,8 @@ func TestLaravelClaimPlanWithoutStatistics(t *testing.T) {
 		query string
 		args  []any
 	}{
-		"one statement": {e.q.st.claimUpdateLaravel(16, claimFilter{idArray: true}), []any{"default", now, now - 90, 16, now}},
-		"transaction":   {e.q.st.claimSelectFiltered(1, claimFilter{}), []any{"default", now, now - 90}},
+		"one statement": {e.q.st.ClaimUpdateLaravel(16, sqlstmt.ClaimFilter{IDArray: true}), []any{"default", now, now - 90, 16, now}},
+		"transaction":   {e.q.st.ClaimSelectFiltered(1, sqlstmt.ClaimFilter{}), []any{"default", now, now - 90}},
 	}
 	for name, s := range statements {
 		plan := e.explain(t, s.query, s.args)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 )
 
@@ -11,10 +12,10 @@ func (q *Queue) insertJob(ctx context.Context, tx *sql.Tx, queue string, payload
 	args := []any{queue, attempts, nil, availableAt, now, payloadArg(payload)}
 	if q.d.ReturningID() != "" {
 		var id int64
-		err := tx.QueryRowContext(ctx, q.st.insertJobs(1), args...).Scan(&id)
+		err := tx.QueryRowContext(ctx, q.st.InsertJobs(1), args...).Scan(&id)
 		return id, err
 	}
-	res, err := tx.ExecContext(ctx, q.st.insertJobs(1), args...)
+	res, err := tx.ExecContext(ctx, q.st.InsertJobs(1), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -50,11 +51,11 @@ func (q *Queue) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
 		now := q.unixNow()
 		for start := 0; start < len(items); start += perStatement {
 			end := min(start+perStatement, len(items))
-			args := make([]any, 0, (end-start)*len(jobInsertColumns))
+			args := make([]any, 0, (end-start)*len(sqlstmt.JobInsertColumns))
 			for _, it := range items[start:end] {
 				args = append(args, q.queueNames([]string{it.Queue})[0], 0, nil, now+delaySeconds(it.Delay), now, payloadArg(it.Payload))
 			}
-			query := q.st.insertJobs(end - start)
+			query := q.st.InsertJobs(end - start)
 			if end-start == 1 && q.d.ReturningID() != "" {
 				var id int64
 				if err := tx.QueryRowContext(ctx, query, args...).Scan(&id); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbcache"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/sqldb"
 )
@@ -22,7 +23,7 @@ type Queue struct {
 	db  *sql.DB
 	d   sqldb.Dialect
 	cfg appconfig.Config
-	st  statements
+	st  sqlstmt.Statements
 	// lock is the claim's lock clause (Laravel's getLockForPopping).
 	lock string
 	loc  *time.Location
@@ -48,7 +49,7 @@ type Queue struct {
 	// hooks is the hooks queue (Options.HooksQueue), hookSt the
 	// statements on its table; hooks is nil without one.
 	hooks  *HooksQueue
-	hookSt statements
+	hookSt sqlstmt.Statements
 
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke

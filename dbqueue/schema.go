@@ -11,7 +11,7 @@ import (
 // CreateTables creates jobs, failed_jobs and job_batches in the shapes of
 // Laravel's own migrations for this engine, skipping any that exist.
 func (q *Queue) CreateTables(ctx context.Context) error {
-	for _, stmt := range q.d.CreateTables(q.st.t) {
+	for _, stmt := range q.d.CreateTables(q.st.T) {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("dbqueue: creating queue tables: %w", err)
 		}
@@ -25,8 +25,8 @@ func (q *Queue) CreateTables(ctx context.Context) error {
 // CreateTables, less those of the jobs table (each names its table, quoted
 // whole, so the jobs table's name is never part of another's).
 func (q *Queue) CreateOutcomeTables(ctx context.Context) error {
-	jobs := q.d.Quote(sqldb.LastPart(q.st.t.Jobs))
-	for _, stmt := range q.d.CreateTables(q.st.t) {
+	jobs := q.d.Quote(sqldb.LastPart(q.st.T.Jobs))
+	for _, stmt := range q.d.CreateTables(q.st.T) {
 		if strings.Contains(stmt, jobs) {
 			continue
 		}
@@ -39,7 +39,7 @@ func (q *Queue) CreateOutcomeTables(ctx context.Context) error {
 
 // DropTables drops the three tables if they exist (tests, tooling).
 func (q *Queue) DropTables(ctx context.Context) error {
-	for _, t := range []string{q.st.t.Jobs, q.st.t.Failed, q.st.t.Batches} {
+	for _, t := range []string{q.st.T.Jobs, q.st.T.Failed, q.st.T.Batches} {
 		if _, err := q.db.ExecContext(ctx, "drop table if exists "+q.d.Quote(t)); err != nil {
 			return fmt.Errorf("dbqueue: dropping %s: %w", t, err)
 		}

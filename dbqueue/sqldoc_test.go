@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/sqldb"
 )
 
@@ -33,9 +34,9 @@ func renderSQLDoc() string {
 	}
 	for _, en := range engines {
 		d, _ := sqldb.DialectFor(en.engine)
-		st := newStatements(d, sqldb.DefaultTables, sqldb.LockForPopping(en.engine, en.version, ""))
+		st := sqlstmt.New(d, sqldb.DefaultTables, sqldb.LockForPopping(en.engine, en.version, ""))
 		b.WriteString("\n## " + en.title + "\n\n")
-		for _, s := range st.catalogue() {
+		for _, s := range st.Catalogue(sqlstmt.Sizes{UUIDCandidates: uuidCandidates, MoveBatch: moveBatch, ClassSample: ClassSample}) {
 			if s.SQL == "" {
 				continue // not run on this engine
 			}
@@ -74,14 +75,14 @@ func TestSQLDoc(t *testing.T) {
 // DatabaseQueue::getNextAvailableJob on MySQL
 // (Laravel's own rendering, PR #44027).
 func TestClaimQueryIsLaravels(t *testing.T) {
-	st := newStatements(mustDialect(t, "mysql"), sqldb.DefaultTables, sqldb.LockSkipLocked)
+	st := sqlstmt.New(mustDialect(t, "mysql"), sqldb.DefaultTables, sqldb.LockSkipLocked)
 	want := "select * from `jobs` where `queue` = ? and ((`reserved_at` is null and `available_at` <= ?) or (`reserved_at` <= ?)) order by `id` asc limit 1 FOR UPDATE SKIP LOCKED"
-	if got := st.claimSelect(1, 0); got != want {
+	if got := st.ClaimSelect(1, 0); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	pg := newStatements(mustDialect(t, "pgsql"), sqldb.DefaultTables, sqldb.LockSkipLocked)
+	pg := sqlstmt.New(mustDialect(t, "pgsql"), sqldb.DefaultTables, sqldb.LockSkipLocked)
 	wantPG := `select * from "jobs" where "queue" = $1 and (("reserved_at" is null and "available_at" <= $2) or ("reserved_at" <= $3)) order by "id" asc limit 1 FOR UPDATE SKIP LOCKED`
-	if got := pg.claimSelect(1, 0); got != wantPG {
+	if got := pg.ClaimSelect(1, 0); got != wantPG {
 		t.Fatalf("got  %s\nwant %s", got, wantPG)
 	}
 }

@@ -81,7 +81,7 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 					e.fillRunning(b, w.running)
 					e.fillBacklog(b, w.php, w.delayed, w.ready)
 					if path == "analysed" { // Laravel's query on a table with statistics
-						if _, err := q.db.ExecContext(e.ctx, "analyze "+q.st.q(q.cfg.JobsTable)); err != nil {
+						if _, err := q.db.ExecContext(e.ctx, "analyze "+q.st.Q(q.cfg.JobsTable)); err != nil {
 							b.Fatal(err)
 						}
 					}

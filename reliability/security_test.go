@@ -362,17 +362,17 @@ func TestSQLCatalogueHasNoLiteralValues(t *testing.T) {
 }
 
 // TestSQLCallSitesUseTheCatalogue parses the SQL packages (sqldb,
-// dbcache, dbqueue) and checks that
-// every query passed to database/sql comes from the statement catalogue
-// (q.st.X(...)), the dialect, or a quoted identifier: never a string built
-// from values.
+// dbcache, dbqueue and its statement catalogue dbqueue/internal/sqlstmt)
+// and checks that every query passed to database/sql comes from the
+// statement catalogue (q.st.X(...)), the dialect, or a quoted identifier:
+// never a string built from values.
 func TestSQLCallSitesUseTheCatalogue(t *testing.T) {
 	fset := token.NewFileSet()
 	var files []string
-	for _, dir := range []string{"sqldb", "dbcache", "dbqueue"} {
+	for _, dir := range []string{"sqldb", "dbcache", "dbqueue", "dbqueue/internal/sqlstmt"} {
 		more, err := filepath.Glob("../" + dir + "/*.go")
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || len(more) == 0 {
+			t.Fatalf("no Go files in %s (%v): a package moved?", dir, err)
 		}
 		files = append(files, more...)
 	}
@@ -478,14 +478,14 @@ func safeQuery(e ast.Expr, consts map[string]bool) bool {
 }
 
 // identifierArg is an argument naming SQL identifiers, not carrying
-// values: the dialect (d, q.d), a table of the tables set (q.st.t.Jobs,
+// values: the dialect (d, q.d), a table of the tables set (q.st.T.Jobs,
 // q.cfg.JobsTable) or a method returning a name (q.ClaimIndexName()).
 func identifierArg(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return e.Name == "d"
 	case *ast.SelectorExpr:
-		if x, ok := e.X.(*ast.SelectorExpr); ok && (x.Sel.Name == "t" || x.Sel.Name == "cfg") {
+		if x, ok := e.X.(*ast.SelectorExpr); ok && (x.Sel.Name == "T" || x.Sel.Name == "cfg") {
 			return true
 		}
 		return e.Sel.Name == "d"

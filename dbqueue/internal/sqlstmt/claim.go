@@ -1,4 +1,4 @@
-package dbqueue
+package sqlstmt
 
 import (
 	"fmt"
@@ -13,20 +13,20 @@ import (
 // and the limit a parameter, so every batch size and every number of
 // excluded ids is the same statement text.
 
-// indexedFilter is the shape of a claim's restrictions on the indexed
+// IndexedFilter is the shape of a claim's restrictions on the indexed
 // path: classes to take (none: every class), classes not to take, ids not
 // to take.
-type indexedFilter struct {
-	names, notNames, ids int
+type IndexedFilter struct {
+	Names, NotNames, IDs int
 }
 
-// pgArrays: the engine binds a list as one array parameter.
-func (s statements) pgArrays() bool { return s.d.Name() == appconfig.EnginePgSQL }
+// PgArrays says whether the engine binds a list as one array parameter.
+func (s Statements) PgArrays() bool { return s.d.Name() == appconfig.EnginePgSQL }
 
 // limitClause is `limit n`, a parameter on PostgreSQL (bound by the
-// caller, see claimLimitArg).
-func (s statements) limitClause(n int) string {
-	if s.pgArrays() {
+// caller).
+func (s Statements) limitClause(n int) string {
+	if s.PgArrays() {
 		return " limit ?"
 	}
 	return fmt.Sprintf(" limit %d", n)
@@ -36,33 +36,33 @@ func (s statements) limitClause(n int) string {
 // index's (available_at, id) order serves the claim's order without a
 // sort; several read every ready row of those classes and sort them
 // (PostgreSQL: `= any` of one array).
-func (s statements) classMatch(n int) string {
-	e := s.classExpr()
+func (s Statements) classMatch(n int) string {
+	e := s.ClassExpr()
 	switch {
 	case n == 1:
-		return e + " = ?" + s.classCollate()
-	case s.pgArrays():
+		return e + " = ?" + s.ClassCollate()
+	case s.PgArrays():
 		return e + " = any(?)"
 	}
-	return e + s.classCollate() + " in (" + placeholders(n) + ")"
+	return e + s.ClassCollate() + " in (" + Placeholders(n) + ")"
 }
 
 // classNotMatch excludes n classes. A row without a readable displayName
 // (NULL) is not one of them, as `not (payload like ...)` would say.
-func (s statements) classNotMatch(n int) string {
-	e := s.classExpr()
-	if s.pgArrays() {
+func (s Statements) classNotMatch(n int) string {
+	e := s.ClassExpr()
+	if s.PgArrays() {
 		return "(" + e + " is null or " + e + " <> all(?))"
 	}
-	return "(" + e + " is null or " + e + s.classCollate() + " not in (" + placeholders(n) + "))"
+	return "(" + e + " is null or " + e + s.ClassCollate() + " not in (" + Placeholders(n) + "))"
 }
 
 // idsNotIn excludes n ids.
-func (s statements) idsNotIn(n int) string {
-	if s.pgArrays() {
-		return s.q("id") + " <> all(?)"
+func (s Statements) idsNotIn(n int) string {
+	if s.PgArrays() {
+		return s.Q("id") + " <> all(?)"
 	}
-	return fmt.Sprintf("%s not in (%s)", s.q("id"), placeholders(n))
+	return fmt.Sprintf("%s not in (%s)", s.Q("id"), Placeholders(n))
 }
 
 // indexedRange selects the ids (or, with all, the rows) a claim may take
@@ -78,18 +78,18 @@ func (s statements) idsNotIn(n int) string {
 // available, and available_at never changes after the insert); a row
 // written by hand that way is left to PHP workers. Taking it here would
 // mean reading every delayed row of the class on every claim.
-func (s statements) indexedRange(all bool, limit int, f indexedFilter) string {
-	if f.names > 1 && s.pgArrays() {
+func (s Statements) indexedRange(all bool, limit int, f IndexedFilter) string {
+	if f.Names > 1 && s.PgArrays() {
 		return s.indexedRangePerClass(limit, f)
 	}
-	cols := s.q("id")
+	cols := s.Q("id")
 	if all {
 		// Laravel's columns, not *: * would compute the generated column
 		// (a JSON parse of the payload) for every row returned.
-		cols = s.quotedList(jobColumns)
+		cols = s.QuotedList(jobColumns)
 	}
 	b := fmt.Sprintf("select %s from %s where %s", cols, s.indexedFrom(f), s.indexedWhere(f))
-	b += fmt.Sprintf(" order by %s, %s", s.q("available_at"), s.q("id")) + s.limitClause(limit)
+	b += fmt.Sprintf(" order by %s, %s", s.Q("available_at"), s.Q("id")) + s.limitClause(limit)
 	if s.lock != "" {
 		b += " " + s.lock
 	}
@@ -101,34 +101,34 @@ func (s statements) indexedRange(all bool, limit int, f indexedFilter) string {
 // every row's payload; MariaDB the other claim index). The index is known
 // to exist on this path; if it went away the claim fails and the worker
 // looks again.
-func (s statements) indexedFrom(f indexedFilter) string {
-	idx := s.claimIndexName()
-	if f.names > 0 {
-		idx = s.classIndexName()
+func (s Statements) indexedFrom(f IndexedFilter) string {
+	idx := s.ClaimIndexName()
+	if f.Names > 0 {
+		idx = s.ClassIndexName()
 	}
 	switch s.d.Name() {
 	case appconfig.EngineSQLite:
-		return s.q(s.t.Jobs) + " indexed by " + s.q(idx)
+		return s.Q(s.T.Jobs) + " indexed by " + s.Q(idx)
 	case appconfig.EngineMySQL:
-		return s.q(s.t.Jobs) + " force index (" + s.q(idx) + ")"
+		return s.Q(s.T.Jobs) + " force index (" + s.Q(idx) + ")"
 	}
-	return s.q(s.t.Jobs)
+	return s.Q(s.T.Jobs)
 }
 
 // indexedWhere is the range's condition with the filter. Its arguments:
 // queue, classes, now, now - retry_after, excluded classes, excluded ids.
-func (s statements) indexedWhere(f indexedFilter) string {
-	b := s.q("queue") + " = ?"
-	if f.names > 0 {
-		b += " and " + s.classMatch(f.names)
+func (s Statements) indexedWhere(f IndexedFilter) string {
+	b := s.Q("queue") + " = ?"
+	if f.Names > 0 {
+		b += " and " + s.classMatch(f.Names)
 	}
-	r := s.q("reserved_at")
-	b += fmt.Sprintf(" and %s <= ?%s and (%s is null or %s <= ?)", s.q("available_at"), s.availableFloor(f), r, r)
-	if f.notNames > 0 {
-		b += " and " + s.classNotMatch(f.notNames)
+	r := s.Q("reserved_at")
+	b += fmt.Sprintf(" and %s <= ?%s and (%s is null or %s <= ?)", s.Q("available_at"), s.availableFloor(f), r, r)
+	if f.NotNames > 0 {
+		b += " and " + s.classNotMatch(f.NotNames)
 	}
-	if f.ids > 0 {
-		b += " and " + s.idsNotIn(f.ids)
+	if f.IDs > 0 {
+		b += " and " + s.idsNotIn(f.IDs)
 	}
 	return b
 }
@@ -144,11 +144,11 @@ func (s statements) indexedWhere(f indexedFilter) string {
 // statistics the bound does not change the estimate. Not on the class
 // index: the same estimate there makes PostgreSQL read the queue index
 // instead, and test every row's class.
-func (s statements) availableFloor(f indexedFilter) string {
-	if !s.pgArrays() || f.names > 0 {
+func (s Statements) availableFloor(f IndexedFilter) string {
+	if !s.PgArrays() || f.Names > 0 {
 		return ""
 	}
-	return fmt.Sprintf(" and %s >= -9223372036854775807", s.q("available_at"))
+	return fmt.Sprintf(" and %s >= -9223372036854775807", s.Q("available_at"))
 }
 
 // indexedRangePerClass is PostgreSQL's range for several classes: one
@@ -158,44 +158,44 @@ func (s statements) availableFloor(f indexedFilter) string {
 // class in the queue index's order once it has statistics. Up to limit
 // rows per class are locked for the statement; those not taken are free
 // again when it ends.
-func (s statements) indexedRangePerClass(limit int, f indexedFilter) string {
+func (s Statements) indexedRangePerClass(limit int, f IndexedFilter) string {
 	one := f
-	one.names = 1
+	one.Names = 1
 	inner := s.indexedRange(false, limit, one)
-	inner = strings.Replace(inner, "select "+s.q("id")+" from",
-		fmt.Sprintf("select %s, %s from", s.q("id"), s.q("available_at")), 1)
+	inner = strings.Replace(inner, "select "+s.Q("id")+" from",
+		fmt.Sprintf("select %s, %s from", s.Q("id"), s.Q("available_at")), 1)
 	// The class is the lateral column instead of a parameter.
-	inner = strings.Replace(inner, s.classExpr()+" = ?", s.classExpr()+" = "+s.q("c")+"."+s.q("name"), 1)
-	r := func(c string) string { return s.q("r") + "." + s.q(c) }
+	inner = strings.Replace(inner, s.ClassExpr()+" = ?", s.ClassExpr()+" = "+s.Q("c")+"."+s.Q("name"), 1)
+	r := func(c string) string { return s.Q("r") + "." + s.Q(c) }
 	return fmt.Sprintf("select %s from unnest(?::text[]) as %s(%s) cross join lateral (%s) as %s order by %s, %s limit ?",
-		r("id"), s.q("c"), s.q("name"), inner, s.q("r"), r("available_at"), r("id"))
+		r("id"), s.Q("c"), s.Q("name"), inner, s.Q("r"), r("available_at"), r("id"))
 }
 
-// claimSelectIndexed is the indexed claim's select on MySQL/MariaDB (no
+// ClaimSelectIndexed is the indexed claim's select on MySQL/MariaDB (no
 // UPDATE ... RETURNING there: the transaction then reserves the ids).
-func (s statements) claimSelectIndexed(limit int, f indexedFilter) string {
+func (s Statements) ClaimSelectIndexed(limit int, f IndexedFilter) string {
 	return s.sql(s.indexedRange(true, limit, f))
 }
 
-// claimUpdateIndexed reserves up to limit rows in one statement
+// ClaimUpdateIndexed reserves up to limit rows in one statement
 // (PostgreSQL, SQLite) and returns them.
-func (s statements) claimUpdateIndexed(limit int, f indexedFilter) string {
-	if s.pgArrays() {
-		return s.sql(fmt.Sprintf("with %s as (%s) ", s.q("picked"), s.indexedRange(false, limit, f)) + s.reservePicked())
+func (s Statements) ClaimUpdateIndexed(limit int, f IndexedFilter) string {
+	if s.PgArrays() {
+		return s.sql(fmt.Sprintf("with %s as (%s) ", s.Q("picked"), s.indexedRange(false, limit, f)) + s.reservePicked())
 	}
 	return s.sql(s.reserveIn(s.indexedRange(false, limit, f)))
 }
 
-// claimUpdateLaravel reserves up to limit rows in one statement with
+// ClaimUpdateLaravel reserves up to limit rows in one statement with
 // Laravel's where clause and order (PostgreSQL, SQLite).
-func (s statements) claimUpdateLaravel(limit int, f claimFilter) string {
-	ids := fmt.Sprintf("select %s from %s order by %s asc", s.q("id"), s.claimableWhere(f), s.q("id"))
+func (s Statements) ClaimUpdateLaravel(limit int, f ClaimFilter) string {
+	ids := fmt.Sprintf("select %s from %s order by %s asc", s.Q("id"), s.claimableWhere(f), s.Q("id"))
 	ids += s.limitClause(limit)
-	if s.pgArrays() {
+	if s.PgArrays() {
 		if s.lock != "" {
 			ids += " " + s.lock
 		}
-		return s.sql(fmt.Sprintf("with %s as (%s) ", s.q("picked"), ids) + s.reservePicked())
+		return s.sql(fmt.Sprintf("with %s as (%s) ", s.Q("picked"), ids) + s.reservePicked())
 	}
 	return s.sql(s.reserveIn(ids))
 }
@@ -203,30 +203,30 @@ func (s statements) claimUpdateLaravel(limit int, f claimFilter) string {
 // reservePicked is PostgreSQL's update of the ids a `picked` CTE locked;
 // attempts is incremented on the locked row, as the transaction's
 // `attempts + 1` does.
-func (s statements) reservePicked() string {
+func (s Statements) reservePicked() string {
 	return fmt.Sprintf("update %s as %s set %s = ?, %s = %s.%s + 1 from %s where %s.%s = %s.%s returning %s.*",
-		s.q(s.t.Jobs), s.q("j"), s.q("reserved_at"), s.q("attempts"), s.q("j"), s.q("attempts"),
-		s.q("picked"), s.q("j"), s.q("id"), s.q("picked"), s.q("id"), s.q("j"))
+		s.Q(s.T.Jobs), s.Q("j"), s.Q("reserved_at"), s.Q("attempts"), s.Q("j"), s.Q("attempts"),
+		s.Q("picked"), s.Q("j"), s.Q("id"), s.Q("picked"), s.Q("id"), s.Q("j"))
 }
 
 // reserveIn is SQLite's: the database is locked for the statement, so the
 // subquery's rows cannot change under it.
-func (s statements) reserveIn(ids string) string {
+func (s Statements) reserveIn(ids string) string {
 	return fmt.Sprintf("update %s set %s = ?, %s = %s + 1 where %s in (%s) returning *",
-		s.q(s.t.Jobs), s.q("reserved_at"), s.q("attempts"), s.q("attempts"), s.q("id"), ids)
+		s.Q(s.T.Jobs), s.Q("reserved_at"), s.Q("attempts"), s.Q("attempts"), s.Q("id"), ids)
 }
 
-// oneStatementClaims: the engine has UPDATE ... RETURNING and a claim can
-// be one autocommitted statement.
-func (s statements) oneStatementClaims() bool {
+// OneStatementClaims says whether the engine has UPDATE ... RETURNING, so
+// that a claim can be one autocommitted statement.
+func (s Statements) OneStatementClaims() bool {
 	return s.d.Name() == appconfig.EnginePgSQL || s.d.Name() == appconfig.EngineSQLite
 }
 
 // claimIndexed is the indexed claim's statement on this engine: the
 // select of MySQL's transaction, the claiming update elsewhere.
-func (s statements) claimIndexed(limit int, f indexedFilter) string {
-	if s.oneStatementClaims() {
-		return s.claimUpdateIndexed(limit, f)
+func (s Statements) claimIndexed(limit int, f IndexedFilter) string {
+	if s.OneStatementClaims() {
+		return s.ClaimUpdateIndexed(limit, f)
 	}
-	return s.claimSelectIndexed(limit, f)
+	return s.ClaimSelectIndexed(limit, f)
 }
