@@ -73,6 +73,7 @@ func (s Statements) ClassCollate() string {
 	return ""
 }
 
+// QuotedList is the columns quoted and comma-separated.
 func (s Statements) QuotedList(cols []string) string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
@@ -81,6 +82,7 @@ func (s Statements) QuotedList(cols []string) string {
 	return strings.Join(out, ", ")
 }
 
+// CreateIndex creates index name on the jobs table's cols (already quoted).
 func (s Statements) CreateIndex(name, cols string) string {
 	if s.d.Name() == appconfig.EngineMySQL { // MySQL has no "if not exists" here: 1061 is ignored
 		return fmt.Sprintf("create index %s on %s (%s)", s.Q(name), s.Q(s.T.Jobs), cols)
@@ -88,6 +90,8 @@ func (s Statements) CreateIndex(name, cols string) string {
 	return fmt.Sprintf("create index if not exists %s on %s (%s)", s.Q(name), s.Q(s.T.Jobs), cols)
 }
 
+// CreateClaimIndex adds the class column (MySQL) and the two indexes of
+// the claim index, each statement skipping what exists.
 func (s Statements) CreateClaimIndex() []string {
 	var out []string
 	if s.d.Name() == appconfig.EngineMySQL {
@@ -112,6 +116,8 @@ func (s Statements) DropPreviousIndexes() []string {
 	return out
 }
 
+// DropClaimIndex drops what CreateClaimIndex adds and the indexes of
+// earlier versions.
 func (s Statements) DropClaimIndex() []string {
 	out := []string{dropIndexSQL(s.d, s.T.Jobs, s.ClassIndexName()), dropIndexSQL(s.d, s.T.Jobs, s.ClaimIndexName())}
 	out = append(out, s.DropPreviousIndexes()...)

@@ -130,10 +130,12 @@ func (s Statements) FindForUpdate() string {
 	return s.sql(b)
 }
 
+// DeleteJob is Laravel's delete by id (--laravel-exact): binding id.
 func (s Statements) DeleteJob() string {
 	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.Q(s.T.Jobs), s.Q("id")))
 }
 
+// DeleteJobs deletes n rows by id.
 func (s Statements) DeleteJobs(n int) string {
 	return s.sql(fmt.Sprintf("delete from %s where %s in (%s)", s.Q(s.T.Jobs), s.Q("id"), Placeholders(n)))
 }
@@ -211,6 +213,8 @@ func (s Statements) ExtendReservation() string {
 		s.Q(s.T.Jobs), s.Q("reserved_at"), s.Q("id"), s.Q("reserved_at")))
 }
 
+// QueueSizes counts each queue's rows by state:
+// ready, delayed, reserved, reservation expired.
 func (s Statements) QueueSizes() string {
 	r, a := s.Q("reserved_at"), s.Q("available_at")
 	return s.sql(fmt.Sprintf("select %s, "+
@@ -222,10 +226,12 @@ func (s Statements) QueueSizes() string {
 		s.Q("queue"), r, a, r, a, r, r, r, r, s.Q(s.T.Jobs), s.Q("queue"), s.Q("queue")))
 }
 
+// ClearQueue is queue:clear: every row of one queue.
 func (s Statements) ClearQueue() string {
 	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.Q(s.T.Jobs), s.Q("queue")))
 }
 
+// InsertFailed is DatabaseUuidFailedJobProvider::log.
 func (s Statements) InsertFailed() string {
 	cols := []string{"uuid", "connection", "queue", "payload", "exception", "failed_at"}
 	for i, c := range cols {
@@ -234,6 +240,8 @@ func (s Statements) InsertFailed() string {
 	return s.sql(fmt.Sprintf("insert into %s (%s) values (%s)", s.Q(s.T.Failed), strings.Join(cols, ", "), Placeholders(len(cols))))
 }
 
+// FailedUUIDExists counts failed_jobs rows with a uuid (a collision check
+// before the insert).
 func (s Statements) FailedUUIDExists() string {
 	return s.sql(fmt.Sprintf("select count(*) from %s where %s = ?", s.Q(s.T.Failed), s.Q("uuid")))
 }
@@ -258,14 +266,18 @@ func (s Statements) ListFailed(byQueue bool) string {
 	return s.sql(b + fmt.Sprintf(" order by %s desc", s.Q("id")))
 }
 
+// FindFailedBy reads one failed_jobs row by column (a constant name, uuid
+// or id, never a value).
 func (s Statements) FindFailedBy(column string) string {
 	return s.sql(fmt.Sprintf("select %s from %s where %s = ? limit 1", s.failedSelectList(), s.Q(s.T.Failed), s.Q(column)))
 }
 
+// ForgetFailed is queue:forget by id.
 func (s Statements) ForgetFailed() string {
 	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.Q(s.T.Failed), s.Q("id")))
 }
 
+// ForgetFailedByUUID is queue:forget by uuid.
 func (s Statements) ForgetFailedByUUID() string {
 	return s.sql(fmt.Sprintf("delete from %s where %s = ?", s.Q(s.T.Failed), s.Q("uuid")))
 }
@@ -292,6 +304,7 @@ func (s Statements) FindHookByUUID() string {
 		s.Q("id"), s.Q(s.T.Jobs), s.Q("queue"), s.Q("payload"), likeEscape))
 }
 
+// FlushFailed is queue:flush, with before only rows failed up to a time.
 func (s Statements) FlushFailed(before bool) string {
 	b := fmt.Sprintf("delete from %s", s.Q(s.T.Failed))
 	if before {
@@ -305,6 +318,7 @@ func (s Statements) PruneFailed() string {
 	return s.sql(s.d.DeleteLimited(s.T.Failed, s.Q("failed_at")+" < ?", 1000))
 }
 
+// FindBatch reads one job_batches row by id, locked with forUpdate.
 func (s Statements) FindBatch(forUpdate bool) string {
 	b := fmt.Sprintf("select * from %s where %s = ? limit 1", s.Q(s.T.Batches), s.Q("id"))
 	if fu := s.d.ForUpdate(); forUpdate && fu != "" {
@@ -313,15 +327,18 @@ func (s Statements) FindBatch(forUpdate bool) string {
 	return s.sql(b)
 }
 
+// UpdateBatchCounts writes a batch's counters after a member's outcome.
 func (s Statements) UpdateBatchCounts() string {
 	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ?, %s = ? where %s = ?", s.Q(s.T.Batches),
 		s.Q("pending_jobs"), s.Q("failed_jobs"), s.Q("failed_job_ids"), s.Q("id")))
 }
 
+// FinishBatch sets a batch's finished_at.
 func (s Statements) FinishBatch() string {
 	return s.sql(fmt.Sprintf("update %s set %s = ? where %s = ?", s.Q(s.T.Batches), s.Q("finished_at"), s.Q("id")))
 }
 
+// CancelBatch is Batch::cancel(): cancelled_at and finished_at.
 func (s Statements) CancelBatch() string {
 	return s.sql(fmt.Sprintf("update %s set %s = ?, %s = ? where %s = ?", s.Q(s.T.Batches),
 		s.Q("cancelled_at"), s.Q("finished_at"), s.Q("id")))
