@@ -128,7 +128,7 @@ func (q *Queue) deleteReturningIDs(ctx context.Context, db queryer, token int64,
 
 // idArgs are the bindings of a statement taking a token and a list of
 // ids: on PostgreSQL the ids go as one array parameter (see
-// statements.idArrays), elsewhere one placeholder each.
+// sqlstmt.Statements.IDArrays), elsewhere one placeholder each.
 func (q *Queue) idArgs(token int64, ids []int64) []any {
 	if q.st.IDArrays() {
 		return []any{token, pgIntArray(ids)}
