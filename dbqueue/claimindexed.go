@@ -27,11 +27,11 @@ func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) sqlstmt.IndexedFilter {
 	return sqlstmt.IndexedFilter{Names: len(o.DisplayNames), NotNames: len(o.ExcludeDisplayNames), IDs: len(o.ExcludeIDs)}
 }
 
-// rangeArgs are the indexed range's arguments in the order sqlstmt's indexedRange
-// places them: queue, classes, now, now - retry_after, excluded classes,
-// excluded ids, and on PostgreSQL the limit. PostgreSQL with several
-// classes (indexedRangePerClass): the classes as one array first, and
-// the limit twice.
+// rangeArgs are the indexed range's arguments in the order sqlstmt's
+// indexedRange places them: queue, classes, now, now - retry_after,
+// excluded classes, excluded ids, and on PostgreSQL the limit. PostgreSQL
+// with several classes (indexedRangePerClass): the classes as one array
+// first, and the limit twice.
 func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOptions) []any {
 	times := []any{now, now - q.retryAfterSeconds()}
 	if len(o.DisplayNames) > 1 && q.st.PgArrays() {
