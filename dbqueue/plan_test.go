@@ -2,6 +2,8 @@ package dbqueue
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +21,20 @@ import (
 // ready rows through the index in claim order: no full scan, no bitmap
 // scan, no sort (except across several classes, where the ready rows of
 // those classes are sorted).
+//
+// LARAWORKER_PLAN_SCALE=k multiplies the backlog by k (40: 1,000,000
+// rows), to see the plans stay ranges as the table grows
+// (docs/PERFORMANCE.md, "How cost grows"); CI runs k=1.
 func TestIndexedClaimPlans(t *testing.T) {
+	scale := 1
+	if v := os.Getenv("LARAWORKER_PLAN_SCALE"); v != "" {
+		var err error
+		if scale, err = strconv.Atoi(v); err != nil || scale < 1 {
+			t.Fatalf("LARAWORKER_PLAN_SCALE=%q: want a positive integer", v)
+		}
+	}
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
-		e.fillBacklog(t, 20_000, 5_000, 50)
+		e.fillBacklog(t, 20_000*scale, 5_000*scale, 50)
 		e.createClaimIndex(t)
 		cases := []struct {
 			name string
