@@ -1,6 +1,7 @@
 package dbqueue
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -34,6 +35,11 @@ func TestIndexedClaimPlans(t *testing.T) {
 		}
 	}
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		if scale > 1 { // the load and the index take longer than the usual test's 2 minutes
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(scale)*time.Minute)
+			defer cancel()
+			e.ctx = ctx
+		}
 		e.fillBacklog(t, 20_000*scale, 5_000*scale, 50)
 		e.createClaimIndex(t)
 		cases := []struct {
