@@ -56,6 +56,7 @@ func Command() *cli.Command {
 		Flags: append(append(console.ConnectionFlags(),
 			&cli.IntFlag{Name: "jobs", Value: 20000, Usage: "jobs per drain for laraworker and the raw loops"},
 			&cli.IntFlag{Name: "php-jobs", Value: 3000, Usage: "jobs per drain for PHP workers (they are slow; the rate is what counts)"},
+			&cli.IntFlag{Name: "processes", Value: 1, Usage: "laraworker processes (each with the contender's --concurrency) draining the queue together in each lw-* drain (workloads and --big-delayed too) and continuous window; CPU is their sum"},
 			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
 			&cli.StringFlag{Name: "only", Usage: "comma-separated contenders to run (default all): " + strings.Join(allContenderNames(), ",")},
 			&cli.StringFlag{Name: "laravel-app", Usage: "`DIR` of a Laravel app to copy for the PHP contenders (without it PHP is not measured)"},
@@ -136,6 +137,9 @@ func loadBenchConfig(c *cli.Context) (appconfig.Config, error) {
 func newRunner(c *cli.Context, cfg appconfig.Config) (*runner, error) {
 	b := &runner{c: c, cfg: cfg, phpBin: benchPHP(c.String("php"))}
 	var err error
+	if c.Int("processes") < 1 {
+		return nil, fmt.Errorf("--processes %d: want 1 or more", c.Int("processes"))
+	}
 	if b.workloads, err = selectWorkloads(c.String("workload")); err != nil {
 		return nil, err
 	}

@@ -215,6 +215,7 @@ func TestBenchRejectsBadSelections(t *testing.T) {
 	}{
 		{[]string{"--only", "php-1"}, "php-1 needs --laravel-app"},
 		{[]string{"--only", "lw-c128,bogus"}, `unknown contender "bogus"`},
+		{[]string{"--processes", "0"}, "--processes 0: want 1 or more"},
 		{[]string{"--laravel-app", t.TempDir()}, "is not a Laravel app"},
 		{[]string{"--laravel-app", "testdata/laravel", "--php", "no-such-php-binary"}, `--php "no-such-php-binary"`},
 	} {

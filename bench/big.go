@@ -93,7 +93,11 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 	}
 	var base procStats
 	cmds := func() []*exec.Cmd {
-		return []*exec.Cmd{b.workCommand(ct, "--sleep", "0", "--stop-when-empty", "--max-time", strconv.Itoa(int(limit.Seconds())))}
+		var cmds []*exec.Cmd
+		for range b.goProcs() {
+			cmds = append(cmds, b.workCommand(ct, "--sleep", "0", "--stop-when-empty", "--max-time", strconv.Itoa(int(limit.Seconds()))))
+		}
+		return cmds
 	}
 	if ct.raw == "" {
 		var err error

@@ -181,8 +181,17 @@ func (b *runner) drainCommands(ct contender) []*exec.Cmd {
 		}
 		return cmds
 	}
-	return []*exec.Cmd{b.workCommand(ct, "--sleep", "0", "--stop-when-empty")}
+	var cmds []*exec.Cmd
+	for range b.goProcs() {
+		cmds = append(cmds, b.workCommand(ct, "--sleep", "0", "--stop-when-empty"))
+	}
+	return cmds
 }
+
+// goProcs is --processes: how many laraworker processes drain the queue
+// together in each lw-* drain and continuous window (how cost grows with
+// the workers on one database, docs/PERFORMANCE.md).
+func (b *runner) goProcs() int { return max(1, b.c.Int("processes")) }
 
 func (b *runner) phpCommand(extra ...string) *exec.Cmd {
 	args := append([]string{"artisan", "queue:work", "database", "--queue=default"}, extra...)

@@ -114,23 +114,28 @@ func (b *runner) continuousWindow(ct contender) (continuousMeasure, error) {
 	goMs := latenciesOf(pickups, goIDs)
 	m.Missed, m.P50ms, m.P99ms = len(goIDs)-len(goMs), percentile(goMs, 50), percentile(goMs, 99)
 	if len(goIDs) > 0 {
-		m.WorkerCPUPer1k = float64((cpu1[0] - cpu0[0]).Milliseconds()) / float64(len(goIDs)) * 1000
+		var goCPU time.Duration
+		for i := range d.goProcs {
+			goCPU += cpu1[i] - cpu0[i]
+		}
+		m.WorkerCPUPer1k = float64(goCPU.Milliseconds()) / float64(len(goIDs)) * 1000
 	}
 	if phpRate > 0 {
 		phpMs := latenciesOf(pickups, phpIDs)
 		m.PHP = &phpBeside{Rate: phpRate, Pushed: len(phpIDs), Missed: len(phpIDs) - len(phpMs),
 			P50ms: percentile(phpMs, 50), P99ms: percentile(phpMs, 99)}
 		if len(phpIDs) > 0 {
-			m.PHP.CPUPer1k = float64((cpu1[1] - cpu0[1]).Milliseconds()) / float64(len(phpIDs)) * 1000
+			m.PHP.CPUPer1k = float64((cpu1[d.goProcs] - cpu0[d.goProcs]).Milliseconds()) / float64(len(phpIDs)) * 1000
 		}
 	}
 	return m, nil
 }
 
-// daemons are the workers of a continuous window: laraworker first, then
-// php artisan queue:work when it runs beside.
+// daemons are the workers of a continuous window: laraworker's goProcs
+// processes first, then php artisan queue:work when it runs beside.
 type daemons struct {
 	cmds    []*exec.Cmd
+	goProcs int
 	logs    []string
 	stopped bool
 }
@@ -140,7 +145,10 @@ func (b *runner) startDaemons(ct contender, withPHP bool) (*daemons, error) {
 	if b.c.IsSet("daemon-sleep") {
 		sleep = []string{"--sleep", strconv.FormatFloat(b.c.Duration("daemon-sleep").Seconds(), 'f', -1, 64)}
 	}
-	d := &daemons{cmds: []*exec.Cmd{b.workCommand(ct, sleep...)}}
+	d := &daemons{goProcs: b.goProcs()}
+	for range d.goProcs {
+		d.cmds = append(d.cmds, b.workCommand(ct, sleep...))
+	}
 	if withPHP {
 		var args []string
 		if len(sleep) > 0 {

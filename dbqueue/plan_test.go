@@ -1,7 +1,10 @@
 package dbqueue
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +23,25 @@ import (
 // ready rows through the index in claim order: no full scan, no bitmap
 // scan, no sort (except across several classes, where the ready rows of
 // those classes are sorted).
+//
+// LARAWORKER_PLAN_SCALE=k multiplies the backlog by k (40: 1,000,000
+// rows), to see the plans stay ranges as the table grows
+// (docs/PERFORMANCE.md, "How cost grows"); CI runs k=1.
 func TestIndexedClaimPlans(t *testing.T) {
+	scale := 1
+	if v := os.Getenv("LARAWORKER_PLAN_SCALE"); v != "" {
+		var err error
+		if scale, err = strconv.Atoi(v); err != nil || scale < 1 {
+			t.Fatalf("LARAWORKER_PLAN_SCALE=%q: want a positive integer", v)
+		}
+	}
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
-		e.fillBacklog(t, 20_000, 5_000, 50)
+		if scale > 1 { // the load and the index take longer than the usual test's 2 minutes
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(scale)*time.Minute)
+			defer cancel()
+			e.ctx = ctx
+		}
+		e.fillBacklog(t, 20_000*scale, 5_000*scale, 50)
 		e.createClaimIndex(t)
 		cases := []struct {
 			name string

@@ -33,6 +33,7 @@ type options struct {
 	analyze     bool
 	claimIndex  bool
 	json        bool
+	only        string
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.BoolVar(&o.analyze, "analyze", false, "ANALYZE both job tables after each load (default: as the server keeps them; with autovacuum off, never)")
 	flag.BoolVar(&o.keep, "keep", false, "keep River's schema and laraworker's tables")
 	flag.BoolVar(&o.json, "json", false, "print the results as JSON as well")
+	flag.StringVar(&o.only, "only", "", "run one contender only, laraworker or river (for callgrind.sh: no table, no ratio)")
 	flag.Parse()
 	for _, s := range strings.Split(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -56,11 +58,17 @@ func main() {
 		}
 		o.concurrency = append(o.concurrency, n)
 	}
+	if o.only != "" && o.only != "laraworker" && o.only != "river" {
+		fail(fmt.Errorf("-only %q: want laraworker or river", o.only))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := run(ctx, o)
 	if err != nil {
 		fail(err)
+	}
+	if rep == nil { // -only: the stderr lines are the result
+		return
 	}
 	rep.print(os.Stdout)
 	if o.json {
@@ -100,6 +108,9 @@ func run(ctx context.Context, o options) (*report, error) {
 			}
 			got := map[string]measure{}
 			for _, ct := range order {
+				if o.only != "" && ct.name() != o.only {
+					continue
+				}
 				m, err := drain(ctx, ct, o.jobs, c)
 				if err != nil {
 					return nil, fmt.Errorf("%s c%d, round %d: %w", ct.name(), c, round, err)
@@ -108,8 +119,13 @@ func run(ctx context.Context, o options) (*report, error) {
 				fmt.Fprintf(os.Stderr, "round %d c%-4d %-10s %8.0f jobs/s  cpu %5.0f ms/1k  server cpu %5.0f ms/1k  load %.2f\n",
 					round, c, ct.name(), m.JobsPerSec, m.CPUPer1k, m.ServerCPUPer1k, m.Load1)
 			}
-			rep.add(c, got[lw.name()], got[rv.name()])
+			if o.only == "" {
+				rep.add(c, got[lw.name()], got[rv.name()])
+			}
 		}
+	}
+	if o.only != "" {
+		return nil, nil
 	}
 	rep.finish()
 	return rep, nil
