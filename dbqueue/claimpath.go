@@ -3,6 +3,7 @@ package dbqueue
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
@@ -78,7 +79,7 @@ func (q *Queue) countIndexes(ctx context.Context, names ...string) (int, error) 
 		// to_regclass resolves the name as the claim would (search_path).
 		query = "select count(*) from pg_index i join pg_class c on c.oid = i.indexrelid " +
 			"where i.indrelid = to_regclass($1) and i.indisvalid and c.relname = any($2)"
-		args = []any{q.st.Q(q.st.T.Jobs), names}
+		args = []any{q.st.Q(q.st.T.Jobs), pgIdentifiers(names)}
 	default:
 		query = "select count(*) from sqlite_master where type = 'index' and tbl_name = ? and name in (" + sqlstmt.Placeholders(len(names)) + ")"
 		args = append([]any{sqldb.LastPart(q.st.T.Jobs)}, args...)
@@ -86,6 +87,25 @@ func (q *Queue) countIndexes(ctx context.Context, names ...string) (int, error) 
 	var n int
 	err := q.db.QueryRowContext(ctx, query, args...).Scan(&n)
 	return n, err
+}
+
+// pgIdentifiers cuts names to PostgreSQL's 63-byte identifier limit, as
+// CREATE INDEX does when it stores them: a longer name (a long table name
+// plus an index suffix) would otherwise fail the comparison with
+// relname ("identifier too long") and stop the worker at start-up.
+func pgIdentifiers(names []string) []string {
+	const maxIdentifier = 63 // NAMEDATALEN - 1
+	out := make([]string, len(names))
+	for i, n := range names {
+		if len(n) > maxIdentifier {
+			n = n[:maxIdentifier]
+			for !utf8.ValidString(n) { // PostgreSQL never cuts inside a character
+				n = n[:len(n)-1]
+			}
+		}
+		out[i] = n
+	}
+	return out
 }
 
 // mysqlSchema is the database a qualified table name names, nil for the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 )
 
@@ -49,6 +50,9 @@ func (q *Queue) ClassIndexName() string { return q.st.ClassIndexName() }
 // where missing, drops the indexes of earlier versions, then switches
 // this queue's claims to it.
 func (q *Queue) CreateClaimIndex(ctx context.Context) error {
+	if err := q.checkIndexNameLengths(); err != nil {
+		return err
+	}
 	for _, stmt := range q.st.CreateClaimIndex() {
 		if _, err := q.db.ExecContext(ctx, stmt); err != nil && !isMySQLError(err, 1060, 1061) { // duplicate column, duplicate key name
 			return fmt.Errorf("dbqueue: creating the claim index: %w", err)
@@ -90,4 +94,26 @@ func isMySQLError(err error, numbers ...uint16) bool {
 		}
 	}
 	return false
+}
+
+// checkIndexNameLengths refuses index names the server would cut
+// (PostgreSQL, to 63 bytes: the two claim indexes would get one name) or
+// refuse (MySQL, over 64 characters), naming the cause: the jobs table's
+// name is too long for the names the claim index adds to it.
+func (q *Queue) checkIndexNameLengths() error {
+	limit := 0
+	switch q.d.Name() {
+	case appconfig.EnginePgSQL:
+		limit = 63
+	case appconfig.EngineMySQL:
+		limit = 64
+	default:
+		return nil
+	}
+	for _, name := range []string{q.ClassIndexName(), q.ClaimIndexName()} {
+		if len(name) > limit {
+			return fmt.Errorf("dbqueue: the claim index's name %q is longer than the %d the server allows: the jobs table's name (%q) is too long for the claim index; Laravel's claim query keeps working without it", name, limit, q.st.T.Jobs)
+		}
+	}
+	return nil
 }

@@ -264,3 +264,32 @@ func TestClaimAfterIndexDroppedElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// TestLongJobsTableName: a jobs table whose name, with an index suffix,
+// passes the server's identifier limit still starts (the worker looks for
+// the claim index at start-up), and creating the claim index is refused
+// with the cause rather than made under names the server would cut (on
+// PostgreSQL both indexes would get one name).
+func TestLongJobsTableName(t *testing.T) {
+	for _, engine := range allEngines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			cfg := engineConfig(t, engine, t.TempDir())
+			cfg.JobsTable = "jobs_" + strings.Repeat("x", 50-len(cfg.JobsTable)) + cfg.JobsTable[len("jobs_"):]
+			e := openEnv(t, engine, cfg, Options{})
+			if got := e.claimPath(t); got != ClaimPathLaravel {
+				t.Fatalf("claim path %q on a new table", got)
+			}
+			if engine == appconfig.EngineSQLite {
+				return // no limit on names
+			}
+			err := e.q.CreateClaimIndex(e.ctx)
+			if err == nil || !strings.Contains(err.Error(), "too long for the claim index") {
+				t.Fatalf("CreateClaimIndex with names over the limit: %v", err)
+			}
+			if got := e.claimPath(t); got != ClaimPathLaravel {
+				t.Fatalf("claim path %q after the refused index", got)
+			}
+		})
+	}
+}
