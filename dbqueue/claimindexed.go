@@ -96,7 +96,7 @@ func (q *Queue) indexedStatement(queue string, limit int, o jobqueue.ClaimOption
 
 // claimOneStatement is the batched claim with Laravel's where clause and
 // order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite).
-func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
 	names, err := likePatterns(o.DisplayNames)
 	if err != nil {
 		return nil, err
@@ -107,12 +107,15 @@ func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, 
 	}
 	f := claimFilter{names: len(names), notNames: len(notNames)}
 	pg := q.st.pgArrays()
-	f.ids, f.idArray = len(o.ExcludeIDs), pg
+	f.ids, f.idArray, f.fromID = len(o.ExcludeIDs), pg, fromID > 0
 	query := q.st.claimUpdateLaravel(limit, f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
 		args := append([]any{queue, now, now - q.retryAfterSeconds()}, names...)
 		args = append(args, notNames...)
 		args = appendList(args, o.ExcludeIDs, pg)
+		if f.fromID {
+			args = append(args, fromID)
+		}
 		if pg {
 			return append(args, limit, now)
 		}

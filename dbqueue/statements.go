@@ -47,6 +47,9 @@ type claimFilter struct {
 	// idArray binds the excluded ids as one array (PostgreSQL's
 	// one-statement claim).
 	idArray bool
+	// fromID adds `id >= ?` after the other bindings: the claim starts
+	// at a lower bound below which no row was claimable (claimscan.go).
+	fromID bool
 }
 
 // claimSelect is Laravel's getNextAvailableJob query with `limit` and an
@@ -90,6 +93,9 @@ func (s statements) claimableWhere(f claimFilter) string {
 		b += " and " + s.idsNotIn(f.ids)
 	} else if f.ids > 0 {
 		b += fmt.Sprintf(" and %s not in (%s)", s.q("id"), placeholders(f.ids))
+	}
+	if f.fromID {
+		b += fmt.Sprintf(" and %s >= ?", s.q("id"))
 	}
 	return b
 }
@@ -381,6 +387,9 @@ func (s statements) catalogue() []namedStatement {
 		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.countClaimable(claimFilter{names: 1})},
 		{"claim batch: reserve (3 rows)", "MySQL/MariaDB; PostgreSQL and SQLite only on the transactional fallback (a row whose attempts overflow)", s.markReservedMany(3)},
 		{"claim batch as one statement (N=10, one class, 2 ids excluded)", "PostgreSQL and SQLite, without the claim index; autocommit; the rows come back unordered and are sorted by id in Go. PostgreSQL: the limit and the excluded ids are parameters (one array), so every batch size is one statement text", s.oneStatement(s.claimUpdateLaravel(10, claimFilter{names: 1, ids: 2, idArray: s.pgArrays()}))},
+		{"claim batch from a lower bound on ids (N=10)", "Laravel's query and `id >= ?` (the last binding): after a claim from the start read many rows it could not take, the rows below the first one taken; from the start again every few seconds and when the bounded claim finds nothing (claimscan.go)", s.claimSelectFiltered(10, claimFilter{fromID: true})},
+		{"claim batch as one statement from a lower bound on ids (N=10)", "PostgreSQL and SQLite; bindings as `claim batch as one statement`, the bound after the excluded ids", s.oneStatement(s.claimUpdateLaravel(10, claimFilter{fromID: true, idArray: s.pgArrays()}))},
+		{"claim cost: rows of the queue up to the last row claimed", "after a slow claim from the start (at most every 30 s, until the warning is logged): how many rows it read per row it took", s.countQueueUpTo()},
 		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: one range of the class index, the rows available by now in (available_at, id) order, stopping after N that are not reserved or whose reservation expired (it reads past the reservations still running, nothing else). MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, indexedFilter{names: 1, ids: 2})},
 		{"claim through the claim index: two classes", "the ready rows of both classes are read and sorted", s.claimIndexed(10, indexedFilter{names: 2})},
 		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "the queue index; on PostgreSQL `available_at >= -9223372036854775807` excludes nothing and keeps the ordered index scan on a table without statistics", s.claimIndexed(10, indexedFilter{notNames: 1})},
