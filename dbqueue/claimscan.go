@@ -29,11 +29,13 @@ import (
 //   - Rows below the bound become claimable when a delay passes, a
 //     reservation expires, a claim that locked them rolls back or a row
 //     is given back (Unreserve, another process). So the claim goes back
-//     to the start every rescanEvery (on the queue's clock) and whenever
-//     the bounded claim finds nothing; Unreserve and move forget the
-//     bounds at once. A row below the bound waits at most rescanEvery
-//     while the worker is busy with newer rows, and not at all once it
-//     is idle.
+//     to the start every rescanEvery (on the queue's clock), or ten times
+//     as long as the last claim from the start took if that is longer (so
+//     that those claims take at most about a tenth of the time), and
+//     whenever the bounded claim finds nothing; Unreserve and move forget
+//     the bounds at once. A row below the bound waits at most that long
+//     while the worker is busy with newer rows, and not at all once it is
+//     idle.
 //
 // The bound is per queue and class filter; a queue without such a backlog
 // ahead gets none, so its claims keep Laravel's statement.
@@ -95,7 +97,7 @@ func (c ClaimCost) String() string {
 	}
 	return fmt.Sprintf("claims on queue %q read far more rows than they take: a claim read %s (%s). "+
 		"Delayed jobs or jobs of classes this worker does not run sit ahead of the ready ones, and Laravel's query reads past them in id order "+
-		"(laraworker now reads from the first ready row and goes back to the start every %s). "+
+		"(laraworker now reads from the first ready row and goes back to the start every %s or more). "+
 		"Run `laraworker tables --index` (or the bridge's migration: php artisan vendor:publish --tag=laraworker-migrations && php artisan migrate) "+
 		"to create the claim index, whose claims read only the rows they can take",
 		c.Queue, per, c.Took.Round(time.Millisecond), rescanEvery)
@@ -156,7 +158,7 @@ func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from int6
 // bound, the bound moves up to the first row taken, unless a claim from
 // the start replaced it meanwhile.
 // It returns the bound's generation after it.
-func (b *scanBounds) done(key string, gen uint64, from int64, jobs []jobqueue.JobRow, now time.Time) uint64 {
+func (b *scanBounds) done(key string, gen uint64, from int64, jobs []jobqueue.JobRow, took time.Duration, now time.Time) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
@@ -175,7 +177,7 @@ func (b *scanBounds) done(key string, gen uint64, from int64, jobs []jobqueue.Jo
 	}
 	s.gen++
 	s.scanning = false
-	s.rescanAt = now.Add(rescanEvery)
+	s.rescanAt = now.Add(max(rescanEvery, 10*took))
 	s.from = 0
 	if len(jobs) > 0 && s.costly {
 		s.from = minID(jobs)
@@ -272,7 +274,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 			return nil, err
 		}
 	}
-	gen = q.scan.done(key, gen, from, jobs, q.conn.Now())
+	gen = q.scan.done(key, gen, from, jobs, took, q.conn.Now())
 	if from == 0 && q.scan.shouldMeasure(key, took, time.Now()) {
 		q.measureClaim(ctx, key, gen, queue, jobs, took)
 	}
