@@ -117,10 +117,18 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 		}
 		// The index went away under the worker: Laravel's query.
 		return q.claim(ctx, queue, limit, opts)
-	case limit > 1 && q.st.OneStatementClaims() && !q.txClaims:
-		return q.claimOneStatement(ctx, queue, limit, opts)
 	}
-	return q.claimTx(ctx, queue, limit, opts)
+	return q.claimLaravel(ctx, queue, limit, opts)
+}
+
+// claimLaravelFrom is the claim with Laravel's query, from id fromID on
+// (0: from the start): one statement where the engine has one, the
+// transaction otherwise.
+func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
+	if limit > 1 && q.st.OneStatementClaims() && !q.txClaims {
+		return q.claimOneStatement(ctx, queue, limit, opts, fromID)
+	}
+	return q.claimTxFrom(ctx, queue, limit, opts, fromID)
 }
 
 // stillIndexed re-reads the catalogue after a failed indexed claim: an
@@ -145,9 +153,18 @@ func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
 // with its lock, then the reserve (Laravel's exact statements when limit
 // is 1).
 func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+	return q.claimTxFrom(ctx, queue, limit, opts, 0)
+}
+
+// claimTxFrom is claimTx reading from id fromID on (0: from the start).
+func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
 	f, filterArgs, err := claimFilterOf(opts)
 	if err != nil {
 		return nil, err
+	}
+	if fromID > 0 {
+		f.FromID = true
+		filterArgs = append(filterArgs, fromID)
 	}
 	query := q.st.ClaimSelectFiltered(limit, f)
 	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {

@@ -97,7 +97,7 @@ func (q *Queue) indexedStatement(queue string, limit int, o jobqueue.ClaimOption
 
 // claimOneStatement is the batched claim with Laravel's where clause and
 // order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite).
-func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
+func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
 	names, err := likePatterns(o.DisplayNames)
 	if err != nil {
 		return nil, err
@@ -108,12 +108,15 @@ func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, 
 	}
 	f := sqlstmt.ClaimFilter{Names: len(names), NotNames: len(notNames)}
 	pg := q.st.PgArrays()
-	f.IDs, f.IDArray = len(o.ExcludeIDs), pg
+	f.IDs, f.IDArray, f.FromID = len(o.ExcludeIDs), pg, fromID > 0
 	query := q.st.ClaimUpdateLaravel(limit, f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
 		args := append([]any{queue, now, now - q.retryAfterSeconds()}, names...)
 		args = append(args, notNames...)
 		args = appendList(args, o.ExcludeIDs, pg)
+		if f.FromID {
+			args = append(args, fromID)
+		}
 		if pg {
 			return append(args, limit, now)
 		}

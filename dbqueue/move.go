@@ -103,6 +103,9 @@ func (q *Queue) moveIDs(ctx context.Context, from, to string, ids []int64) (int6
 		n, err = res.RowsAffected()
 		return err
 	})
+	// The rows moved keep their ids, maybe below a claim's bound on ids
+	// in their new queue.
+	q.scan.forget()
 	return n, err
 }
 

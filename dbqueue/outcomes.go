@@ -337,6 +337,8 @@ func (q *Queue) Unreserve(ctx context.Context, job jobqueue.JobRow) error {
 	if err == nil && n == 0 {
 		return jobqueue.ErrReservationLost
 	}
+	// The row is claimable again, maybe below a claim's bound on ids.
+	q.scan.forget()
 	return err
 }
 

@@ -40,6 +40,9 @@ type Queue struct {
 	// txClaims: batched claims run the select-and-reserve transaction
 	// even where one statement would do (benchmarks compare the two).
 	txClaims bool
+	// scan is the lower bound on ids of Laravel's claim and the claim
+	// cost report (claimscan.go).
+	scan scanBounds
 	// cache and locks are the app's database cache store, when it is its
 	// default store (nil otherwise), and its locks.
 	cache *dbcache.Cache

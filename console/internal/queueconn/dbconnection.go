@@ -81,6 +81,12 @@ func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logge
 // queue ahead of the ready ones.
 // The worker never runs ANALYZE on the user's table itself.
 func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zerolog.Logger) string {
+	// Once, when claims with Laravel's query (no claim index) read far
+	// more rows than they take: delayed rows or other classes' rows ahead.
+	q.OnCostlyClaims(func(c dbqueue.ClaimCost) {
+		log.Warn().Str("table", q.Config().JobsTable).Str("queue", c.Queue).Int64("rows_read", c.RowsRead).
+			Int("claimed", c.Claimed).Dur("claim_time", c.Took).Msg(c.String())
+	})
 	info, err := q.DetectClaimPath(ctx)
 	if err != nil {
 		log.Warn().Err(err).Msg("could not look for the claim index; claiming with Laravel's query")

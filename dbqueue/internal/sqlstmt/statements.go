@@ -50,6 +50,10 @@ type ClaimFilter struct {
 	// IDArray binds the excluded ids as one array (PostgreSQL's
 	// one-statement claim).
 	IDArray bool
+	// FromID adds `id >= ?` after the other bindings: the claim starts
+	// at a lower bound below which no row was claimable (dbqueue's
+	// claimscan.go).
+	FromID bool
 }
 
 // ClaimSelect is Laravel's getNextAvailableJob query with `limit` and an
@@ -94,7 +98,16 @@ func (s Statements) claimableWhere(f ClaimFilter) string {
 	} else if f.IDs > 0 {
 		b += fmt.Sprintf(" and %s not in (%s)", s.Q("id"), Placeholders(f.IDs))
 	}
+	if f.FromID {
+		b += fmt.Sprintf(" and %s >= ?", s.Q("id"))
+	}
 	return b
+}
+
+// CountQueueUpTo counts a queue's rows up to an id: what Laravel's claim
+// read to reach that row.
+func (s Statements) CountQueueUpTo() string {
+	return s.sql(fmt.Sprintf("select count(*) from %s where %s = ? and %s <= ?", s.Q(s.T.Jobs), s.Q("queue"), s.Q("id")))
 }
 
 // payloadLikes is n `payload like ?` alternatives.

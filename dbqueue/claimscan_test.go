@@ -1,0 +1,225 @@
+package dbqueue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
+)
+
+// copyRow inserts n (< 1,000,000) copies of row id (new ids above every
+// existing one) in one statement; MariaDB stops a recursion at 1,000
+// steps by default.
+func (e *testEnv) copyRow(t *testing.T, id int64, n int) {
+	t.Helper()
+	cols := "queue, payload, attempts, reserved_at, available_at, created_at"
+	var sel []string
+	for _, c := range strings.Split(cols, ", ") {
+		sel = append(sel, e.quoted("j")+"."+e.quoted(c))
+	}
+	var quoted []string
+	for _, c := range strings.Split(cols, ", ") {
+		quoted = append(quoted, e.quoted(c))
+	}
+	e.exec(t, fmt.Sprintf("insert into %s (%s) select %s from %s %s cross join "+
+		"(with recursive n(i) as (select 0 union all select i + 1 from n where i < 999) "+
+		"select a.i * 1000 + b.i as i from n a cross join n b where a.i * 1000 + b.i < %d) x where %s.%s = %d order by x.i",
+		e.quoted(e.cfg.JobsTable), strings.Join(quoted, ", "), strings.Join(sel, ", "),
+		e.quoted(e.cfg.JobsTable), e.quoted("j"), n, e.quoted("j"), e.quoted("id"), id))
+}
+
+// everyClaimMeasured makes every claim from the start count as slow, so
+// that the cost measurement does not depend on the machine's speed.
+func everyClaimMeasured(q *Queue) {
+	zero := time.Duration(0)
+	q.scan.slow = &zero
+}
+
+// claimIDs claims n and returns the ids taken.
+func (e *testEnv) claimIDs(t *testing.T, n int) []int64 {
+	t.Helper()
+	jobs, err := e.q.Claim(e.ctx, nil, n, jobqueue.ClaimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+func (e *testEnv) bound() *scanBound {
+	e.q.scan.mu.Lock()
+	defer e.q.scan.mu.Unlock()
+	if s := e.q.scan.m[boundKey("default", jobqueue.ClaimOptions{})]; s != nil {
+		c := *s
+		return &c
+	}
+	return nil
+}
+
+// Issue 24 goal 5: 50,000 delayed rows ahead of the ready ones make a
+// claim with Laravel's query read thousands of rows per row it takes. The
+// worker is told once, with the figures; the same rows behind the ready
+// ones (the control) tell nothing.
+func TestClaimCostReportedOnce(t *testing.T) {
+	for _, delayedFirst := range []bool{true, false} {
+		name := "delayed rows ahead"
+		if !delayedFirst {
+			name = "delayed rows behind (control)"
+		}
+		t.Run(name, func(t *testing.T) {
+			forEachEngine(t, func(t *testing.T, e *testEnv) {
+				everyClaimMeasured(e.q)
+				var mu sync.Mutex
+				var reports []ClaimCost
+				e.q.OnCostlyClaims(func(c ClaimCost) {
+					mu.Lock()
+					reports = append(reports, c)
+					mu.Unlock()
+				})
+				now := e.clock.Unix()
+				delayed := func() {
+					id := e.insertRow(t, row{queue: "default", availableAt: now + 3600, createdAt: now})
+					e.copyRow(t, id, 49_999)
+				}
+				if delayedFirst {
+					delayed()
+				}
+				for range 20 {
+					e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now})
+				}
+				if !delayedFirst {
+					delayed()
+				}
+				claimed := 0
+				for range 10 {
+					claimed += len(e.claimIDs(t, 5))
+				}
+				if claimed != 20 {
+					t.Fatalf("claimed %d jobs, want the 20 ready ones", claimed)
+				}
+				b := e.bound()
+				if b == nil || b.checkAt.IsZero() {
+					t.Fatal("no claim was measured")
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if !delayedFirst {
+					if len(reports) != 0 || b.costly {
+						t.Fatalf("reported %+v (costly %v) with the delayed rows behind the ready ones", reports, b.costly)
+					}
+					return
+				}
+				if len(reports) != 1 {
+					t.Fatalf("reported %d times, want once: %+v", len(reports), reports)
+				}
+				c := reports[0]
+				if c.RowsRead < 50_000 || c.Claimed != 5 || c.Queue != "default" || c.Took <= 0 {
+					t.Fatalf("report %+v, want >= 50,000 rows read for 5 claimed on default", c)
+				}
+				if msg := c.String(); !strings.Contains(msg, "laraworker tables --index") || !strings.Contains(msg, "rows for each of the 5 jobs") {
+					t.Fatalf("message %q", msg)
+				}
+			})
+		})
+	}
+}
+
+// With the bound on ids in use, Laravel's claimable rows are all taken:
+// delayed rows below the bound once due, an expired reservation below it,
+// a row due soon below it when the rows above run out.
+func TestClaimBoundTakesRowsBelowIt(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		everyClaimMeasured(e.q)
+		now := e.clock.Unix()
+		running := e.insertRow(t, row{queue: "default", attempts: 1, reservedAt: i64(now), availableAt: now - 10, createdAt: now - 10})
+		soon := e.insertRow(t, row{queue: "default", availableAt: now + 2, createdAt: now})
+		first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
+		e.copyRow(t, first, 11_999)
+		var ready []int64
+		for range 30 {
+			ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
+		}
+		if got := e.claimIDs(t, 5); !slices.Equal(got, ready[:5]) {
+			t.Fatalf("first claim took %v, want %v", got, ready[:5])
+		}
+		if b := e.bound(); b == nil || !b.costly || b.from != ready[0] {
+			t.Fatalf("bound %+v, want from %d", b, ready[0])
+		}
+		// 3 s on: the row due soon waits while rows above the bound are
+		// left (within rescanEvery), then comes first when they run out.
+		e.clock.Set(e.clock.Now().Add(3 * time.Second))
+		if got := e.claimIDs(t, 20); !slices.Equal(got, ready[5:25]) {
+			t.Fatalf("bounded claim took %v, want %v", got, ready[5:25])
+		}
+		if b := e.bound(); b.from != ready[5] {
+			t.Fatalf("bound from %d, want %d", b.from, ready[5])
+		}
+		if got := e.claimIDs(t, 5); !slices.Equal(got, ready[25:]) {
+			t.Fatalf("claim took %v, want %v", got, ready[25:])
+		}
+		if got := e.claimIDs(t, 5); !slices.Equal(got, []int64{soon}) {
+			t.Fatalf("claim took %v once the rows above the bound ran out, want the row due soon %d", got, soon)
+		}
+		// 61 s on: the delayed rows below the bound are due; the claim
+		// goes back to the start (rescanEvery passed) and takes them in id
+		// order.
+		e.clock.Set(e.clock.Now().Add(58 * time.Second))
+		if got := e.claimIDs(t, 3); !slices.Equal(got, []int64{first, first + 1, first + 2}) {
+			t.Fatalf("claim took %v, want the first delayed rows from %d", got, first)
+		}
+		// 100 s on: the running row's reservation expired (retry_after
+		// 90); a claim from the start takes it again.
+		e.clock.Set(e.clock.Now().Add(39 * time.Second))
+		jobs, err := e.q.Claim(e.ctx, nil, 2, jobqueue.ClaimOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == 0 || jobs[0].ID != running || jobs[0].Attempts != 2 {
+			t.Fatalf("claim took %+v, want the expired reservation %d first", jobs, running)
+		}
+		// Everything else is still taken.
+		for len(e.claimIDs(t, 500)) > 0 {
+		}
+		if n, err := e.q.CountClaimable(e.ctx, nil, jobqueue.ClaimOptions{}); err != nil || n != 0 {
+			t.Fatalf("%d rows left claimable (%v) after the claims came back empty", n, err)
+		}
+	})
+}
+
+// Unreserve gives a row back below the bound: the next claim reads from
+// the start.
+func TestClaimBoundForgottenOnUnreserve(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		everyClaimMeasured(e.q)
+		now := e.clock.Unix()
+		first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
+		e.copyRow(t, first, 11_999)
+		var ready []int64
+		for range 10 {
+			ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
+		}
+		jobs, err := e.q.Claim(e.ctx, nil, 2, jobqueue.ClaimOptions{})
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("claim: %v, %v", jobs, err)
+		}
+		if got := e.claimIDs(t, 2); !slices.Equal(got, ready[2:4]) {
+			t.Fatalf("claim took %v, want %v", got, ready[2:4])
+		}
+		if b := e.bound(); b.from != ready[2] {
+			t.Fatalf("bound %+v, want from %d", b, ready[2])
+		}
+		if err := e.q.Unreserve(e.ctx, jobs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.claimIDs(t, 1); !slices.Equal(got, []int64{ready[0]}) {
+			t.Fatalf("claim after unreserve took %v, want %d", got, ready[0])
+		}
+	})
+}
