@@ -195,7 +195,9 @@ func testMiddlewareStateInRedisOnADatabaseQueue(t *testing.T, s *suite) {
 	}
 	held := 0
 	for _, j := range s.jobsOn(t, "default") {
-		if d := j.AvailableAt - s.now(); d > 0 && d <= 61 {
+		// RateLimited releases for availableIn + 3: up to 63 s when
+		// PHP runs in the window's first second.
+		if d := j.AvailableAt - s.now(); d > 0 && d <= 63 {
 			held++
 		}
 	}

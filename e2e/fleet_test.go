@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,9 +52,7 @@ func testMixedFleet(t *testing.T, s *suite) {
 		s.start(t, s.lwCmd("work", "--stop-when-empty", "--queue", queue, "--concurrency", "8", "--sleep", "0.2",
 			s.route(`App\Jobs\NoopJob`))),
 	}
-	for _, w := range workers {
-		w.wait(t, 4*time.Minute)
-	}
+	waitFleet(t, s, workers, 4*time.Minute)
 	wall := time.Since(started)
 
 	if left := s.jobs(t); len(left) != 0 {
@@ -87,5 +87,33 @@ func testMixedFleet(t *testing.T, s *suite) {
 	}
 	if byWorker["php"] == 0 || byWorker["go"] == 0 {
 		t.Errorf("split php %d / go %d: both sides should have run jobs", byWorker["php"], byWorker["go"])
+	}
+}
+
+// waitFleet waits for every worker of a fleet to exit within d. On a
+// timeout it says which ones were still running, with each one's stderr
+// and the jobs left, so a stuck fleet shows who held what.
+func waitFleet(t *testing.T, s *suite, workers []*background, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for _, w := range workers {
+		select {
+		case err := <-w.done:
+			w.done <- err
+			if err != nil {
+				t.Fatalf("%s: %v\nstderr:\n%s", strings.Join(w.cmd.Args, " "), err, tail(w.stderr.String()))
+			}
+		case <-time.After(time.Until(deadline)):
+			left := s.jobs(t)
+			var report strings.Builder
+			for _, o := range workers {
+				state := "exited"
+				if o.running() {
+					state = "still running"
+				}
+				fmt.Fprintf(&report, "\n== %s (%s)\n%s", strings.Join(o.cmd.Args, " "), state, o.killForStderr())
+			}
+			t.Fatalf("the fleet did not stop within %s: %d jobs left%s", d, len(left), report.String())
+		}
 	}
 }

@@ -177,8 +177,32 @@ func (b *background) wait(t *testing.T, d time.Duration) {
 			t.Fatalf("%s: %v\nstderr:\n%s", strings.Join(b.cmd.Args, " "), err, tail(b.stderr.String()))
 		}
 	case <-time.After(d):
-		killGroup(b.cmd)
-		t.Fatalf("%s: still running after %s\nstderr:\n%s", strings.Join(b.cmd.Args, " "), d, tail(b.stderr.String()))
+		t.Fatalf("%s: still running after %s\nstderr:\n%s", strings.Join(b.cmd.Args, " "), d, b.killForStderr())
+	}
+}
+
+// killForStderr kills the process and returns its stderr's tail once
+// exec has stopped copying into the buffer (reading it earlier races
+// with the copy).
+func (b *background) killForStderr() string {
+	killGroup(b.cmd)
+	select {
+	case err := <-b.done:
+		b.done <- err
+		return tail(b.stderr.String())
+	case <-time.After(30 * time.Second):
+		return "(stderr unreadable: the process group did not exit after SIGKILL)"
+	}
+}
+
+// running reports whether the process has not exited yet.
+func (b *background) running() bool {
+	select {
+	case err := <-b.done:
+		b.done <- err
+		return false
+	default:
+		return true
 	}
 }
 
