@@ -35,7 +35,10 @@ func TestRedisCrashesLoseNothing(t *testing.T) {
 		topUp       = 2000
 	)
 	r := needRedisApp(t, retryAfter)
-	uuids := r.pushCopies(t, r.noopTemplate(t, queue), queue, jobs)
+	// One template, taken while the queue is empty: noopTemplate pops the
+	// list's head, which during the drain would be another job.
+	template := r.noopTemplate(t, queue)
+	uuids := r.pushCopies(t, template, queue, jobs)
 	pushed := jobs
 	goArgs := []string{"--queue", queue, "--concurrency", strconv.Itoa(concurrency), "--sleep", "0.2",
 		"--tries", "5", "--memory", "0"}
@@ -59,7 +62,7 @@ func TestRedisCrashesLoseNothing(t *testing.T) {
 		// Keep jobs waiting at every kill whatever the machine's speed:
 		// a kill of an idle worker tests nothing.
 		if r.ready(t, queue) < topUpBelow {
-			for u := range r.pushCopies(t, r.noopTemplate(t, queue), queue, topUp) {
+			for u := range r.pushCopies(t, template, queue, topUp) {
 				uuids[u] = true
 			}
 			pushed += topUp
