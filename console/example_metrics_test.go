@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/console/internal/testapp"
 	"github.com/laraworker/laraworker/phpserialize"
 )
 
@@ -19,8 +20,8 @@ import (
 // README's handlers.Metrics(prometheus.DefaultRegisterer)) show on
 // --metrics-addr beside the worker's.
 func TestEmbeddingProgramMetricsAreServed(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\PingWebhook`, phpserialize.Public("url", phpserialize.String("https://example.com/hook")))
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\PingWebhook`, phpserialize.Public("url", phpserialize.String("https://example.com/hook")))
 	bin := filepath.Join(t.TempDir(), "podcast")
 	if out, err := exec.Command("go", "build", "-o", bin, "../examples/podcast").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

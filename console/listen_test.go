@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/console/internal/testapp"
 )
 
 func TestListenAddr(t *testing.T) {
@@ -37,8 +39,8 @@ func TestListenAddr(t *testing.T) {
 }
 
 func TestWorkServesPprofOnLoopback(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\A`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\A`)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/console/internal/testapp"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
@@ -38,16 +39,16 @@ func assertUntouched(t *testing.T, q *dbqueue.Queue, jobs int) {
 	if err := q.DB().QueryRow("select count(*), count(reserved_at) from jobs where attempts = 0").Scan(&n, &reserved); err != nil {
 		t.Fatal(err)
 	}
-	if n != jobs || reserved != 0 || countRows(t, q, "failed_jobs") != 0 {
-		t.Errorf("jobs untouched %d of %d (reserved %d), failed %d", n, jobs, reserved, countRows(t, q, "failed_jobs"))
+	if n != jobs || reserved != 0 || testapp.CountRows(t, q, "failed_jobs") != 0 {
+		t.Errorf("jobs untouched %d of %d (reserved %d), failed %d", n, jobs, reserved, testapp.CountRows(t, q, "failed_jobs"))
 	}
 }
 
 // TestWorkBadPaths: a --env or --app that does not exist is an error that
 // names it; the worker never falls back to SQLite defaults.
 func TestWorkBadPaths(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\A`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\A`)
 	// A database.sqlite where the default would look must not be used.
 	os.MkdirAll(filepath.Join(dir, "database"), 0o755)
 	os.WriteFile(filepath.Join(dir, "database", "database.sqlite"), nil, 0o600)
@@ -70,8 +71,8 @@ func TestWorkBadPaths(t *testing.T) {
 // TestWorkMissingTables: a missing table stops the worker before it claims
 // anything, naming the artisan command and `laraworker tables`.
 func TestWorkMissingTables(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\A`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\A`)
 	if _, err := q.DB().Exec("drop table job_batches"); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,8 @@ func TestWorkMissingTables(t *testing.T) {
 
 	// --create-tables is the way out the message names.
 	out, code = runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--create-tables", "--route", `App\Jobs\A=noop`)
-	if code != 0 || countRows(t, q, "jobs") != 0 {
-		t.Errorf("with --create-tables: exit %d, %d jobs left\n%s", code, countRows(t, q, "jobs"), out)
+	if code != 0 || testapp.CountRows(t, q, "jobs") != 0 {
+		t.Errorf("with --create-tables: exit %d, %d jobs left\n%s", code, testapp.CountRows(t, q, "jobs"), out)
 	}
 }
 
@@ -97,10 +98,10 @@ func TestWorkMissingTables(t *testing.T) {
 // each, naming the classes that are there and the likely meant one; the
 // jobs they missed are not claimed, and a good route runs normally.
 func TestWorkRouteWarnings(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\ScalarsJob`)
-	pushJob(t, q, `App\Jobs\ScalarsJob`)
-	pushJob(t, q, `App\Jobs\NoopJob`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\ScalarsJob`)
+	testapp.PushJob(t, q, `App\Jobs\ScalarsJob`)
+	testapp.PushJob(t, q, `App\Jobs\NoopJob`)
 	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty",
 		"--route", `App\\Jobs\\ScalarsJob=noop`, "--route", `ScalarJob=noop`, "--route", `App\Jobs\ScalarsJobs=noop`)
 	if code != 0 {
@@ -137,14 +138,14 @@ func TestWorkRouteWarnings(t *testing.T) {
 // case than the queued class (PHP class names ignore case, as does the
 // handler lookup) gets no "matches no job" warning, and its jobs run.
 func TestWorkRouteMatchesClassNamesAsPHPDoes(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\EnumCarbonJob`)
-	pushJob(t, q, `App\Jobs\EnumCarbonJob`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\EnumCarbonJob`)
+	testapp.PushJob(t, q, `App\Jobs\EnumCarbonJob`)
 	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\EnumCarbonjob=noop`)
 	if code != 0 || strings.Contains(out, "matches no job") || strings.Contains(out, "is queued as") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if n := countRows(t, q, "jobs"); n != 0 {
+	if n := testapp.CountRows(t, q, "jobs"); n != 0 {
 		t.Errorf("%d jobs left: the route's handler runs them\n%s", n, out)
 	}
 }
@@ -156,8 +157,8 @@ func TestWorkRouteMatchesClassNamesAsPHPDoes(t *testing.T) {
 // register the class.
 func TestRouteWarningsFollowTheHandlerLookup(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-		pushJob(t, q, `App\Jobs\EnumCarbonJob`)
-		pushJob(t, q, `App\Jobs\NoopJob`)
+		testapp.PushJob(t, q, `App\Jobs\EnumCarbonJob`)
+		testapp.PushJob(t, q, `App\Jobs\NoopJob`)
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(`App\Jobs\EnumCarbonjob`, func(context.Context, *handlers.Job) error { return nil })
 		reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })
@@ -192,8 +193,8 @@ func lineWith(out, s string) string {
 // (read from config/queue.php without PHP here; the same check runs on
 // PHP's answer).
 func TestWorkQueueDriverWarning(t *testing.T) {
-	dir, q := sqliteApp(t)
-	pushJob(t, q, `App\Jobs\A`)
+	dir, q := testapp.SqliteApp(t)
+	testapp.PushJob(t, q, `App\Jobs\A`)
 	os.WriteFile(filepath.Join(dir, "artisan"), []byte("<?php\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "config"), 0o755)
 	os.WriteFile(filepath.Join(dir, "config", "queue.php"), []byte(`<?php
@@ -224,10 +225,10 @@ return [
 // the failed_jobs texts are those of the version the app runs (here from
 // composer.lock, read without PHP).
 func TestWorkExceptionTextsFollowTheDetectedVersion(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	os.WriteFile(filepath.Join(dir, "artisan"), []byte("<?php\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "composer.lock"), []byte(`{"packages":[{"name":"laravel/framework","version":"v8.83.27"}]}`), 0o644)
-	pushJob(t, q, `App\Jobs\A`)
+	testapp.PushJob(t, q, `App\Jobs\A`)
 	if _, err := q.DB().Exec("update jobs set attempts = 1"); err != nil { // its one try is used up
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestWorkWarnsWhenQueueRestartCannotReachGo(t *testing.T) {
 		{"CACHE_DRIVER=database\n", "", "database", ""},
 	}
 	for _, c := range cases {
-		dir, q := sqliteApp(t)
+		dir, q := testapp.SqliteApp(t)
 		appendFile(t, filepath.Join(dir, ".env"), c.env)
 		if c.store == "database" {
 			createCacheTable(t, q, "cache")
@@ -348,7 +349,7 @@ func createCacheTable(t *testing.T, q *dbqueue.Queue, table string) {
 // and has no cache table gets a startup error naming the artisan command,
 // not a restart-signal error every loop.
 func TestWorkNamesAMissingCacheTable(t *testing.T) {
-	dir, _ := sqliteApp(t)
+	dir, _ := testapp.SqliteApp(t)
 	appendFile(t, filepath.Join(dir, ".env"), "CACHE_DRIVER=database\n")
 	out, code := runWorkCLI(t, "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--route", `App\Jobs\A=noop`)
 	if code != 1 || !strings.Contains(out, `the cache table "cache" does not exist`) || !strings.Contains(out, "php artisan cache:table") ||

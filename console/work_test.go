@@ -18,8 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
+	"github.com/laraworker/laraworker/console/internal/testapp"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/phpserialize"
@@ -53,64 +52,13 @@ func laraworkerBinary(t *testing.T) string {
 	return binPath
 }
 
-// fixtureKey is the APP_KEY of the fixtures' app (testdata).
-const fixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
-
-// sqliteApp is a Laravel-like app dir with a .env pointing at SQLite and
-// the tables created.
-func sqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
-	t.Helper()
-	dir = t.TempDir()
-	env := "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nAPP_KEY=" + fixtureKey + "\nDB_PASSWORD=hunter2-secret\n"
-	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(env), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := appconfig.Load(context.Background(), appconfig.Options{EnvOnly: true, EnvFile: filepath.Join(dir, ".env"), Environ: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err = dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	if err := q.CreateTables(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return dir, q
-}
-
-func pushJob(t *testing.T, q *dbqueue.Queue, class string, props ...phpserialize.Entry) string {
-	t.Helper()
-	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.Push(context.Background(), jobqueue.PushItem{Payload: raw}); err != nil {
-		t.Fatal(err)
-	}
-	p, _ := payload.Parse(raw)
-	return p.UUID
-}
-
-// countRows counts a table's rows ("jobs where queue = 'go'" counts
-// some).
-func countRows(t *testing.T, q *dbqueue.Queue, table string) int {
-	t.Helper()
-	var n int
-	if err := q.DB().QueryRow("select count(*) from " + table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	script := filepath.Join(dir, "handler.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\ncat > "+dir+"/ran.$LARAWORKER_JOB_UUID\n"), 0o755)
-	pushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(1)))
-	pushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(2)))
-	pushJob(t, q, `App\Jobs\B`)
+	testapp.PushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(1)))
+	testapp.PushJob(t, q, `App\Jobs\A`, phpserialize.Public("n", phpserialize.Int(2)))
+	testapp.PushJob(t, q, `App\Jobs\B`)
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
 		"--route", `App\Jobs\A=exec:`+script)
 	out, err := cmd.CombinedOutput()
@@ -127,7 +75,7 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 			t.Errorf("stdin of the exec handler: %s", doc)
 		}
 	}
-	if countRows(t, q, "jobs") != 1 {
+	if testapp.CountRows(t, q, "jobs") != 1 {
 		t.Fatal("the unrouted job must stay")
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -135,17 +83,17 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 			t.Errorf("log lines must be JSON when not on a terminal: %q", line)
 		}
 	}
-	if strings.Contains(string(out), "hunter2-secret") || strings.Contains(string(out), strings.TrimPrefix(fixtureKey, "base64:")) {
+	if strings.Contains(string(out), "hunter2-secret") || strings.Contains(string(out), strings.TrimPrefix(testapp.FixtureKey, "base64:")) {
 		t.Fatal("a secret reached the log")
 	}
 }
 
 func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	script := filepath.Join(dir, "slow.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\nsleep 1\n"), 0o755)
 	for i := 0; i < 3; i++ {
-		pushJob(t, q, `App\Jobs\Slow`)
+		testapp.PushJob(t, q, `App\Jobs\Slow`)
 	}
 	cmd := exec.Command(laraworkerBinary(t), "work", "--env", filepath.Join(dir, ".env"), "--sleep", "0.05", "--concurrency", "1",
 		"--grace", "5s", "--route", `App\Jobs\Slow=exec:`+script)
@@ -155,15 +103,15 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	reserved := func() int { return countRows(t, q, "jobs where reserved_at is not null") }
-	jobsLeft := func(n int) func() bool { return func() bool { return countRows(t, q, "jobs") == n } }
+	reserved := func() int { return testapp.CountRows(t, q, "jobs where reserved_at is not null") }
+	jobsLeft := func(n int) func() bool { return func() bool { return testapp.CountRows(t, q, "jobs") == n } }
 	// The signals are caught before the first claim, so a reserved job
 	// means SIGUSR2 pauses rather than kills.
 	waitFor(t, 10*time.Second, "the first job to be reserved", func() bool { return reserved() == 1 })
 	cmd.Process.Signal(syscall.SIGUSR2) // pause: the running job finishes, no new claim
 	waitFor(t, 10*time.Second, "the pause to be logged", func() bool { return strings.Contains(logs.String(), "paused: no new jobs are claimed") })
 	waitFor(t, 10*time.Second, "the running job to finish", jobsLeft(2))
-	holdsFor(t, 500*time.Millisecond, "no claim while paused (10 --sleep rounds)", func() bool { return reserved() == 0 && countRows(t, q, "jobs") == 2 })
+	holdsFor(t, 500*time.Millisecond, "no claim while paused (10 --sleep rounds)", func() bool { return reserved() == 0 && testapp.CountRows(t, q, "jobs") == 2 })
 	cmd.Process.Signal(syscall.SIGCONT)
 	waitFor(t, 10*time.Second, "the next job to start after SIGCONT", func() bool { return reserved() == 1 })
 	start := time.Now()
@@ -174,7 +122,7 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 	if time.Since(start) > 4*time.Second {
 		t.Fatal("SIGTERM must let the running job finish, then exit")
 	}
-	if n := countRows(t, q, "jobs"); n != 1 {
+	if n := testapp.CountRows(t, q, "jobs"); n != 1 {
 		t.Fatalf("after SIGTERM: %d jobs left, want 1 (the running job finished, the last never claimed)", n)
 	}
 	if reserved() != 0 {
@@ -183,7 +131,7 @@ func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
 }
 
 func TestWorkExitCodes(t *testing.T) {
-	dir, _ := sqliteApp(t)
+	dir, _ := testapp.SqliteApp(t)
 	bin := laraworkerBinary(t)
 	cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--memory", "1", "--route", `App\Jobs\A=noop`)
 	var stderr bytes.Buffer
@@ -202,9 +150,9 @@ func TestWorkExitCodes(t *testing.T) {
 }
 
 func TestMetricsAndHealth(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	for i := 0; i < 3; i++ {
-		pushJob(t, q, `App\Jobs\A`)
+		testapp.PushJob(t, q, `App\Jobs\A`)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
@@ -241,7 +189,7 @@ func TestMetricsAndHealth(t *testing.T) {
 // With the wrong APP_KEY, /healthz turns unhealthy and says why, the
 // encrypted job stays in the table for PHP, and nothing is failed.
 func TestHealthzReportsAKeyProblem(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	other, err := payload.NewEncrypter([]byte("another app's key, 32 bytes long"), payload.DefaultCipher)
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +224,7 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 	if strings.Contains(body, "bGFyYXdvcmtlc") || strings.Contains(logs.String(), "bGFyYXdvcmtlc") {
 		t.Fatal("the APP_KEY reached /healthz or the log")
 	}
-	if n := countRows(t, q, "failed_jobs"); n != 0 {
+	if n := testapp.CountRows(t, q, "failed_jobs"); n != 0 {
 		t.Fatalf("%d failed jobs: a key problem must not fail jobs", n)
 	}
 	// The health turns as the claim is found undecryptable; the job's
@@ -287,7 +235,7 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 		err := q.DB().QueryRow("select attempts, reserved_at from jobs").Scan(&attempts, &reserved)
 		return err == nil && attempts == 0 && !reserved.Valid
 	})
-	if n := countRows(t, q, "failed_jobs"); n != 0 {
+	if n := testapp.CountRows(t, q, "failed_jobs"); n != 0 {
 		t.Fatalf("%d failed jobs after the give-back", n)
 	}
 }
@@ -295,10 +243,10 @@ func TestHealthzReportsAKeyProblem(t *testing.T) {
 // --log-level picks what is logged: debug shows each job's start, warn
 // hides the per-job lines; the log names its units.
 func TestWorkLogLevels(t *testing.T) {
-	dir, q := sqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	bin := laraworkerBinary(t)
 	run := func(level string) (string, error) {
-		pushJob(t, q, `App\Jobs\A`)
+		testapp.PushJob(t, q, `App\Jobs\A`)
 		cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
 			"--log-level", level, "--route", `App\Jobs\A=noop`)
 		var logs bytes.Buffer

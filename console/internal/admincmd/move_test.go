@@ -8,6 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/clitest"
+	"github.com/laraworker/laraworker/console/internal/testapp"
 )
 
 func runMoveCLI(t *testing.T, args ...string) (string, string, int) {
@@ -19,12 +20,12 @@ func runMoveCLI(t *testing.T, args ...string) (string, string, int) {
 // unreserved jobs of the classes only, prints the counts before and after,
 // and names the likely meant class for one that has no job.
 func TestMoveCommand(t *testing.T) {
-	dir, q := clitest.SqliteApp(t)
+	dir, q := testapp.SqliteApp(t)
 	env := []string{"--env", filepath.Join(dir, ".env")}
 	for i := 0; i < 3; i++ {
-		clitest.PushJob(t, q, `App\Jobs\Heavy`)
+		testapp.PushJob(t, q, `App\Jobs\Heavy`)
 	}
-	clitest.PushJob(t, q, `App\Jobs\Light`)
+	testapp.PushJob(t, q, `App\Jobs\Light`)
 	if _, err := q.DB().Exec(`update jobs set reserved_at = 1, attempts = 1 where id = 1`); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestMoveCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "| App\\Jobs\\Heavy | 2 + 1 reserved") || !strings.Contains(out, "Dry run: 2 jobs would move from default to go") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 	}
-	if n := clitest.CountRows(t, q, "jobs where queue = 'go'"); n != 0 {
+	if n := testapp.CountRows(t, q, "jobs where queue = 'go'"); n != 0 {
 		t.Fatalf("the dry run moved %d jobs", n)
 	}
 
@@ -57,10 +58,10 @@ func TestMoveCommand(t *testing.T) {
 	if !strings.Contains(errOut, `move: no App\\Jobs\\Light job on queue "default"; did you mean "App\Jobs\Light"?`) {
 		t.Errorf("no warning for the doubled backslashes: %q", errOut)
 	}
-	if n := clitest.CountRows(t, q, "jobs where queue = 'go' and reserved_at is null"); n != 2 {
+	if n := testapp.CountRows(t, q, "jobs where queue = 'go' and reserved_at is null"); n != 2 {
 		t.Errorf("%d jobs on go", n)
 	}
-	if n := clitest.CountRows(t, q, "jobs where queue = 'default'"); n != 2 {
+	if n := testapp.CountRows(t, q, "jobs where queue = 'default'"); n != 2 {
 		t.Errorf("%d jobs left on default, want the reserved Heavy and Light", n)
 	}
 

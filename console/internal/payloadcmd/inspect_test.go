@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/console/internal/clitest"
+	"github.com/laraworker/laraworker/console/internal/testapp"
 )
 
 func payloadFile(name string) string {
@@ -47,7 +48,7 @@ func TestInspectPayloadPrintsFieldsAndTheCommandTree(t *testing.T) {
 
 func TestInspectDecryptsWithTheKey(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "app.key")
-	os.WriteFile(keyFile, []byte(clitest.FixtureKey+"\n"), 0o600)
+	os.WriteFile(keyFile, []byte(testapp.FixtureKey+"\n"), 0o600)
 	out, errOut, code := clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--compact", "--key-file", keyFile, payloadFile("encrypted-aes-256-cbc.json"))
 	if code != 0 || !strings.Contains(out, `"encrypted":true`) || !strings.Contains(out, `"class":"App\\Jobs\\EncryptedJob"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -63,8 +64,8 @@ func TestInspectDecryptsWithTheKey(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "The MAC is invalid.") || strings.Contains(errOut, wrong) {
 		t.Fatalf("wrong key: exit %d, %q", code, errOut)
 	}
-	_, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--key", clitest.FixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
-	if code != 2 || strings.Contains(errOut, clitest.FixtureKey) {
+	_, errOut, code = clitest.RunStdin(t, "", "inspect", "--env", emptyEnv(t), "--key", testapp.FixtureKey, payloadFile("encrypted-aes-256-cbc.json"))
+	if code != 2 || strings.Contains(errOut, testapp.FixtureKey) {
 		t.Fatalf("--key (a secret in argv) must be refused as a usage error, without echoing it: exit %d, %q", code, errOut)
 	}
 }
