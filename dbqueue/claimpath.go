@@ -89,16 +89,22 @@ func (q *Queue) countIndexes(ctx context.Context, names ...string) (int, error) 
 	return n, err
 }
 
+// Identifier limits: PostgreSQL cuts longer names to NAMEDATALEN - 1
+// bytes, MySQL refuses names over 64 characters.
+const (
+	pgMaxIdentifier    = 63
+	mysqlMaxIdentifier = 64
+)
+
 // pgIdentifiers cuts names to PostgreSQL's 63-byte identifier limit, as
 // CREATE INDEX does when it stores them: a longer name (a long table name
 // plus an index suffix) would otherwise fail the comparison with
 // relname ("identifier too long") and stop the worker at start-up.
 func pgIdentifiers(names []string) []string {
-	const maxIdentifier = 63 // NAMEDATALEN - 1
 	out := make([]string, len(names))
 	for i, n := range names {
-		if len(n) > maxIdentifier {
-			n = n[:maxIdentifier]
+		if len(n) > pgMaxIdentifier {
+			n = n[:pgMaxIdentifier]
 			for !utf8.ValidString(n) { // PostgreSQL never cuts inside a character
 				n = n[:len(n)-1]
 			}

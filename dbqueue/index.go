@@ -104,9 +104,9 @@ func (q *Queue) checkIndexNameLengths() error {
 	limit := 0
 	switch q.d.Name() {
 	case appconfig.EnginePgSQL:
-		limit = 63
+		limit = pgMaxIdentifier
 	case appconfig.EngineMySQL:
-		limit = 64
+		limit = mysqlMaxIdentifier
 	default:
 		return nil
 	}
