@@ -57,7 +57,7 @@ type Queue struct {
 	// testHookAfterSelect runs inside the claim transaction after the
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke
 	// real deadlocks.
-	testHookAfterSelect func(ctx context.Context, tx *sql.Tx, attempt int) error
+	testHookAfterSelect func(ctx context.Context, tx sqldb.TxConn, attempt int) error
 }
 
 // RetryAfter is the connection's retry_after: how long a reservation
@@ -117,7 +117,7 @@ func (q *Queue) txOptions() *sql.TxOptions { return q.conn.TxOptions() }
 
 func (q *Queue) singleStatementSafe() bool { return q.conn.SingleStatementSafe() }
 
-// queryer is *sql.DB, *sql.Tx or *sql.Conn.
+// queryer is *sql.DB, *sql.Tx, *sql.Conn or a packed transaction.
 type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }

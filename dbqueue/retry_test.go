@@ -20,7 +20,7 @@ import (
 
 // lockRows runs a locking SELECT and discards its rows. (Exec of a SELECT
 // hangs in go-sql-driver/mysql against MariaDB's prepared statements.)
-func lockRows(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+func lockRows(ctx context.Context, tx sqldb.TxConn, query string, args ...any) error {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func TestClaimRetriesAfterLockWait(t *testing.T) {
 			defer release.Stop()
 
 			var attempts atomic.Int32
-			e.q.testHookAfterSelect = func(context.Context, *sql.Tx, int) error { attempts.Add(1); return nil }
+			e.q.testHookAfterSelect = func(context.Context, sqldb.TxConn, int) error { attempts.Add(1); return nil }
 			start := time.Now()
 			j, err := e.q.claimOne(e.ctx, []string{"default"}, jobqueue.ClaimOptions{})
 			elapsed := time.Since(start)
@@ -161,7 +161,7 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 			var sawDeadlock atomic.Bool
 			var claimSession atomic.Int64
 			waiting := make(chan struct{})
-			e.q.testHookAfterSelect = func(ctx context.Context, tx *sql.Tx, attempt int) error {
+			e.q.testHookAfterSelect = func(ctx context.Context, tx sqldb.TxConn, attempt int) error {
 				if attempt > 1 {
 					return nil
 				}

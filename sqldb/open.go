@@ -98,6 +98,9 @@ type DB struct {
 	// sessionReadCommitted: Open's own MySQL pool sets the isolation level
 	// per connection (readCommittedConnector).
 	sessionReadCommitted bool
+	// multiStatements: Open's own MySQL pool allows several statements
+	// per query (packed transactions, packed.go).
+	multiStatements bool
 }
 
 // Open connects to the database described by cfg (its unset fields at
@@ -121,6 +124,7 @@ func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*DB, error) 
 		}
 		db.Pool = pool
 		db.sessionReadCommitted = d.Name() == appconfig.EngineMySQL
+		db.multiStatements = d.Name() == appconfig.EngineMySQL
 	}
 	if err := db.Pool.PingContext(ctx); err != nil {
 		db.Close()
@@ -232,6 +236,12 @@ func mysqlConfig(cfg appconfig.Config) *mysql.Config {
 	// NO_BACKSLASH_ESCAPES and refuses charsets where that is unsafe
 	// (utf8mb4 is safe).
 	mc.InterpolateParams = true
+	// Several statements per query, as PDO's MySQL driver allows by
+	// default: a claim sends START TRANSACTION with its select and COMMIT
+	// with its update (packed.go). Every statement text comes from the
+	// statement catalogue and values are bindings escaped by the driver,
+	// so no value can add a statement.
+	mc.MultiStatements = true
 	// The driver prints "[mysql] ... unexpected EOF" lines to stderr on its
 	// own; the queue reports those errors itself, in the worker's log format.
 	mc.Logger = quietMySQLLogger{}

@@ -129,6 +129,16 @@ func (c *completer) unreserve(row jobqueue.JobRow) {
 	c.record(res, verdictUnreserve, "unreserve", row)
 }
 
+// giveBack restores a job claimed ahead that never ran (claimahead.go):
+// as unreserve, but not counted, since it was never counted as claimed.
+func (c *completer) giveBack(row jobqueue.JobRow) {
+	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	if res.lost {
+		c.log.Warn().Int64("id", row.ID).Str("queue", row.Queue).
+			Msg("a job claimed ahead was taken by another worker before it was given back")
+	}
+}
+
 // restore gives back a job that shutdown cut short as it was before the
 // claim (attempt not counted). It counts as released: put back to run
 // again, which it is.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/clock"
@@ -25,7 +26,9 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 		if ctx.Err() != nil {
 			return StopInterrupted
 		}
+		w.giveBackStale()
 		if w.paused.Load() {
+			w.giveBackHeld("paused")
 			// As Laravel: sleep at least a second while paused, and keep
 			// checking the stop conditions.
 			w.sleepOrWake(ctx, max(w.cfg.Sleep, time.Second))
@@ -41,17 +44,19 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			}
 			continue
 		}
+		if len(w.ahead.held) > 0 {
+			// Jobs claimed ahead take the free places before any claim.
+			w.dispatchHeld(jobCtx)
+			continue
+		}
 		idleBefore := w.inflight.len() == 0
-		jobs, err := w.claim(ctx, free)
+		jobs, err := w.claimAndDispatch(ctx, jobCtx, free)
 		if errors.Is(err, errRowFailedAtClaim) {
 			continue // a row was found (and failed): the queue is not empty
 		}
 		if err != nil {
 			w.claimFailed(ctx, err)
 			continue
-		}
-		for _, row := range jobs {
-			w.dispatch(jobCtx, row)
 		}
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
@@ -71,13 +76,25 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 }
 
 // waitForSlot blocks until at least one place is free and returns how
-// many are, capped by what --once and --max-jobs still allow.
+// many are, capped by what --once and --max-jobs still allow; 0 when ctx
+// ends or a job claimed ahead has waited too long.
 func (w *Worker) waitForSlot(ctx context.Context) int {
+	var stale <-chan time.Time
+	if at, ok := w.holdDeadline(); ok {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		stale = t.C
+	}
 	for w.inflight.free() == 0 {
 		select {
 		case <-ctx.Done():
 			return 0
+		case <-stale:
+			return 0
 		case <-w.wake:
+			if w.paused.Load() {
+				return 0
+			}
 		}
 	}
 	free := w.inflight.free()
@@ -215,6 +232,8 @@ type inFlight struct {
 	decided chan struct{}
 
 	work chan *jobExecutor
+	// leftTotal counts the jobs that left their places (claimahead.go).
+	leftTotal atomic.Int64
 	// started counts the goroutines; only the producer starts them.
 	started int
 	exited  sync.WaitGroup
@@ -260,6 +279,7 @@ func (f *inFlight) run(e *jobExecutor) {
 	f.mu.Lock()
 	delete(f.jobs, e)
 	f.mu.Unlock()
+	f.leftTotal.Add(1)
 	f.left()
 }
 
@@ -290,6 +310,9 @@ func (f *inFlight) allDecided() <-chan struct{} {
 	}
 	return f.decided
 }
+
+// leftCount is how many jobs have left their places so far.
+func (f *inFlight) leftCount() int64 { return f.leftTotal.Load() }
 
 func (f *inFlight) len() int {
 	f.mu.Lock()

@@ -80,6 +80,8 @@ type Worker struct {
 	// inflight is every job held, from claim until its outcome is handed
 	// to the completer.
 	inflight *inFlight
+	// ahead holds the jobs claimed ahead of a free place (claimahead.go).
+	ahead claimAhead
 	// exec is what each job's executor is built from.
 	exec *executorDeps
 	// problems blocks the classes a configuration problem stops.
@@ -158,6 +160,9 @@ func (w *Worker) Pause() {
 	if !w.paused.Swap(true) {
 		w.log.Info().Msg("paused: no new jobs are claimed")
 	}
+	// The loop may wait for a place with jobs claimed ahead: it gives
+	// them back now.
+	w.nudge()
 }
 
 // Resume claims again after Pause (SIGCONT).
@@ -197,6 +202,7 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	leaseDone := w.startLease(jobCtx)
 
 	reason := w.loop(ctx, jobCtx, start)
+	w.giveBackHeld("stopping")
 
 	w.log.Info().Str("reason", string(reason)).Int("running", w.inflight.len()).Msg("worker stopping")
 	if reason == StopInterrupted {

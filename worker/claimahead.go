@@ -1,0 +1,149 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
+)
+
+// Claiming ahead. A producer that claims only as many jobs as places are
+// free settles, with fast jobs, at claims of half its concurrency: it
+// claims again while the jobs it just dispatched still hold their
+// places. So a claim may also take as many jobs as left their places
+// while the previous claim ran (the jobs that are fast against a claim's
+// round trips); those wait here, in claim order, and take the next free
+// places before anything is claimed again. Slow jobs leave no place during
+// a claim, so their workers never claim ahead. A job that waits longer
+// than maxAheadHold (a job ahead of it turned out slow) is given back as
+// it was before the claim, attempt not counted, as is every waiting job
+// when the worker pauses or stops: a held job never starts late into its
+// reservation and never counts as claimed until it runs.
+
+// maxAheadHold is how long a job claimed ahead may wait for a place.
+const maxAheadHold = time.Second
+
+// heldJob is a job claimed ahead, and when it was claimed.
+type heldJob struct {
+	row jobqueue.JobRow
+	at  time.Time
+}
+
+// claimAhead is the producer's own state (one goroutine: no lock).
+type claimAhead struct {
+	held []heldJob
+	// next is how many jobs the next claim may take beyond the free
+	// places: how many left their places while the last full claim ran.
+	next int
+	// fixed, when above 0, replaces next; hold, when above 0, replaces
+	// maxAheadHold (tests).
+	fixed int
+	hold  time.Duration
+}
+
+// maxHold is how long a held job may wait for a place.
+func (a *claimAhead) maxHold() time.Duration {
+	if a.hold > 0 {
+		return a.hold
+	}
+	return maxAheadHold
+}
+
+// aheadAllowed: --once, --max-jobs and --laravel-exact claim exactly what
+// they may run.
+func (w *Worker) aheadAllowed() bool {
+	return !w.cfg.Once && w.cfg.MaxJobs == 0 && !w.cfg.LaravelExact
+}
+
+// claimSize is the free places plus what may be claimed ahead, never more
+// than the concurrency ahead.
+func (w *Worker) claimSize(free int) int {
+	if !w.aheadAllowed() {
+		return free
+	}
+	ahead := w.ahead.next
+	if w.ahead.fixed > 0 {
+		ahead = w.ahead.fixed
+	}
+	return free + min(ahead, w.cfg.Concurrency)
+}
+
+// claimAndDispatch claims up to the free places and what may be claimed
+// ahead, dispatches the jobs that have a place and holds the rest.
+func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int) ([]jobqueue.JobRow, error) {
+	n := w.claimSize(free)
+	leftBefore := w.inflight.leftCount()
+	jobs, err := w.claim(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	w.ahead.next = 0
+	if len(jobs) == n {
+		// A full claim: the queue has more. Fast jobs freed this many
+		// places while it ran; the next claim may take as many ahead.
+		w.ahead.next = int(w.inflight.leftCount() - leftBefore)
+	}
+	now := time.Now()
+	for i, row := range jobs {
+		if i < free {
+			w.dispatch(jobCtx, row)
+		} else {
+			w.ahead.held = append(w.ahead.held, heldJob{row: row, at: now})
+		}
+	}
+	w.dispatchHeld(jobCtx)
+	return jobs, nil
+}
+
+// dispatchHeld gives the held jobs, oldest first, the places free now.
+func (w *Worker) dispatchHeld(jobCtx context.Context) {
+	n := min(len(w.ahead.held), w.inflight.free())
+	for _, h := range w.ahead.held[:n] {
+		w.dispatch(jobCtx, h.row)
+	}
+	w.ahead.held = w.ahead.held[n:]
+	if len(w.ahead.held) == 0 {
+		w.ahead.held = nil
+	}
+}
+
+// holdDeadline is when the oldest held job has waited too long.
+func (w *Worker) holdDeadline() (time.Time, bool) {
+	if len(w.ahead.held) == 0 {
+		return time.Time{}, false
+	}
+	return w.ahead.held[0].at.Add(w.ahead.maxHold()), true
+}
+
+// giveBackStale gives back the held jobs that waited too long.
+func (w *Worker) giveBackStale() {
+	cut := time.Now().Add(-w.ahead.maxHold())
+	n := 0
+	for n < len(w.ahead.held) && !w.ahead.held[n].at.After(cut) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	w.giveBack(w.ahead.held[:n], "waited too long for a place")
+	w.ahead.held = w.ahead.held[n:]
+}
+
+// giveBackHeld gives back every held job (pause, stop).
+func (w *Worker) giveBackHeld(why string) {
+	w.giveBack(w.ahead.held, why)
+	w.ahead.held = nil
+	w.ahead.next = 0
+}
+
+// giveBack restores held jobs as they were before the claim. They never
+// ran and were never counted as claimed, so nothing is counted.
+func (w *Worker) giveBack(held []heldJob, why string) {
+	if len(held) == 0 {
+		return
+	}
+	w.log.Debug().Int("jobs", len(held)).Str("why", why).Msg("giving back jobs claimed ahead")
+	for _, h := range held {
+		w.completer.giveBack(h.row)
+	}
+}
