@@ -70,24 +70,6 @@ func (q *Queue) takeReserved(ctx context.Context, tx *sql.Tx, job jobqueue.JobRo
 	return nil
 }
 
-// execChunks runs stmt(len(chunk)), a statement of the catalogue, once per
-// chunk of ids, binding the leading arguments before the ids, and adds up
-// the rows affected.
-func execChunks(ctx context.Context, tx *sql.Tx, chunks [][]int64, stmt func(n int) string, leading ...any) (int64, error) {
-	var total int64
-	for _, chunk := range chunks {
-		query := stmt(len(chunk))
-		args := append(append([]any(nil), leading...), int64sToArgs(chunk)...)
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return 0, err
-		}
-		n, _ := res.RowsAffected()
-		total += n
-	}
-	return total, nil
-}
-
 // Release is Laravel's deleteAndRelease, fenced: one transaction deletes
 // the row and inserts a copy (new id) with the same payload bytes and
 // attempts, reserved_at null, available_at = now + delay, created_at = now,
