@@ -125,7 +125,7 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 // (0: from the start): one statement where the engine has one, the
 // transaction otherwise.
 func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
-	if limit > 1 && q.st.OneStatementClaims() && !q.txClaims {
+	if q.st.OneStatementClaims() && !q.txClaims {
 		return q.claimOneStatement(ctx, queue, limit, opts, fromID)
 	}
 	return q.claimTxFrom(ctx, queue, limit, opts, fromID)

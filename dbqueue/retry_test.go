@@ -158,6 +158,9 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// The transactional claim (the one-statement claim has no
+			// point between its select and its reserve).
+			e.q.txClaims = true
 			var sawDeadlock atomic.Bool
 			var claimSession atomic.Int64
 			waiting := make(chan struct{})

@@ -11,7 +11,10 @@
 # asynchronous preemption signals upset callgrind, hence asyncpreemptoff;
 # valgrind 3.19 cannot run RDTSCP, which Go's runtime uses for its lock
 # timings when the CPU has it, hence cpu.rdtscp=off (golang.org/x/sys/cpu
-# warns that it does not know the name: harmless).
+# warns that it does not know the name: harmless). GOMAXPROCS=1: valgrind
+# runs one thread at a time anyway, and with more Ps the Go scheduler's
+# spinning threads add instructions that depend on valgrind's thread
+# switching, not on the library (4-7x the per-job count in both, unequally).
 set -eu
 jobs=${JOBS:-4000}
 dsn=${DSN:-postgres://postgres@127.0.0.1:5432/test}
@@ -20,7 +23,7 @@ trap 'rm -rf "$out"' EXIT
 go build -o "$out/riverbench" .
 for c in ${CONCURRENCY:-1 16 128}; do
 	for who in laraworker river; do
-		GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind --callgrind-out-file="$out/$who.c$c" \
+		GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind --callgrind-out-file="$out/$who.c$c" \
 			--dump-before=main.drainStarts --dump-before=main.drainEnded \
 			"$out/riverbench" -dsn "$dsn" -jobs "$jobs" -rounds 1 -only "$who" -concurrency "$c" "$@" >/dev/null 2>&1 || true
 		ir=$(awk '/^totals:/ {print $2}' "$out/$who.c$c.2")

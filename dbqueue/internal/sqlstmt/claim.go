@@ -189,6 +189,10 @@ func (s Statements) ClaimUpdateIndexed(limit int, f IndexedFilter) string {
 // ClaimUpdateLaravel reserves up to limit rows in one statement with
 // Laravel's where clause and order (PostgreSQL, SQLite).
 func (s Statements) ClaimUpdateLaravel(limit int, f ClaimFilter) string {
+	return s.kept(textKey{stmt: textClaimUpdate, limit: limit, f: f}, func() string { return s.renderClaimUpdateLaravel(limit, f) })
+}
+
+func (s Statements) renderClaimUpdateLaravel(limit int, f ClaimFilter) string {
 	ids := fmt.Sprintf("select %s from %s order by %s asc", s.Q("id"), s.claimableWhere(f), s.Q("id"))
 	ids += s.limitClause(limit)
 	if s.PgArrays() {
