@@ -41,12 +41,14 @@ type claimAhead struct {
 	hold  time.Duration
 }
 
-// maxHold is how long a held job may wait for a place.
-func (a *claimAhead) maxHold() time.Duration {
-	if a.hold > 0 {
-		return a.hold
+// maxHold is how long a held job may wait for a place: maxAheadHold, or
+// a quarter of retry_after when that is shorter, so a held job is given
+// back long before another worker could take it again.
+func (w *Worker) maxHold() time.Duration {
+	if w.ahead.hold > 0 {
+		return w.ahead.hold
 	}
-	return maxAheadHold
+	return min(maxAheadHold, w.store.RetryAfter()/4)
 }
 
 // aheadAllowed: --once, --max-jobs and --laravel-exact claim exactly what
@@ -112,12 +114,12 @@ func (w *Worker) holdDeadline() (time.Time, bool) {
 	if len(w.ahead.held) == 0 {
 		return time.Time{}, false
 	}
-	return w.ahead.held[0].at.Add(w.ahead.maxHold()), true
+	return w.ahead.held[0].at.Add(w.maxHold()), true
 }
 
 // giveBackStale gives back the held jobs that waited too long.
 func (w *Worker) giveBackStale() {
-	cut := time.Now().Add(-w.ahead.maxHold())
+	cut := time.Now().Add(-w.maxHold())
 	n := 0
 	for n < len(w.ahead.held) && !w.ahead.held[n].at.After(cut) {
 		n++

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/testdb"
@@ -181,4 +182,24 @@ func TestClaimingAheadKeepsTheConcurrency(t *testing.T) {
 			t.Fatalf("%d jobs ran at once; the concurrency is 4", most.Load())
 		}
 	})
+}
+
+// TestHoldIsAQuarterOfAShortRetryAfter: a job claimed ahead is given back
+// long before another worker may take it again, whatever retry_after is.
+func TestHoldIsAQuarterOfAShortRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		retryAfter int
+		want       time.Duration
+	}{{90, maxAheadHold}, {2, 500 * time.Millisecond}} {
+		cfg := testdb.Config(t, appconfig.EngineSQLite)
+		cfg.RetryAfter = tc.retryAfter
+		q := openAt(t, cfg, time.Now)
+		if err := q.CreateTables(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := newTestWorker(t, q, handlers.NewRegistry(), testConfig(), nil)
+		if got := w.maxHold(); got != tc.want {
+			t.Fatalf("retry_after %d s: a job claimed ahead waits up to %s; want %s", tc.retryAfter, got, tc.want)
+		}
+	}
 }
