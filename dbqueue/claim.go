@@ -232,7 +232,8 @@ func (q *Queue) reserveSelected(ctx context.Context, tx sqldb.TxConn, attempt, l
 	}
 	stmts := q.reserveStatements(jobs, limit, now)
 	for _, st := range stmts[:len(stmts)-1] {
-		if _, err = tx.ExecContext(ctx, st.query, st.args...); err != nil {
+		query := st.query // from the catalogue (reserveStatements)
+		if _, err = tx.ExecContext(ctx, query, st.args...); err != nil {
 			break
 		}
 	}

@@ -64,24 +64,28 @@ func (db *DB) BeginPacked(ctx context.Context) (*PackedTx, error) {
 // QueryContext runs a query in the transaction; the first statement
 // carries START TRANSACTION (the driver skips its empty result).
 func (t *PackedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.conn.QueryContext(ctx, t.opening(query), args...)
+	query = t.opening(query)
+	return t.conn.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext is QueryContext for one row.
 func (t *PackedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.conn.QueryRowContext(ctx, t.opening(query), args...)
+	query = t.opening(query)
+	return t.conn.QueryRowContext(ctx, query, args...)
 }
 
 // ExecContext runs a statement in the transaction.
 func (t *PackedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.conn.ExecContext(ctx, t.opening(query), args...)
+	query = t.opening(query)
+	return t.conn.ExecContext(ctx, query, args...)
 }
 
 // ExecCommitContext runs the transaction's last statement with COMMIT
 // after it. When the statement fails the server runs nothing after it:
 // the transaction is still open, for Close to roll back.
 func (t *PackedTx) ExecCommitContext(ctx context.Context, query string, args ...any) error {
-	if _, err := t.conn.ExecContext(ctx, t.opening(query)+packCommit, args...); err != nil {
+	query = t.opening(query) + packCommit
+	if _, err := t.conn.ExecContext(ctx, query, args...); err != nil {
 		return err
 	}
 	t.done = true
