@@ -62,21 +62,32 @@ func (b *blockFirst) handle(_ context.Context, job *handlers.Job) error {
 	return nil
 }
 
+// startBlocked pushes n jobs and runs a worker of concurrency 1 that
+// claims `ahead` jobs ahead (held at most hold, 0 for the default) and
+// whose first job blocks until h.gate opens; it returns once that job
+// has started.
+func startBlocked(t *testing.T, q *dbqueue.Queue, n, ahead int, hold time.Duration, stopWhenEmpty bool) (*blockFirst, *Worker, *workerRun, []string) {
+	t.Helper()
+	h := newBlockFirst(t)
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, h.handle)
+	ids := aheadJobs(t, q, n)
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	cfg.StopWhenEmpty = stopWhenEmpty
+	w, _ := newTestWorker(t, q, reg, cfg, nil)
+	w.ahead.fixed, w.ahead.hold = ahead, hold
+	run := startWorker(w, time.Minute)
+	testwait.Recv(t, h.started, 30*time.Second, "the first job to start")
+	return h, w, run, ids
+}
+
 // TestJobClaimedAheadIsGivenBackWhenItWaits: a job claimed ahead behind a
 // slow one is given back as it was (attempt not counted) once it has
 // waited maxAheadHold, and runs once, at attempt 1, when a place frees.
 func TestJobClaimedAheadIsGivenBackWhenItWaits(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-		h := newBlockFirst(t)
-		reg := handlers.NewRegistry()
-		reg.HandleFunc(classA, h.handle)
-		ids := aheadJobs(t, q, 2)
-		cfg := testConfig()
-		cfg.Concurrency = 1
-		w, _ := newTestWorker(t, q, reg, cfg, nil)
-		w.ahead.fixed = 1
-		run := startWorker(w, time.Minute)
-		testwait.Recv(t, h.started, 30*time.Second, "the first job to start")
+		h, w, run, ids := startBlocked(t, q, 2, 1, 0, true)
 		if rows := jobRows(t, q); len(rows) != 2 || rows[1].Attempts != 1 || !rows[1].ReservedAt.Valid {
 			t.Fatalf("the second job was not claimed ahead with the first: %+v", rows)
 		}
@@ -103,19 +114,8 @@ func TestJobsClaimedAheadGoBackOnStopAndPause(t *testing.T) {
 	for _, how := range []string{"stop", "pause"} {
 		t.Run(how, func(t *testing.T) {
 			testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-				h := newBlockFirst(t)
-				reg := handlers.NewRegistry()
-				reg.HandleFunc(classA, h.handle)
-				ids := aheadJobs(t, q, 4)
-				cfg := testConfig()
-				cfg.Concurrency = 1
-				cfg.StopWhenEmpty = how == "pause"
-				w, _ := newTestWorker(t, q, reg, cfg, nil)
-				w.ahead.fixed = 3
-				// Only the stop or the pause gives them back here.
-				w.ahead.hold = time.Hour
-				run := startWorker(w, time.Minute)
-				testwait.Recv(t, h.started, 30*time.Second, "the first job to start")
+				// Held for an hour: only the stop or the pause gives them back.
+				h, w, run, ids := startBlocked(t, q, 4, 3, time.Hour, how == "pause")
 				if how == "stop" {
 					run.stop()
 					h.gate.open()
