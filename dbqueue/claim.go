@@ -185,12 +185,7 @@ func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, s
 	}
 	var err error
 	if q.conn.CanPack() && !q.exact {
-		err = q.retrying(ctx, func(attempt int) error {
-			tx, err := q.conn.BeginPacked(ctx)
-			if err != nil {
-				return err
-			}
-			defer tx.Close()
+		err = q.conn.InPackedTx(ctx, func(tx *sqldb.PackedTx, attempt int) error {
 			return try(tx, attempt, tx.ExecCommitContext)
 		})
 	} else {

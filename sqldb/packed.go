@@ -61,6 +61,20 @@ func (db *DB) BeginPacked(ctx context.Context) (*PackedTx, error) {
 	return &PackedTx{conn: conn}, nil
 }
 
+// InPackedTx runs fn in a packed transaction, re-run on a retryable
+// error as InTx runs a database/sql transaction: fn ends it with
+// ExecCommitContext, or it is rolled back.
+func (db *DB) InPackedTx(ctx context.Context, fn func(tx *PackedTx, attempt int) error) error {
+	return db.Retrying(ctx, func(attempt int) error {
+		tx, err := db.BeginPacked(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Close()
+		return fn(tx, attempt)
+	})
+}
+
 // QueryContext runs a query in the transaction; the first statement
 // carries START TRANSACTION (the driver skips its empty result).
 func (t *PackedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

@@ -125,14 +125,20 @@ func (c *completer) fail(row jobqueue.JobRow, p *payload.Payload, exception stri
 // unreserve gives a job back untouched (attempts and reservation as before
 // the claim), for jobs Go must leave to PHP.
 func (c *completer) unreserve(row jobqueue.JobRow) {
-	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	res := c.writeUnreserve(row)
 	c.record(res, verdictUnreserve, "unreserve", row)
+}
+
+// writeUnreserve restores row as it was before its claim (attempt not
+// counted), for unreserve, restore and giveBack to record as each does.
+func (c *completer) writeUnreserve(row jobqueue.JobRow) writeResult {
+	return c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
 }
 
 // giveBack restores a job claimed ahead that never ran (claimahead.go):
 // as unreserve, but not counted, since it was never counted as claimed.
 func (c *completer) giveBack(row jobqueue.JobRow) {
-	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	res := c.writeUnreserve(row)
 	if res.lost {
 		c.log.Warn().Int64("id", row.ID).Str("queue", row.Queue).
 			Msg("a job claimed ahead was taken by another worker before it was given back")
@@ -143,7 +149,7 @@ func (c *completer) giveBack(row jobqueue.JobRow) {
 // claim (attempt not counted). It counts as released: put back to run
 // again, which it is.
 func (c *completer) restore(row jobqueue.JobRow) {
-	res := c.persist("unreserve", 1, func(ctx context.Context) error { return c.store.Unreserve(ctx, row) })
+	res := c.writeUnreserve(row)
 	c.record(res, verdictRelease, "unreserve", row)
 }
 
