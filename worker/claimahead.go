@@ -93,12 +93,17 @@ func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int) ([]jobq
 			w.ahead.held = append(w.ahead.held, heldJob{row: row, at: now})
 		}
 	}
-	w.dispatchHeld(jobCtx)
+	w.dispatchHeld(ctx, jobCtx)
 	return jobs, nil
 }
 
-// dispatchHeld gives the held jobs, oldest first, the places free now.
-func (w *Worker) dispatchHeld(jobCtx context.Context) {
+// dispatchHeld gives the held jobs, oldest first, the places free now;
+// none after a stop (ctx ended), even if a place freed as it came: Run
+// gives them back.
+func (w *Worker) dispatchHeld(ctx, jobCtx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
 	n := min(len(w.ahead.held), w.inflight.free())
 	for _, h := range w.ahead.held[:n] {
 		w.dispatch(jobCtx, h.row)

@@ -46,7 +46,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 		}
 		if len(w.ahead.held) > 0 {
 			// Jobs claimed ahead take the free places before any claim.
-			w.dispatchHeld(jobCtx)
+			w.dispatchHeld(ctx, jobCtx)
 			continue
 		}
 		idleBefore := w.inflight.len() == 0
