@@ -14,7 +14,12 @@ import (
 // while the previous claim ran (the jobs that are fast against a claim's
 // round trips); those wait here, in claim order, and take the next free
 // places before anything is claimed again. Slow jobs leave no place during
-// a claim, so their workers never claim ahead. A job that waits longer
+// a claim, so their workers never claim ahead. A producer that claims
+// with nothing running (always, at concurrency 1) sees no job leave
+// during its claim: it counts instead the jobs that left since its
+// previous claim after running for less than a claim takes, so fast jobs
+// at concurrency 1 are claimed two at a time and the second runs while
+// no claim is waited for. A job that waits longer
 // than maxAheadHold (a job ahead of it turned out slow) is given back as
 // it was before the claim, attempt not counted, as is every waiting job
 // when the worker pauses or stops: a held job never starts late into its
@@ -35,6 +40,8 @@ type claimAhead struct {
 	// next is how many jobs the next claim may take beyond the free
 	// places: how many left their places while the last full claim ran.
 	next int
+	// fastMark is the inFlight's fastCount when the last claim began.
+	fastMark int64
 	// fixed, when above 0, replaces next; hold, when above 0, replaces
 	// maxAheadHold (tests).
 	fixed int
@@ -74,16 +81,26 @@ func (w *Worker) claimSize(free int) int {
 // ahead, dispatches the jobs that have a place and holds the rest.
 func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int) ([]jobqueue.JobRow, error) {
 	n := w.claimSize(free)
-	leftBefore := w.inflight.leftCount()
+	idle := w.inflight.len() == 0
+	leftBefore, fastBefore := w.inflight.leftCount(), w.inflight.fastCount()
+	fastSincePrevious := fastBefore - w.ahead.fastMark
+	w.ahead.fastMark = fastBefore
+	began := time.Now()
 	jobs, err := w.claim(ctx, n)
 	if err != nil {
 		return nil, err
 	}
+	w.inflight.fastUnder.Store(int64(time.Since(began)))
 	w.ahead.next = 0
 	if len(jobs) == n {
 		// A full claim: the queue has more. Fast jobs freed this many
 		// places while it ran; the next claim may take as many ahead.
 		w.ahead.next = int(w.inflight.leftCount() - leftBefore)
+		if idle {
+			// Nothing ran during the claim to leave: the jobs of the
+			// previous claim that were faster than a claim tell instead.
+			w.ahead.next = max(w.ahead.next, int(fastSincePrevious))
+		}
 	}
 	now := time.Now()
 	for i, row := range jobs {

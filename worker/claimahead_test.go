@@ -203,3 +203,73 @@ func TestHoldIsAQuarterOfAShortRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime: at concurrency 1
+// nothing runs during a claim, so jobs faster than a claim are claimed
+// two at a time (the second runs with no claim waited for); each runs
+// once.
+func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+		runs := newCounter()
+		reg := handlers.NewRegistry()
+		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+			runs.add(job)
+			return nil
+		})
+		const n = 100
+		ids := aheadJobs(t, q, n)
+		store := &deleteCounter{Store: q}
+		cfg := testConfig()
+		cfg.Concurrency = 1
+		w, _ := newTestWorker(t, store, reg, cfg, nil)
+		if reason := runWorker(t, w, time.Minute); reason != StopEmpty {
+			t.Fatalf("stopped for %s", reason)
+		}
+		for _, id := range ids {
+			if runs.count(id) != 1 {
+				t.Fatalf("job %s ran %d times", id, runs.count(id))
+			}
+		}
+		// The first claim takes one job (nothing has run yet), later ones
+		// two; a loaded machine may make a job slower than a claim now
+		// and then.
+		if claims := store.claims.Load(); claims > n*3/4 {
+			t.Fatalf("%d claims for %d fast jobs at concurrency 1; want them claimed two at a time", claims, n)
+		}
+		if st := w.Stats(); st.Claimed != n || st.Done != n {
+			t.Fatalf("claimed %d, done %d; want %d", st.Claimed, st.Done, n)
+		}
+	})
+}
+
+// TestSlowJobsAtConcurrencyOneAreClaimedOneAtATime: jobs slower than a
+// claim are never claimed ahead at concurrency 1 (a job claimed ahead
+// would wait the whole of the running one).
+func TestSlowJobsAtConcurrencyOneAreClaimedOneAtATime(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+		reg := handlers.NewRegistry()
+		// Far longer than a claim takes, even on a loaded machine.
+		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		const n = 4
+		aheadJobs(t, q, n)
+		store := &deleteCounter{Store: q}
+		cfg := testConfig()
+		cfg.Concurrency = 1
+		w, _ := newTestWorker(t, store, reg, cfg, nil)
+		if reason := runWorker(t, w, time.Minute); reason != StopEmpty {
+			t.Fatalf("stopped for %s", reason)
+		}
+		if claims := store.claims.Load(); claims != n {
+			t.Fatalf("%d claims for %d slow jobs; want one each (none claimed ahead)", claims, n)
+		}
+		if st := w.Stats(); st.Done != n {
+			t.Fatalf("done %d; want %d", st.Done, n)
+		}
+	})
+}

@@ -234,6 +234,11 @@ type inFlight struct {
 	work chan *jobExecutor
 	// leftTotal counts the jobs that left their places (claimahead.go).
 	leftTotal atomic.Int64
+	// fastTotal counts the jobs that left their places after running for
+	// less than fastUnder (nanoseconds): the producer's last claim time
+	// (claimahead.go).
+	fastTotal atomic.Int64
+	fastUnder atomic.Int64
 	// started counts the goroutines; only the producer starts them.
 	started int
 	exited  sync.WaitGroup
@@ -275,10 +280,14 @@ func (f *inFlight) serve(first *jobExecutor) {
 
 // run executes e; then e leaves and its place is free.
 func (f *inFlight) run(e *jobExecutor) {
+	began := time.Now()
 	e.execute()
 	f.mu.Lock()
 	delete(f.jobs, e)
 	f.mu.Unlock()
+	if int64(time.Since(began)) < f.fastUnder.Load() {
+		f.fastTotal.Add(1)
+	}
 	f.leftTotal.Add(1)
 	f.left()
 }
@@ -313,6 +322,9 @@ func (f *inFlight) allDecided() <-chan struct{} {
 
 // leftCount is how many jobs have left their places so far.
 func (f *inFlight) leftCount() int64 { return f.leftTotal.Load() }
+
+// fastCount is how many of them ran for less than a claim took.
+func (f *inFlight) fastCount() int64 { return f.fastTotal.Load() }
 
 func (f *inFlight) len() int {
 	f.mu.Lock()
