@@ -16,6 +16,7 @@ import (
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/fleet"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/gctune"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/payload"
 	"github.com/laraworker/laraworker/worker"
@@ -72,6 +73,12 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 	if err != nil {
 		return err
 	}
+	// A worker's live heap is small and it allocates for every job: the
+	// collector gets a fixed headroom instead of GOGC's 100% (unless GOGC
+	// is set in the environment).
+	gc := gctune.Start(gctune.Headroom(f.worker.MemoryMB))
+	defer gc.Stop()
+	f.log.Debug().Bool("tuned", gc != nil).Msg("gc: the heap may grow by up to 32 MiB (a quarter of --memory if less) between collections, GOGC 100 to 400; GOGC in the environment wins")
 	cfg, info, err := queueconn.LoadAppConfig(c, cmdline.ConnectionOverrides(c))
 	if err != nil {
 		return cli.Exit(err.Error(), 1)

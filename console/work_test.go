@@ -270,6 +270,40 @@ func TestWorkLogLevels(t *testing.T) {
 	}
 }
 
+// TestWorkTunesTheCollectorUnlessGOGCIsSet: `work` sizes Go's collector
+// (internal/gctune) unless GOGC is set in its environment.
+func TestWorkTunesTheCollectorUnlessGOGCIsSet(t *testing.T) {
+	dir, q := testapp.SqliteApp(t)
+	bin := laraworkerBinary(t)
+	for _, tc := range []struct {
+		gogc, want string
+	}{{"", `"tuned":true`}, {"100", `"tuned":false`}} {
+		testapp.PushJob(t, q, `App\Jobs\A`)
+		cmd := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env"), "--stop-when-empty", "--sleep", "0.05",
+			"--log-level", "debug", "--route", `App\Jobs\A=noop`)
+		cmd.Env = append(withoutEnv(os.Environ(), "GOGC"), "GOGC="+tc.gogc)
+		var logs bytes.Buffer
+		cmd.Stderr = &logs
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("GOGC=%q: %v\n%s", tc.gogc, err, logs.String())
+		}
+		if !strings.Contains(logs.String(), tc.want) {
+			t.Fatalf("GOGC=%q: no %s in the log:\n%s", tc.gogc, tc.want, logs.String())
+		}
+	}
+}
+
+// withoutEnv drops name from an environment list.
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // lockedBuffer is a bytes.Buffer a running process writes to while the
 // test reads it.
 type lockedBuffer struct {
