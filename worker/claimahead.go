@@ -78,10 +78,10 @@ func (w *Worker) claimSize(free int) int {
 }
 
 // claimAndDispatch claims up to the free places and what may be claimed
-// ahead, dispatches the jobs that have a place and holds the rest.
-func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int) ([]jobqueue.JobRow, error) {
+// ahead, dispatches the jobs that have a place and holds the rest; idle
+// says that no job was running when the claim began.
+func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int, idle bool) ([]jobqueue.JobRow, error) {
 	n := w.claimSize(free)
-	idle := w.inflight.len() == 0
 	leftBefore, fastBefore := w.inflight.leftCount(), w.inflight.fastCount()
 	fastSincePrevious := fastBefore - w.ahead.fastMark
 	w.ahead.fastMark = fastBefore

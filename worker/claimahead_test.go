@@ -204,6 +204,24 @@ func TestHoldIsAQuarterOfAShortRetryAfter(t *testing.T) {
 	}
 }
 
+// drainAtConcurrencyOne pushes n jobs of classA, drains them with a
+// worker of concurrency 1 whose handler is handle, and returns the
+// worker, its store's claim counts and the jobs' uuids.
+func drainAtConcurrencyOne(t *testing.T, q *dbqueue.Queue, n int, handle handlers.HandlerFunc) (*Worker, *deleteCounter, []string) {
+	t.Helper()
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, handle)
+	ids := aheadJobs(t, q, n)
+	store := &deleteCounter{Store: q}
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	w, _ := newTestWorker(t, store, reg, cfg, nil)
+	if reason := runWorker(t, w, time.Minute); reason != StopEmpty {
+		t.Fatalf("stopped for %s", reason)
+	}
+	return w, store, ids
+}
+
 // TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime: at concurrency 1
 // nothing runs during a claim, so jobs faster than a claim are claimed
 // two at a time (the second runs with no claim waited for); each runs
@@ -211,20 +229,11 @@ func TestHoldIsAQuarterOfAShortRetryAfter(t *testing.T) {
 func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
 		runs := newCounter()
-		reg := handlers.NewRegistry()
-		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
+		const n = 100
+		w, store, ids := drainAtConcurrencyOne(t, q, n, func(_ context.Context, job *handlers.Job) error {
 			runs.add(job)
 			return nil
 		})
-		const n = 100
-		ids := aheadJobs(t, q, n)
-		store := &deleteCounter{Store: q}
-		cfg := testConfig()
-		cfg.Concurrency = 1
-		w, _ := newTestWorker(t, store, reg, cfg, nil)
-		if reason := runWorker(t, w, time.Minute); reason != StopEmpty {
-			t.Fatalf("stopped for %s", reason)
-		}
 		for _, id := range ids {
 			if runs.count(id) != 1 {
 				t.Fatalf("job %s ran %d times", id, runs.count(id))
@@ -247,24 +256,15 @@ func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
 // would wait the whole of the running one).
 func TestSlowJobsAtConcurrencyOneAreClaimedOneAtATime(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
-		reg := handlers.NewRegistry()
+		const n = 4
 		// Far longer than a claim takes, even on a loaded machine.
-		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
+		w, store, _ := drainAtConcurrencyOne(t, q, n, func(ctx context.Context, _ *handlers.Job) error {
 			select {
 			case <-time.After(300 * time.Millisecond):
 			case <-ctx.Done():
 			}
 			return nil
 		})
-		const n = 4
-		aheadJobs(t, q, n)
-		store := &deleteCounter{Store: q}
-		cfg := testConfig()
-		cfg.Concurrency = 1
-		w, _ := newTestWorker(t, store, reg, cfg, nil)
-		if reason := runWorker(t, w, time.Minute); reason != StopEmpty {
-			t.Fatalf("stopped for %s", reason)
-		}
 		if claims := store.claims.Load(); claims != n {
 			t.Fatalf("%d claims for %d slow jobs; want one each (none claimed ahead)", claims, n)
 		}

@@ -50,7 +50,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			continue
 		}
 		idleBefore := w.inflight.len() == 0
-		jobs, err := w.claimAndDispatch(ctx, jobCtx, free)
+		jobs, err := w.claimAndDispatch(ctx, jobCtx, free, idleBefore)
 		if errors.Is(err, errRowFailedAtClaim) {
 			continue // a row was found (and failed): the queue is not empty
 		}
