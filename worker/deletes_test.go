@@ -27,6 +27,9 @@ type deleteRecorder struct {
 	calls  [][]int64
 	at     []time.Time
 	claims atomic.Int64
+	// beforeFirst, if set, runs inside the first Delete call before it
+	// reaches the database: a test holds the completer there.
+	beforeFirst func(ids []int64)
 }
 
 func (d *deleteRecorder) Claim(ctx context.Context, queues []string, n int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
@@ -40,9 +43,13 @@ func (d *deleteRecorder) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]
 		ids[i] = j.ID
 	}
 	d.mu.Lock()
+	first := len(d.calls) == 0
 	d.calls = append(d.calls, ids)
 	d.at = append(d.at, time.Now())
 	d.mu.Unlock()
+	if first && d.beforeFirst != nil {
+		d.beforeFirst(ids)
+	}
 	return d.Store.Delete(ctx, jobs)
 }
 
@@ -166,6 +173,19 @@ func TestLostReservationsInABatch(t *testing.T) {
 		pushNumbered(t, q, classA, n)
 		store := &deleteRecorder{Store: q}
 		together := newBarrier(n)
+		// Jobs 3 and 11 are reclaimed by another worker; they and job 0
+		// (held) finish only once the first delete has started, and that
+		// delete waits until their deletes are queued: the next delete
+		// carries both lost jobs and at least one held one, whatever the
+		// scheduling.
+		firstDelete := make(chan struct{})
+		var w *Worker
+		store.beforeFirst = func(ids []int64) {
+			close(firstDelete)
+			if !testwait.Poll(time.Minute, func() bool { return len(w.completer.deletes) == n-len(ids) }) {
+				t.Errorf("the deletes of the last jobs were never queued")
+			}
+		}
 		reg := handlers.NewRegistry()
 		var reclaimed []int64
 		var mu sync.Mutex
@@ -183,12 +203,20 @@ func TestLostReservationsInABatch(t *testing.T) {
 				mu.Unlock()
 			}
 			together.wait()
+			if cmd.I == 0 || cmd.I == 3 || cmd.I == 11 {
+				select {
+				case <-firstDelete:
+				case <-time.After(time.Minute):
+					t.Errorf("no delete started while job %d waited", cmd.I)
+				}
+			}
 			return nil
 		})
 		cfg := testConfig()
 		cfg.Concurrency = n
 		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
-		w, logs := newTestWorker(t, store, reg, cfg, nil)
+		var logs *logBuffer
+		w, logs = newTestWorker(t, store, reg, cfg, nil)
 		runWorker(t, w, time.Minute)
 
 		slices.Sort(reclaimed)
@@ -211,8 +239,7 @@ func TestLostReservationsInABatch(t *testing.T) {
 		if c := strings.Count(logs.String(), "reservation lost"); c != 2 {
 			t.Errorf("%d reservation lost lines, want 2", c)
 		}
-		// The lost jobs were found by deletes shared with held jobs (the
-		// very first job to finish may go alone; not both).
+		// The lost jobs were found by a delete shared with a held job.
 		calls := store.deletes()
 		mixed := slices.ContainsFunc(calls, func(ids []int64) bool {
 			lost := slices.ContainsFunc(ids, func(id int64) bool { return slices.Contains(reclaimed, id) })
