@@ -121,14 +121,14 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 	return q.claimLaravel(ctx, queue, limit, opts)
 }
 
-// claimLaravelFrom is the claim with Laravel's query, from id fromID on
-// (0: from the start): one statement where the engine has one, the
+// claimLaravelFrom is the claim with Laravel's query, from a lower bound
+// on ids or from the start: one statement where the engine has one, the
 // transaction otherwise.
-func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
+func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, from scanStart) ([]jobqueue.JobRow, error) {
 	if q.st.OneStatementClaims() && !q.txClaims {
-		return q.claimOneStatement(ctx, queue, limit, opts, fromID)
+		return q.claimOneStatement(ctx, queue, limit, opts, from.id)
 	}
-	return q.claimTxFrom(ctx, queue, limit, opts, fromID)
+	return q.claimTxFrom(ctx, queue, limit, opts, from)
 }
 
 // stillIndexed re-reads the catalogue after a failed indexed claim: an
@@ -153,18 +153,22 @@ func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
 // with its lock, then the reserve (Laravel's exact statements when limit
 // is 1).
 func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
-	return q.claimTxFrom(ctx, queue, limit, opts, 0)
+	return q.claimTxFrom(ctx, queue, limit, opts, scanStart{})
 }
 
-// claimTxFrom is claimTx reading from id fromID on (0: from the start).
-func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
+// claimTxFrom is claimTx reading from a lower bound on ids or from the
+// start (along the primary key if from.primary).
+func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, from scanStart) ([]jobqueue.JobRow, error) {
 	f, filterArgs, err := claimFilterOf(opts)
 	if err != nil {
 		return nil, err
 	}
-	if fromID > 0 {
+	switch {
+	case from.id > 0:
 		f.FromID = true
-		filterArgs = append(filterArgs, fromID)
+		filterArgs = append(filterArgs, from.id)
+	case from.primary:
+		f.Primary = true
 	}
 	query := q.st.ClaimSelectFiltered(limit, f)
 	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {

@@ -73,6 +73,15 @@ type scanBound struct {
 	// measurements until then.
 	costly  bool
 	checkAt time.Time
+	// primary: claims from the start read the primary key in id order
+	// (MySQL/MariaDB), measured cheaper for this queue (measureClaim).
+	primary bool
+}
+
+// scanStart is where a claim with Laravel's query reads from.
+type scanStart struct {
+	id      int64 // a lower bound on ids; 0: from the start
+	primary bool  // from the start, along the primary key (MySQL/MariaDB)
 }
 
 // ClaimCost is what a claim from the start of a queue cost, measured
@@ -134,23 +143,24 @@ func (b *scanBounds) forget() {
 }
 
 // begin says where a claim reads from, and the bound's generation.
-func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from int64, gen uint64) {
+func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from scanStart, gen uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
 	if s == nil {
-		return 0, 0
+		return scanStart{}, 0
 	}
+	start := scanStart{primary: s.primary}
 	if s.from == 0 {
-		return 0, s.gen
+		return start, s.gen
 	}
 	if fromStart || (!s.scanning && !now.Before(s.rescanAt)) {
 		// This claim goes back to the start; the others keep the bound
 		// until it is done.
 		s.scanning = true
-		return 0, s.gen
+		return start, s.gen
 	}
-	return s.from, s.gen
+	return scanStart{id: s.from}, s.gen
 }
 
 // done records what a claim found: from the start, the first row it took
@@ -158,11 +168,11 @@ func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from int6
 // bound, the bound moves up to the first row taken, unless a claim from
 // the start replaced it meanwhile.
 // It returns the bound's generation after it.
-func (b *scanBounds) done(key string, gen uint64, from int64, jobs []jobqueue.JobRow, took time.Duration, now time.Time) uint64 {
+func (b *scanBounds) done(key string, gen uint64, from scanStart, jobs []jobqueue.JobRow, took time.Duration, now time.Time) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
-	if from > 0 {
+	if from.id > 0 {
 		if s != nil && s.gen == gen && len(jobs) > 0 {
 			s.from = max(s.from, minID(jobs))
 		}
@@ -198,13 +208,15 @@ func (b *scanBounds) shouldMeasure(key string, took time.Duration, now time.Time
 }
 
 // costly marks the queue's claims as reading far more rows than they
-// take, sets the bound from the claim measured, and says whether the
-// report is still to be given (and with what).
-func (b *scanBounds) costly(key string, gen uint64, jobs []jobqueue.JobRow) func(ClaimCost) {
+// take (from the start along the primary key if primary), sets the bound
+// from the claim measured, and says whether the report is still to be
+// given (and with what).
+func (b *scanBounds) costly(key string, gen uint64, jobs []jobqueue.JobRow, primary bool) func(ClaimCost) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.m[key]; s != nil {
 		s.costly = true
+		s.primary = primary
 		if s.gen == gen && s.from == 0 && len(jobs) > 0 {
 			s.from = minID(jobs)
 		}
@@ -217,8 +229,8 @@ func (b *scanBounds) costly(key string, gen uint64, jobs []jobqueue.JobRow) func
 }
 
 // failed ends a claim from the start that failed: the next one retries.
-func (b *scanBounds) failed(key string, from int64) {
-	if from > 0 {
+func (b *scanBounds) failed(key string, from scanStart) {
+	if from.id > 0 {
 		return
 	}
 	b.mu.Lock()
@@ -263,7 +275,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		q.scan.failed(key, from)
 		return nil, err
 	}
-	if from > 0 && len(jobs) == 0 {
+	if from.id > 0 && len(jobs) == 0 {
 		// Nothing above the bound: what is left, if anything, is below.
 		from, gen = q.scan.begin(key, q.conn.Now(), true)
 		start = time.Now()
@@ -275,7 +287,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		}
 	}
 	gen = q.scan.done(key, gen, from, jobs, took, q.conn.Now())
-	if from == 0 && q.scan.shouldMeasure(key, took, time.Now()) {
+	if from.id == 0 && q.scan.shouldMeasure(key, took, time.Now()) {
 		q.measureClaim(ctx, key, gen, queue, jobs, took)
 	}
 	return jobs, nil
@@ -285,6 +297,14 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 // are far more than it took, the queue's claims use a bound from now on
 // and the report is given (once). A failed count changes nothing: a slow
 // claim measures again after costCheckEvery.
+//
+// On MySQL/MariaDB it also decides how the claims from the start read:
+// MariaDB reads Laravel's query through the queue index, with a lookup
+// of the row for each entry, about four times the cost per row of reading
+// the primary key in id order (1,000,000 delayed rows: 5.2 s against
+// 1.3 s). When the queue holds at least half of the table's rows, the
+// primary key reads at most about twice the rows, so it is cheaper; when
+// other queues fill the table, the queue index stays.
 func (q *Queue) measureClaim(ctx context.Context, key string, gen uint64, queue string, jobs []jobqueue.JobRow, took time.Duration) {
 	upTo := int64(1<<63 - 1)
 	if len(jobs) > 0 {
@@ -297,7 +317,21 @@ func (q *Queue) measureClaim(ctx context.Context, key string, gen uint64, queue 
 	if n < costlyRows || n < costlyPerRow*int64(max(len(jobs), 1)) {
 		return
 	}
-	if report := q.scan.costly(key, gen, jobs); report != nil {
+	if report := q.scan.costly(key, gen, jobs, q.queueFillsTable(ctx, n)); report != nil {
 		report(ClaimCost{Queue: queue, RowsRead: n, Claimed: len(jobs), Took: took})
 	}
+}
+
+// queueFillsTable says whether queueRows (a count of one queue's rows) is
+// at least half of the table's rows, on MySQL/MariaDB (false elsewhere, or
+// when the count fails).
+func (q *Queue) queueFillsTable(ctx context.Context, queueRows int64) bool {
+	if !q.st.IndexHints() {
+		return false
+	}
+	var total int64
+	if err := q.db.QueryRowContext(ctx, q.st.CountTable()).Scan(&total); err != nil {
+		return false
+	}
+	return 2*queueRows >= total
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/dbqueue/internal/sqlstmt"
 	"github.com/laraworker/laraworker/jobqueue"
 )
 
@@ -131,6 +133,64 @@ func TestClaimCostReportedOnce(t *testing.T) {
 	}
 }
 
+// On MySQL/MariaDB a costly queue's claims from the start read the
+// primary key in id order when the queue holds at least half of the
+// table's rows (MariaDB's own plan, the queue index with a lookup per
+// row, costs about four times as much per row), and keep the plan MariaDB
+// picks when other queues fill the table (the primary key would read
+// every row of theirs ahead).
+func TestClaimsFromTheStartAlongThePrimaryKey(t *testing.T) {
+	for _, others := range []int{0, 30_000} {
+		t.Run(fmt.Sprintf("%d rows of another queue", others), func(t *testing.T) {
+			forEachEngine(t, func(t *testing.T, e *testEnv) {
+				everyClaimMeasured(e.q)
+				now := e.clock.Unix()
+				if others > 0 {
+					id := e.insertRow(t, row{queue: "other", availableAt: now, createdAt: now})
+					e.copyRow(t, id, others-1)
+				}
+				first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
+				e.copyRow(t, first, 11_999)
+				var ready []int64
+				for range 10 {
+					ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
+				}
+				jobs, err := e.q.Claim(e.ctx, nil, 5, jobqueue.ClaimOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(jobs) != 5 || jobs[0].ID != ready[0] || jobs[4].ID != ready[4] {
+					t.Fatalf("first claim took %+v, want %v", jobs, ready[:5])
+				}
+				b := e.bound()
+				if b == nil || !b.costly {
+					t.Fatalf("bound %+v, want the queue measured costly", b)
+				}
+				want := e.engine == appconfig.EngineMySQL && others == 0
+				if b.primary != want {
+					t.Fatalf("claims from the start along the primary key: %v, want %v", b.primary, want)
+				}
+				// A claim from the start (Unreserve forgets the bound) takes
+				// Laravel's next rows.
+				if err := e.q.Unreserve(e.ctx, jobs[0]); err != nil {
+					t.Fatal(err)
+				}
+				if got := e.claimIDs(t, 3); !slices.Equal(got, []int64{ready[0], ready[5], ready[6]}) {
+					t.Fatalf("claim from the start took %v, want %v", got, []int64{ready[0], ready[5], ready[6]})
+				}
+				if e.engine != appconfig.EngineMySQL {
+					return
+				}
+				query := e.q.st.ClaimSelectFiltered(10, sqlstmt.ClaimFilter{Primary: true})
+				plan := e.explain(t, query, []any{"default", now, now - 90})
+				if !strings.Contains(plan, "key=PRIMARY") || strings.Contains(plan, "filesort") {
+					t.Fatalf("the claim along the primary key is planned as\n%s", plan)
+				}
+			})
+		})
+	}
+}
+
 // With the bound on ids in use, Laravel's claimable rows are all taken:
 // delayed rows below the bound once due, an expired reservation below it,
 // a row due soon below it when the rows above run out.
@@ -151,6 +211,12 @@ func TestClaimBoundTakesRowsBelowIt(t *testing.T) {
 		}
 		if b := e.bound(); b == nil || !b.costly || b.from != ready[0] {
 			t.Fatalf("bound %+v, want from %d", b, ready[0])
+		}
+		// One queue fills the table: on MySQL/MariaDB the claims from the
+		// start below read the primary key in id order, and must take
+		// what Laravel's query takes.
+		if b := e.bound(); b.primary != (e.engine == appconfig.EngineMySQL) {
+			t.Fatalf("claims from the start along the primary key: %v on %s", b.primary, e.engine)
 		}
 		// 3 s on: the row due soon waits while rows above the bound are
 		// left (within rescanEvery), then comes first when they run out.

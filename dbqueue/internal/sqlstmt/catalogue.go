@@ -13,6 +13,15 @@ func (s Statements) oneStatement(query string) string {
 	return query
 }
 
+// indexHinted is query on MySQL/MariaDB, "" (not documented) on the
+// others.
+func (s Statements) indexHinted(query string) string {
+	if !s.IndexHints() {
+		return ""
+	}
+	return query
+}
+
 // Named is one entry of SQL.md.
 type Named struct {
 	Name, Note, SQL string
@@ -40,6 +49,8 @@ func (s Statements) Catalogue(z Sizes) []Named {
 		{"claim batch from a lower bound on ids (N=10)", "Laravel's query and `id >= ?` (the last binding): after a claim from the start read many rows it could not take, the rows below the first one taken; from the start again every few seconds and when the bounded claim finds nothing (claimscan.go)", s.ClaimSelectFiltered(10, ClaimFilter{FromID: true})},
 		{"claim batch as one statement from a lower bound on ids (N=10)", "PostgreSQL and SQLite; bindings as `claim batch as one statement`, the bound after the excluded ids", s.oneStatement(s.ClaimUpdateLaravel(10, ClaimFilter{FromID: true, IDArray: s.PgArrays()}))},
 		{"claim cost: rows of the queue up to the last row claimed", "after a slow claim from the start (at most every 30 s, until the warning is logged): how many rows it read per row it took", s.CountQueueUpTo()},
+		{"claim cost: rows of the table", "MySQL/MariaDB, after `claim cost` found a costly claim: whether the queue holds at least half of the table's rows", s.indexHinted(s.CountTable())},
+		{"claim batch from the start along the primary key (N=10)", "MySQL/MariaDB, on a queue measured as above that holds at least half of the table's rows: Laravel's query (same rows, same order) with the primary key forced, for the claims from the start that go back for rows below the bound. MariaDB otherwise reads such a queue through the queue index with a lookup per row, about four times the cost of reading the rows in id order (claimscan.go)", s.indexHinted(s.ClaimSelectFiltered(10, ClaimFilter{Primary: true}))},
 		{"claim through the claim index: one class, 2 ids excluded (N=10)", "when `laraworker tables --index` made the claim index: one range of the class index, the rows available by now in (available_at, id) order, stopping after N that are not reserved or whose reservation expired (it reads past the reservations still running, nothing else). MySQL/MariaDB: this select, then `claim batch: reserve` in the transaction; PostgreSQL/SQLite: one statement", s.claimIndexed(10, IndexedFilter{Names: 1, IDs: 2})},
 		{"claim through the claim index: two classes", "the ready rows of both classes are read and sorted", s.claimIndexed(10, IndexedFilter{Names: 2})},
 		{"claim through the claim index: every class but one (--unrouted=fail with a class stopped)", "the queue index; on PostgreSQL `available_at >= -9223372036854775807` excludes nothing and keeps the ordered index scan on a table without statistics", s.claimIndexed(10, IndexedFilter{NotNames: 1})},

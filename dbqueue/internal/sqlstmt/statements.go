@@ -109,6 +109,10 @@ type ClaimFilter struct {
 	// at a lower bound below which no row was claimable (dbqueue's
 	// claimscan.go).
 	FromID bool
+	// Primary makes MySQL/MariaDB read the primary key in id order
+	// (`force index (primary)`) instead of the plan it picks, often the
+	// queue index with a lookup per row; ignored elsewhere (claimscan.go).
+	Primary bool
 }
 
 // ClaimSelect is Laravel's getNextAvailableJob query with `limit` and an
@@ -144,8 +148,12 @@ func (s Statements) CountClaimable(f ClaimFilter) string {
 // claimableWhere is the table and where clause shared by the claim and its
 // count.
 func (s Statements) claimableWhere(f ClaimFilter) string {
+	table := s.Q(s.T.Jobs)
+	if f.Primary && s.IndexHints() {
+		table += " force index (primary)"
+	}
 	b := fmt.Sprintf("%s where %s = ? and ((%s is null and %s <= ?) or (%s <= ?))",
-		s.Q(s.T.Jobs), s.Q("queue"), s.Q("reserved_at"), s.Q("available_at"), s.Q("reserved_at"))
+		table, s.Q("queue"), s.Q("reserved_at"), s.Q("available_at"), s.Q("reserved_at"))
 	if f.Names > 0 {
 		b += " and (" + s.payloadLikes(f.Names) + ")"
 	}
@@ -168,6 +176,15 @@ func (s Statements) claimableWhere(f ClaimFilter) string {
 func (s Statements) CountQueueUpTo() string {
 	return s.sql(fmt.Sprintf("select count(*) from %s where %s = ? and %s <= ?", s.Q(s.T.Jobs), s.Q("queue"), s.Q("id")))
 }
+
+// CountTable counts the table's rows (all queues).
+func (s Statements) CountTable() string {
+	return s.sql("select count(*) from " + s.Q(s.T.Jobs))
+}
+
+// IndexHints says whether the engine takes MySQL's index hints
+// (ClaimFilter.Primary).
+func (s Statements) IndexHints() bool { return s.d.Name() == appconfig.EngineMySQL }
 
 // payloadLikes is n `payload like ?` alternatives.
 func (s Statements) payloadLikes(n int) string {
