@@ -1,7 +1,9 @@
 package payload
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -251,6 +253,10 @@ func (s *jsonScanner) str() bool {
 	}
 	s.i++
 	for s.i < len(s.b) {
+		s.i += plainRun(s.b[s.i:], false)
+		if s.i >= len(s.b) {
+			return false
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -358,18 +364,18 @@ func unquoteJSON(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	simple := true
-	for _, c := range body {
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			simple = false
-			break
-		}
-	}
-	if simple {
+	first := plainRun(body, true)
+	if first == len(body) {
 		return string(body), true
 	}
 	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); {
+	out = append(out, body[:first]...)
+	for i := first; i < len(body); {
+		if n := plainRun(body[i:], true); n > 0 {
+			out = append(out, body[i:i+n]...)
+			i += n
+			continue
+		}
 		c := body[i]
 		switch {
 		case c == '"' || c < 0x20:
@@ -395,6 +401,39 @@ func unquoteJSON(raw []byte) (string, bool) {
 		}
 	}
 	return string(out), true
+}
+
+// plainRun returns how many bytes at the start of b a JSON string holds
+// as they are: none is '"', '\\' or a control character, nor (ascii) a
+// byte of a multi-byte UTF-8 sequence. It reads eight bytes at a time:
+// the payload's command, a long string full of escapes, was the largest
+// cost of reading a payload byte by byte.
+func plainRun(b []byte, ascii bool) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	n := 0
+	for ; n+8 <= len(b); n += 8 {
+		x := binary.LittleEndian.Uint64(b[n:])
+		// The lowest byte flagged by each test is exact (a borrow only
+		// flags bytes above a true one), so the lowest of all is.
+		special := (x - ones*0x20) &^ x // below 0x20
+		q := x ^ (ones * '"')
+		special |= (q - ones) &^ q
+		bs := x ^ (ones * '\\')
+		special |= (bs - ones) &^ bs
+		if ascii {
+			special |= x
+		}
+		if special &= highs; special != 0 {
+			return n + bits.TrailingZeros64(special)/8
+		}
+	}
+	for ; n < len(b); n++ {
+		c := b[n]
+		if c == '"' || c == '\\' || c < 0x20 || (ascii && c >= utf8.RuneSelf) {
+			break
+		}
+	}
+	return n
 }
 
 // unescape decodes the escape at the start of b: its length and rune.

@@ -134,3 +134,52 @@ func FuzzUnquoteJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, lit []byte) { checkUnquoteAgainstStd(t, lit) })
 }
+
+// plainRun agrees with a byte-by-byte reading at every offset and length
+// (the eight-byte steps and the tail).
+func TestPlainRunAgreesWithByteByByte(t *testing.T) {
+	slow := func(b []byte, ascii bool) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 || (ascii && c >= 0x80) {
+				return i
+			}
+		}
+		return len(b)
+	}
+	specials := []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, '!', '[', ']'}
+	for length := 0; length <= 24; length++ {
+		for at := 0; at < length; at++ {
+			for _, c := range specials {
+				for _, fill := range []byte{'a', 0xe9, 0x21} {
+					b := bytes.Repeat([]byte{fill}, length)
+					b[at] = c
+					for _, ascii := range []bool{false, true} {
+						if got, want := plainRun(b, ascii), slow(b, ascii); got != want {
+							t.Fatalf("plainRun(%q, %v) = %d, want %d", b, ascii, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte(`O:8:\"App\\Jobs\":1:{s:1:\"i\";i:1;}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, ascii := range []bool{false, true} {
+			n := plainRun(b, ascii)
+			for i, c := range b[:n] {
+				if c == '"' || c == '\\' || c < 0x20 || (ascii && c >= 0x80) {
+					t.Fatalf("plainRun(%q, %v) = %d passes byte %d (%#x)", b, ascii, n, i, c)
+				}
+			}
+			if n < len(b) {
+				c := b[n]
+				if !(c == '"' || c == '\\' || c < 0x20 || (ascii && c >= 0x80)) {
+					t.Fatalf("plainRun(%q, %v) = %d stops at a plain byte %#x", b, ascii, n, c)
+				}
+			}
+		}
+	})
+}
