@@ -101,25 +101,31 @@ type Queueable struct {
 	BatchID *string
 }
 
+// queueableProps are the Bus\Queueable properties Queueable reads, in
+// the order of its indexes below.
+var queueableProps = [...]string{"connection", "queue", "chainConnection", "chainQueue", "batchId",
+	"delay", "afterCommit", "chainCatchCallbacks", "middleware", "chained"}
+
 // Queueable reads the Bus\Queueable properties.
 func (c *Command) Queueable() Queueable {
-	o := c.Object
+	var p [len(queueableProps)]*phpserialize.Value
+	readProps(c.Object, queueableProps[:], p[:])
 	q := Queueable{
-		Connection:      optionalString(o, "connection"),
-		Queue:           optionalString(o, "queue"),
-		ChainConnection: optionalString(o, "chainConnection"),
-		ChainQueue:      optionalString(o, "chainQueue"),
-		BatchID:         optionalString(o, "batchId"),
+		Connection:      stringValue(p[0]),
+		Queue:           stringValue(p[1]),
+		ChainConnection: stringValue(p[2]),
+		ChainQueue:      stringValue(p[3]),
+		BatchID:         stringValue(p[4]),
 	}
-	if d := optionalProp(o, "delay"); d != nil && d.Kind != phpserialize.KindNull {
+	if d := p[5]; d != nil && d.Kind != phpserialize.KindNull {
 		q.Delay = d
 	}
-	if b := optionalProp(o, "afterCommit"); b != nil && b.Kind == phpserialize.KindBool {
+	if b := p[6]; b != nil && b.Kind == phpserialize.KindBool {
 		q.AfterCommit = &b.Bool
 	}
-	q.ChainCatchCallbacks = listValues(optionalProp(o, "chainCatchCallbacks"))
-	q.Middleware = listValues(optionalProp(o, "middleware"))
-	for _, v := range listValues(optionalProp(o, "chained")) {
+	q.ChainCatchCallbacks = listValues(p[7])
+	q.Middleware = listValues(p[8])
+	for _, v := range listValues(p[9]) {
 		if v.Kind == phpserialize.KindString {
 			q.Chained = append(q.Chained, string(v.Str))
 		}

@@ -3,6 +3,7 @@ package payload
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/laraworker/laraworker/phpserialize"
 )
@@ -179,12 +180,48 @@ func stringProp(obj *phpserialize.Value, name string) (string, error) {
 }
 
 func optionalString(obj *phpserialize.Value, name string) *string {
-	p := optionalProp(obj, name)
-	if p == nil || p.Kind != phpserialize.KindString {
+	return stringValue(optionalProp(obj, name))
+}
+
+// stringValue is a PHP string's text, nil for anything else.
+func stringValue(v *phpserialize.Value) *string {
+	if v == nil || v.Kind != phpserialize.KindString {
 		return nil
 	}
-	s := string(p.Str)
+	s := string(v.Str)
 	return &s
+}
+
+// readProps sets out[i] to optionalProp(obj, names[i]) for every name
+// (at most 64), in one pass over obj's properties instead of one per
+// name: the worker reads ten of them from every job's command.
+func readProps(obj *phpserialize.Value, names []string, out []*phpserialize.Value) {
+	clear(out)
+	obj = obj.Deref()
+	if obj == nil || obj.Kind != phpserialize.KindObject {
+		return
+	}
+	var seen, twice uint64
+	for _, e := range obj.Entries {
+		if e.Key.IsInt {
+			continue // its short name is a number, which no name is
+		}
+		_, _, short := phpserialize.SplitPropertyName(e.Key.Str)
+		i := slices.Index(names, short)
+		if i < 0 {
+			continue
+		}
+		if seen&(1<<i) != 0 {
+			twice |= 1 << i
+		}
+		seen |= 1 << i
+		out[i] = e.Value.Deref()
+	}
+	for i := range out {
+		if twice&(1<<i) != 0 {
+			out[i] = nil // ambiguous, as optionalProp
+		}
+	}
 }
 
 var errNotObject = errors.New("payload: the command is not a serialized object")

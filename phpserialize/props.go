@@ -134,7 +134,9 @@ func (v *Value) propIndex(name string) (int, error) {
 	found := -1
 	var keys []string
 	for i, en := range v.Entries {
-		if shortName(en.Key) != name {
+		// A string key's short name is a suffix of it: most keys are
+		// told apart without splitting them.
+		if !en.Key.IsInt && !strings.HasSuffix(en.Key.Str, name) || shortName(en.Key) != name {
 			continue
 		}
 		if found >= 0 {
