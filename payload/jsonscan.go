@@ -59,20 +59,34 @@ const maxScanDepth = 512
 
 // scanObject splits a JSON object document. ok is false when it declines.
 func scanObject(data []byte) (obj jsonObject, ok bool) {
-	s := jsonScanner{b: data}
+	obj, _, ok = scanPayload(data, "")
+	return obj, ok
+}
+
+// scanPayload is scanObject that also splits the object under the
+// top-level key nested, in the same pass (the payload's data, whose
+// command is the longest string of the document, is then read once, not
+// twice). nestedObj is nil when that member is absent, is no object, or
+// is one scanObject would decline.
+func scanPayload(data []byte, nested string) (obj, nestedObj jsonObject, ok bool) {
+	s := jsonScanner{b: data, nested: nested}
 	s.space()
 	obj, ok = s.object(true)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	s.space()
-	return obj, s.i == len(s.b)
+	return obj, s.nestedObj, s.i == len(s.b)
 }
 
 type jsonScanner struct {
 	b     []byte
 	i     int
 	depth int
+	// nested names a top-level member whose object is split too, into
+	// nestedObj.
+	nested    string
+	nestedObj jsonObject
 }
 
 func (s *jsonScanner) space() {
@@ -124,7 +138,7 @@ func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
 		s.i++
 		s.space()
 		vstart := s.i
-		if !s.value() {
+		if !s.memberValue(key) {
 			return nil, false
 		}
 		if collect {
@@ -191,6 +205,22 @@ func plainKey(k []byte) bool {
 		}
 	}
 	return true
+}
+
+// memberValue scans the value of the member key: the nested object is
+// split when key is the one asked for at the top level, and scanned like
+// any value when it cannot be (so that what is declined stays the same).
+func (s *jsonScanner) memberValue(key []byte) bool {
+	if s.nested == "" || s.depth != 1 || s.peek() != '{' || string(key) != s.nested {
+		return s.value()
+	}
+	start := s.i
+	if obj, ok := s.object(true); ok {
+		s.nestedObj = obj
+		return true
+	}
+	s.i, s.nestedObj = start, nil
+	return s.value()
 }
 
 func (s *jsonScanner) value() bool {

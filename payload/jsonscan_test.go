@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -118,6 +119,7 @@ func FuzzScanObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		checkScanAgainstStd(t, doc)
+		checkNestedScan(t, doc)
 		if obj, ok := scanObject(doc); ok {
 			for _, m := range obj {
 				if len(m.raw) > 0 && m.raw[0] == '"' {
@@ -182,4 +184,42 @@ func FuzzPlainRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkNestedScan: splitting "data" in the top-level pass gives what
+// splitting its bytes afterwards gives, and declines nothing more.
+func checkNestedScan(t *testing.T, doc []byte) {
+	t.Helper()
+	obj, ok := scanObject(doc)
+	pobj, data, pok := scanPayload(doc, "data")
+	if ok != pok || !reflect.DeepEqual(obj, pobj) {
+		t.Fatalf("scanPayload(%q) = %v, %v; scanObject %v, %v", doc, pobj, pok, obj, ok)
+	}
+	if !ok {
+		return
+	}
+	raw := obj.get("data")
+	want, wantOK := jsonObject(nil), false
+	if len(raw) > 0 && raw[0] == '{' {
+		want, wantOK = scanObject(raw)
+	}
+	if (data != nil) != wantOK || !reflect.DeepEqual(data, want) && wantOK {
+		t.Fatalf("data of %q split as %v; scanObject of its bytes %v, %v", doc, data, want, wantOK)
+	}
+}
+
+func TestNestedScanAgreesWithScanningData(t *testing.T) {
+	for _, doc := range []string{
+		`{"uuid":"u","data":{"commandName":"A","command":"O:1:\"A\":0:{}"}}`,
+		`{"data":{}}`,
+		`{"data":[1]}`,
+		`{"data":"s"}`,
+		`{"data":{"a":1,"a":2}}`,
+		`{"data":{"\u0061":1}}`,
+		`{"x":{"data":{"b":1}},"data":{"c":{"data":{}}}}`,
+		`{"data":{"c":1},"data":{"d":2}}`,
+		`{}`,
+	} {
+		checkNestedScan(t, []byte(doc))
+	}
 }

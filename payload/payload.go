@@ -85,15 +85,16 @@ func (e *PayloadError) Error() string {
 // the loose types PHP allows (numeric strings for numbers), and strict about
 // the document being a JSON object.
 func Parse(raw []byte) (*Payload, error) {
-	fields, ok := scanObject(raw)
+	fields, data, ok := scanPayload(raw, "data")
 	if !ok {
 		var err error
 		if fields, err = decodeObject(raw); err != nil {
 			return nil, err
 		}
+		data = nil
 	}
 	p := &Payload{Raw: raw, keys: fields.keys(), fields: fields}
-	if err := p.readFields(fields); err != nil {
+	if err := p.readFields(fields, data); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -132,7 +133,9 @@ func asSyntaxError(err error, target **json.SyntaxError) bool {
 	return ok
 }
 
-func (p *Payload) readFields(fields jsonObject) error {
+// readFields reads the payload's members; data is the data member split
+// already (nil: split it here).
+func (p *Payload) readFields(fields, data jsonObject) error {
 	var err error
 	str := func(key string) string {
 		if err != nil {
@@ -180,7 +183,7 @@ func (p *Payload) readFields(fields jsonObject) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Data.read(fields.get("data")); err != nil {
+	if err := p.Data.read(fields.get("data"), data); err != nil {
 		return err
 	}
 	for _, f := range fields {
@@ -219,12 +222,15 @@ func (p *Payload) readBackoff(fields jsonObject, errp *error) *string {
 	return &s
 }
 
-func (d *Data) read(raw json.RawMessage) error {
+func (d *Data) read(raw json.RawMessage, fields jsonObject) error {
 	d.Raw = raw
 	if isNull(raw) || raw[0] != '{' {
 		return nil // string jobs may carry any data, "" by default
 	}
-	fields, ok := scanObject(raw)
+	ok := fields != nil
+	if !ok {
+		fields, ok = scanObject(raw)
+	}
 	if !ok {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
