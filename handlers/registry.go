@@ -29,7 +29,7 @@ type Middleware func(Handler) Handler
 type Registry struct {
 	mu         sync.RWMutex
 	handlers   map[string]route // by lower-cased class name
-	exact      map[string]Class // by the registered spelling: no lower-casing per job
+	exact      map[string]route // by the registered spelling: no lower-casing per job
 	middleware []Middleware
 }
 
@@ -44,7 +44,18 @@ type route struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{handlers: map[string]route{}, exact: map[string]Class{}}
+	return &Registry{handlers: map[string]route{}, exact: map[string]route{}}
+}
+
+// find is the route of a class: by its registered spelling (what jobs
+// carry), else case-insensitively, as PHP compares class names. The
+// caller holds mu.
+func (r *Registry) find(displayName string) (route, bool) {
+	if rt, ok := r.exact[displayName]; ok {
+		return rt, true
+	}
+	rt, ok := r.handlers[strings.ToLower(displayName)]
+	return rt, ok
 }
 
 // Handle registers h for the job class displayName (e.g.
@@ -73,8 +84,9 @@ func (r *Registry) handle(displayName string, h Handler, origin any, opts []Opti
 	if _, dup := r.handlers[key]; dup {
 		panic(fmt.Sprintf("handlers: %s registered twice", displayName))
 	}
-	r.handlers[key] = route{name: displayName, handler: h, origin: origin, class: class}
-	r.exact[displayName] = class
+	rt := route{name: displayName, handler: h, origin: origin, class: class}
+	r.handlers[key] = rt
+	r.exact[displayName] = rt
 }
 
 // HandleFunc registers a function.
@@ -101,10 +113,8 @@ func Register[T any](r *Registry, displayName string, f func(ctx context.Context
 func (r *Registry) Class(displayName string) Class {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if c, ok := r.exact[displayName]; ok {
-		return c
-	}
-	return r.handlers[strings.ToLower(displayName)].class
+	rt, _ := r.find(displayName)
+	return rt.class
 }
 
 // Unique lists the registered classes that declared ShouldBeUnique, with
@@ -140,7 +150,8 @@ func (r *Registry) Middleware() map[string][]JobMiddleware {
 func (r *Registry) Origin(displayName string) any {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.handlers[strings.ToLower(displayName)].origin
+	rt, _ := r.find(displayName)
+	return rt.origin
 }
 
 // Use appends middleware; the first one added is the outermost.
@@ -154,7 +165,7 @@ func (r *Registry) Use(mw ...Middleware) {
 func (r *Registry) Lookup(displayName string) (Handler, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	rt, ok := r.handlers[strings.ToLower(displayName)]
+	rt, ok := r.find(displayName)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoHandler, displayName)
 	}
@@ -169,7 +180,7 @@ func (r *Registry) Lookup(displayName string) (Handler, error) {
 func (r *Registry) Has(displayName string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	_, ok := r.handlers[strings.ToLower(displayName)]
+	_, ok := r.find(displayName)
 	return ok
 }
 
@@ -178,7 +189,7 @@ func (r *Registry) Has(displayName string) bool {
 func (r *Registry) Route(displayName string) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	rt, ok := r.handlers[strings.ToLower(displayName)]
+	rt, ok := r.find(displayName)
 	return rt.name, ok
 }
 
