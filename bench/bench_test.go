@@ -147,7 +147,7 @@ func TestBenchDrainsOnSQLite(t *testing.T) {
 	if err := json.Unmarshal(jsonAfterTables(t, out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"lw-exact", "raw-exact", "lw-c1", "raw-b1", "lw-c16", "raw-b16", "lw-c128", "raw-b128"}
+	want := []string{"lw-exact", "raw-exact", "lw-c1", "raw-b1", "lw-c16", "raw-b16", "lw-c128", "raw-b128", "raw-2x256"}
 	if strings.Join(rep.Order, ",") != strings.Join(want, ",") {
 		t.Fatalf("contenders %v, want %v (no PHP without --laravel-app)", rep.Order, want)
 	}
@@ -166,7 +166,7 @@ func TestBenchDrainsOnSQLite(t *testing.T) {
 			t.Errorf("%s latency: %+v", name, lat)
 		}
 	}
-	if len(rep.Ratios) != 4 || rep.IdleRSSMB <= 0 {
+	if len(rep.Ratios) != 5 || rep.IdleRSSMB <= 0 {
 		t.Errorf("ratios %+v, idle RSS %.1f MB", rep.Ratios, rep.IdleRSSMB)
 	}
 	if tables := sqliteTables(t, db); len(tables) != 0 {

@@ -25,6 +25,7 @@ type contender struct {
 	exact       bool
 	raw         string // "exact": Laravel's per-job statements; "batch": batched claim + one delete
 	batch       int
+	claimers    int // raw batch loops running at once (0: one)
 	latency     bool // also measured in the latency phase
 }
 
@@ -40,6 +41,9 @@ func allContenders() []contender {
 		{name: "raw-b16", raw: "batch", batch: 16},
 		{name: "lw-c128", concurrency: 128, latency: true},
 		{name: "raw-b128", raw: "batch", batch: 128},
+		// Two claimers taking 256 rows each: the most the server gives a
+		// batched loop here (issue 24's second ceiling for lw-c128).
+		{name: "raw-2x256", raw: "batch", batch: 256, claimers: 2},
 	}
 }
 

@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/appconfig"
@@ -17,8 +19,27 @@ import (
 // loop on one connection, with nothing else (no payload parsing, no
 // handler, no goroutines). "exact" is Laravel's per-job claim transaction
 // then its deleteReserved transaction; "batch" claims ct.batch rows in one
-// transaction and deletes them in one fenced statement.
+// transaction and deletes them in one fenced statement, on ct.claimers
+// connections at once (SKIP LOCKED keeps their claims apart).
 func (b *runner) rawDrain(ctx context.Context, ct contender) (procStats, error) {
+	if ct.claimers <= 1 {
+		return b.rawLoop(ctx, ct)
+	}
+	start := time.Now()
+	errs := make([]error, ct.claimers)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = b.rawLoop(ctx, ct) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return procStats{}, err
+	}
+	return procStats{wall: time.Since(start)}, nil
+}
+
+// rawLoop claims and deletes until a claim comes back empty.
+func (b *runner) rawLoop(ctx context.Context, ct contender) (procStats, error) {
 	start := time.Now()
 	limit := ct.batch
 	if ct.raw == "exact" {

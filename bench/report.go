@@ -125,6 +125,7 @@ func (r *report) finish() {
 		{"lw-c1 / raw-b1 (jobs/s)", "lw-c1", "raw-b1"},
 		{"lw-c16 / raw-b16 (jobs/s)", "lw-c16", "raw-b16"},
 		{"lw-c128 / raw-b128 (jobs/s)", "lw-c128", "raw-b128"},
+		{"lw-c128 / raw-2x256 (jobs/s)", "lw-c128", "raw-2x256"},
 	}
 	for _, p := range pairs {
 		r.addRatio(p[0], p[1], p[2], func(m drainMeasure) float64 { return m.JobsPerSec })
