@@ -25,7 +25,7 @@ type contender struct {
 	exact       bool
 	raw         string // "exact": Laravel's per-job statements; "batch": batched claim + one delete
 	batch       int
-	claimers    int // raw batch loops running at once (0: one)
+	claimers    int  // raw batch loops running at once (0: one)
 	latency     bool // also measured in the latency phase
 }
 
