@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,26 +69,75 @@ func sumServers(procs map[int]proc, match func(proc) bool) (time.Duration, error
 }
 
 // postgresTree sums every postmaster (a postgres process whose parent is
-// not one) with its children.
+// not one) with its children. A backend that exits during a reading
+// moves from the children's sum to its postmaster's reaped time; read in
+// the wrong order it would be counted nowhere, or twice: a pooled
+// backend's whole time off the total (River's pool closing its
+// connections once made a drain's server CPU negative). So the
+// postmasters are read before and after their children, and the reading
+// is taken again when a child was reaped in between.
 func postgresTree(procs map[int]proc) (time.Duration, error) {
 	isPG := func(p proc) bool { return p.comm == "postgres" || p.comm == "postmaster" }
-	masters := map[int]bool{}
-	var total time.Duration
+	var masters, children []int
 	for _, p := range procs {
 		if isPG(p) && !isPG(procs[p.ppid]) {
-			masters[p.pid] = true
-			total += p.self + p.children
+			masters = append(masters, p.pid)
 		}
 	}
 	if len(masters) == 0 {
 		return 0, ErrNotFound
 	}
 	for _, p := range procs {
-		if masters[p.ppid] {
-			total += p.self + p.children
+		if slices.Contains(masters, p.ppid) {
+			children = append(children, p.pid)
+		}
+	}
+	var total time.Duration
+	for range 10 {
+		before := readPids(masters)
+		var sum time.Duration
+		for _, c := range readPids(children) {
+			sum += c.self + c.children
+		}
+		after := readPids(masters)
+		total = sum
+		for _, m := range after {
+			total += m.self + m.children
+		}
+		if reapedNone(before, after) {
+			break
 		}
 	}
 	return total, nil
+}
+
+// readPids reads the stat of each pid still there.
+func readPids(pids []int) map[int]proc {
+	out := make(map[int]proc, len(pids))
+	for _, pid := range pids {
+		if p, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid)); ok {
+			out[pid] = p
+		}
+	}
+	return out
+}
+
+// reapedNone: no postmaster reaped a child between the two readings.
+func reapedNone(before, after map[int]proc) bool {
+	for pid, a := range after {
+		if b, ok := before[pid]; !ok || b.children != a.children {
+			return false
+		}
+	}
+	return len(before) == len(after)
+}
+
+func readStat(path string) (proc, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return proc{}, false // exited
+	}
+	return parseStat(string(data))
 }
 
 func readAll() (map[int]proc, error) {
@@ -100,11 +150,7 @@ func readAll() (map[int]proc, error) {
 	}
 	out := make(map[int]proc, len(stats))
 	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited since the glob
-		}
-		if p, ok := parseStat(string(data)); ok {
+		if p, ok := readStat(path); ok { // not: exited since the glob
 			out[p.pid] = p
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,4 +122,57 @@ func selfCPU(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Backends that burn CPU and exit while the server is read never make a
+// reading go down: each one's time is counted once, as a child while it
+// runs and in its postmaster's reaped time once it is gone.
+func TestPostgresReadingsNeverGoDownAsBackendsExit(t *testing.T) {
+	ctx := context.Background()
+	cfg := testdb.Config(t, appconfig.EnginePgSQL)
+	if _, err := Read(appconfig.EnginePgSQL); err != nil {
+		t.Skipf("the server does not run on this machine: %v", err)
+	}
+	done := make(chan struct{})
+	var churn sync.WaitGroup
+	for range 4 {
+		churn.Go(func() {
+			for range 15 {
+				q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := q.DB().ExecContext(ctx, "select count(*) from generate_series(1, 300000)"); err != nil {
+					t.Error(err)
+				}
+				q.Close()
+			}
+		})
+	}
+	go func() { churn.Wait(); close(done) }()
+	last, err := Read(appconfig.EnginePgSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readings := 0
+	for {
+		select {
+		case <-done:
+			if readings < 10 {
+				t.Fatalf("only %d readings while backends came and went", readings)
+			}
+			return
+		default:
+		}
+		now, err := Read(appconfig.EnginePgSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readings++
+		if now < last {
+			t.Fatalf("reading %d went down by %v while backends exited", readings, last-now)
+		}
+		last = now
+	}
 }
