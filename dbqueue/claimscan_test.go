@@ -34,6 +34,20 @@ func (e *testEnv) copyRow(t *testing.T, id int64, n int) {
 		e.quoted(e.cfg.JobsTable), e.quoted("j"), n, e.quoted("j"), e.quoted("id"), id))
 }
 
+// delayedThenReady inserts 12,000 rows on the default queue that are due
+// a minute after now, then n ready ones above them: a claim from the start
+// reads the delayed rows first. It returns the first delayed row's id and
+// the ready ids.
+func (e *testEnv) delayedThenReady(t *testing.T, now int64, n int) (first int64, ready []int64) {
+	t.Helper()
+	first = e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
+	e.copyRow(t, first, 11_999)
+	for range n {
+		ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
+	}
+	return first, ready
+}
+
 // everyClaimMeasured makes every claim from the start count as slow, so
 // that the cost measurement does not depend on the machine's speed.
 func everyClaimMeasured(q *Queue) {
@@ -149,12 +163,7 @@ func TestClaimsFromTheStartAlongThePrimaryKey(t *testing.T) {
 					id := e.insertRow(t, row{queue: "other", availableAt: now, createdAt: now})
 					e.copyRow(t, id, others-1)
 				}
-				first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
-				e.copyRow(t, first, 11_999)
-				var ready []int64
-				for range 10 {
-					ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
-				}
+				_, ready := e.delayedThenReady(t, now, 10)
 				jobs, err := e.q.Claim(e.ctx, nil, 5, jobqueue.ClaimOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -200,12 +209,7 @@ func TestClaimBoundTakesRowsBelowIt(t *testing.T) {
 		now := e.clock.Unix()
 		running := e.insertRow(t, row{queue: "default", attempts: 1, reservedAt: i64(now), availableAt: now - 10, createdAt: now - 10})
 		soon := e.insertRow(t, row{queue: "default", availableAt: now + 2, createdAt: now})
-		first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
-		e.copyRow(t, first, 11_999)
-		var ready []int64
-		for range 30 {
-			ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
-		}
+		first, ready := e.delayedThenReady(t, now, 30)
 		if got := e.claimIDs(t, 5); !slices.Equal(got, ready[:5]) {
 			t.Fatalf("first claim took %v, want %v", got, ready[:5])
 		}
@@ -265,12 +269,7 @@ func TestClaimBoundForgottenOnUnreserve(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
 		everyClaimMeasured(e.q)
 		now := e.clock.Unix()
-		first := e.insertRow(t, row{queue: "default", availableAt: now + 60, createdAt: now})
-		e.copyRow(t, first, 11_999)
-		var ready []int64
-		for range 10 {
-			ready = append(ready, e.insertRow(t, row{queue: "default", availableAt: now, createdAt: now}))
-		}
+		_, ready := e.delayedThenReady(t, now, 10)
 		jobs, err := e.q.Claim(e.ctx, nil, 2, jobqueue.ClaimOptions{})
 		if err != nil || len(jobs) != 2 {
 			t.Fatalf("claim: %v, %v", jobs, err)
