@@ -157,8 +157,11 @@ func (e *jobExecutor) warnUndeclaredModels() {
 	// Cheap tests first: this runs for every job without the bridge's
 	// record, and decoding the command is not.
 	command := e.payload.Data.Command
+	if len(e.job.Class().Models) > 0 || !payload.IsPlainCommand(command) || !strings.Contains(command, modelIdentifierClass) {
+		return
+	}
 	key := "models\x00" + e.payload.Name()
-	if len(e.job.Class().Models) > 0 || !payload.IsPlainCommand(command) || !strings.Contains(command, modelIdentifierClass) || e.notes.Has(key) {
+	if e.notes.Has(key) {
 		return
 	}
 	models, err := e.job.Models()

@@ -74,7 +74,7 @@ func (e *jobExecutor) middlewarePlan() (jobmiddleware.Plan, outcome, bool) {
 	}
 	decls := e.job.Class().Middleware
 	if len(decls) == 0 {
-		if e.mw.Once("norecord\x00" + class) {
+		if e.mw.OnceFor("norecord", class) {
 			e.log.Info().Str("class", class).Msg("jobs of this class carry no bridge record of their job middleware: if the PHP class has middleware(), Go does not apply it (install the bridge, or declare it on the registration: handlers.WithoutOverlapping, handlers.RateLimited, ...)")
 		}
 		return jobmiddleware.Plan{}, outcome{}, true
@@ -102,7 +102,7 @@ func (e *jobExecutor) recordedPlan(class string, meta *bridgeproto.Metadata) (jo
 		e.log.Warn().Str("uuid", e.payload.UUID).Str("class", class).Strs("not_applied", problems).
 			Msg("job runs in Go without the middleware Go cannot apply (RunWithoutPHPMiddleware)")
 	}
-	if len(plan.Steps) > 0 && e.mw.Once("record\x00"+class) {
+	if len(plan.Steps) > 0 && e.mw.OnceFor("record", class) {
 		e.log.Info().Str("class", class).Strs("middleware", plan.Describe()).
 			Msg("applying the job middleware the bridge recorded, sharing their state with PHP workers")
 	}

@@ -56,9 +56,10 @@ type Resolver struct {
 	said onceset.Set
 }
 
-// Once reports whether key is new (and marks it); bounded, as a worker
-// meets an unbounded number of classes.
-func (d *Resolver) Once(key string) bool { return d.said.Once(key) }
+// OnceFor reports whether topic + "\x00" + name is said for the first
+// time (bounded, as a worker meets an unbounded number of classes),
+// without building the key on every call.
+func (d *Resolver) OnceFor(topic, name string) bool { return d.said.OnceFor(topic, name) }
 
 // OptedIn reports whether the class runs without the middleware Go
 // cannot apply.

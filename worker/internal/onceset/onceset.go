@@ -26,12 +26,28 @@ func (o *Set) Has(key string) bool {
 func (o *Set) Once(key string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.mark([]byte(key))
+}
+
+// OnceFor is Once(topic + "\x00" + name) for a question asked of every
+// job: the key is built on the stack, and a string of it is made only the
+// first time.
+func (o *Set) OnceFor(topic, name string) bool {
+	var buf [128]byte
+	key := append(append(append(buf[:0], topic...), 0), name...)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mark(key)
+}
+
+// mark marks key and reports whether it was new; o.mu is held.
+func (o *Set) mark(key []byte) bool {
+	if o.seen[string(key)] || len(o.seen) >= max {
+		return false
+	}
 	if o.seen == nil {
 		o.seen = map[string]bool{}
 	}
-	if o.seen[key] || len(o.seen) >= max {
-		return false
-	}
-	o.seen[key] = true
+	o.seen[string(key)] = true
 	return true
 }
