@@ -17,6 +17,7 @@ func FuzzUnserialize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		v, canonical, err := unserialize(in)
+		checkStringAgrees(t, in, v, err)
 		if err != nil {
 			if _, ok := err.(*SyntaxError); !ok {
 				t.Fatalf("error of type %T: %v", err, err)
@@ -42,6 +43,23 @@ func FuzzUnserialize(f *testing.F) {
 			t.Fatalf("second round trip differs (%v):\n%q\n%q", err, out, out2)
 		}
 	})
+}
+
+// checkStringAgrees asserts UnserializeString reads in as Unserialize did
+// (v, err): the same error, or a value that serializes to the same bytes.
+func checkStringAgrees(t *testing.T, in []byte, v *Value, err error) {
+	sv, serr := UnserializeString(string(in))
+	if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+		t.Fatalf("%q: Unserialize: %v, UnserializeString: %v", in, err, serr)
+	}
+	if err != nil {
+		return
+	}
+	want, err1 := Serialize(v)
+	got, err2 := Serialize(sv)
+	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
+		t.Fatalf("%q: UnserializeString serializes to %q (%v), Unserialize to %q (%v)", in, got, err2, want, err1)
+	}
 }
 
 // fuzzSeeds returns every fixture plus the serialized commands found in

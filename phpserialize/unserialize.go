@@ -46,18 +46,36 @@ func Unserialize(b []byte) (*Value, error) {
 	return v, err
 }
 
+// UnserializeString is Unserialize for text held in a string. Keys and
+// class names are substrings of s itself, so only the copy that string
+// values sub-slice is made (a job's command was copied three times).
+func UnserializeString(s string) (*Value, error) {
+	var d decoder
+	d.reset([]byte(s), s)
+	return d.parse()
+}
+
 // unserialize also reports whether Serialize will reproduce b exactly.
 func unserialize(b []byte) (*Value, bool, error) {
 	var d decoder
-	d.reset(b)
-	v, err := d.value()
+	d.reset(bytes.Clone(b), string(b))
+	v, err := d.parse()
 	if err != nil {
 		return nil, false, err
 	}
-	if d.pos != len(d.in) {
-		return nil, false, d.fail("unexpected trailing data after the value")
-	}
 	return v, d.canonical, nil
+}
+
+// parse reads the one value the input must be.
+func (d *decoder) parse() (*Value, error) {
+	v, err := d.value()
+	if err != nil {
+		return nil, err
+	}
+	if d.pos != len(d.in) {
+		return nil, d.fail("unexpected trailing data after the value")
+	}
+	return v, nil
 }
 
 type decoder struct {
@@ -82,14 +100,13 @@ type decoder struct {
 	scratch  *Value // the only node a counting parse writes to
 }
 
-// reset prepares d to parse a private copy of b.
-func (d *decoder) reset(b []byte) {
-	in := make([]byte, len(b))
-	copy(in, b)
+// reset prepares d to parse in, a private copy of the input, and src, the
+// same bytes as a string.
+func (d *decoder) reset(in []byte, src string) {
 	values, entries := countNodes(in)
 	*d = decoder{
 		in:        in,
-		src:       string(b),
+		src:       src,
 		valChunk:  clamp(values, 1, slabLimit),
 		entChunk:  clamp(entries, 1, slabLimit),
 		slots:     make([]*Value, 0, clamp(values, 1, slabLimit)),
