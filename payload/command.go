@@ -26,19 +26,21 @@ func DecodeCommand(p *Payload, enc *Encrypter) (*Command, error) {
 	if p.Data.Command == "" {
 		return nil, &PayloadError{Key: "data.command", Msg: "missing: not an object job (job is " + quoteOrEmpty(p.Job) + ")"}
 	}
-	text := []byte(p.Data.Command)
+	var c *Command
+	var err error
 	encrypted := !IsPlainCommand(p.Data.Command)
 	if encrypted {
 		if enc == nil {
 			return nil, ErrEncrypted
 		}
-		plain, err := DecryptCommand(enc, p.Data.Command)
-		if err != nil {
-			return nil, fmt.Errorf("payload: data.command: %w", err)
+		plain, derr := DecryptCommand(enc, p.Data.Command)
+		if derr != nil {
+			return nil, fmt.Errorf("payload: data.command: %w", derr)
 		}
-		text = plain
+		c, err = ParseCommand(plain)
+	} else {
+		c, err = asCommand(phpserialize.UnserializeString(p.Data.Command))
 	}
-	c, err := ParseCommand(text)
 	if err != nil {
 		return nil, fmt.Errorf("payload: data.command: %w", err)
 	}
@@ -61,7 +63,11 @@ func quoteOrEmpty(s string) string {
 
 // ParseCommand unserializes a command, which must be an object.
 func ParseCommand(serialized []byte) (*Command, error) {
-	v, err := phpserialize.Unserialize(serialized)
+	return asCommand(phpserialize.Unserialize(serialized))
+}
+
+// asCommand takes an unserialized value that must be an object.
+func asCommand(v *phpserialize.Value, err error) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}

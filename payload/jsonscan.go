@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The worker parses every payload it claims, and encoding/json's map
@@ -18,10 +19,14 @@ import (
 // to encoding/json, so results and error messages stay exactly those of
 // encoding/json.
 
-// jsonField is one member of an object: its key and its value's bytes.
+// jsonField is one member of an object: its key and its value's bytes,
+// and, when the scanner decoded strings (scanPayload with texts), a string
+// value's text.
 type jsonField struct {
-	key string
-	raw json.RawMessage
+	key     string
+	raw     json.RawMessage
+	text    string
+	decoded bool
 }
 
 // jsonObject is an object's members in document order, keys unique.
@@ -36,19 +41,30 @@ func (o jsonObject) get(key string) json.RawMessage {
 	return nil
 }
 
-func (o jsonObject) keys() []string {
-	out := make([]string, len(o))
-	for i, f := range o {
-		out[i] = f.key
+// member returns the member named key.
+func (o jsonObject) member(key string) (jsonField, bool) {
+	for _, f := range o {
+		if f.key == key {
+			return f, true
+		}
 	}
-	return out
+	return jsonField{}, false
+}
+
+func (o jsonObject) has(key string) bool {
+	for _, f := range o {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // objectFromMap adapts encoding/json's result.
 func objectFromMap(m map[string]json.RawMessage) jsonObject {
 	out := make(jsonObject, 0, len(m))
 	for k, v := range m {
-		out = append(out, jsonField{k, v})
+		out = append(out, jsonField{key: k, raw: v})
 	}
 	return out
 }
@@ -59,7 +75,7 @@ const maxScanDepth = 512
 
 // scanObject splits a JSON object document. ok is false when it declines.
 func scanObject(data []byte) (obj jsonObject, ok bool) {
-	obj, _, ok = scanPayload(data, "")
+	obj, _, ok = scanPayload(data, "", nil)
 	return obj, ok
 }
 
@@ -67,9 +83,11 @@ func scanObject(data []byte) (obj jsonObject, ok bool) {
 // top-level key nested, in the same pass (the payload's data, whose
 // command is the longest string of the document, is then read once, not
 // twice). nestedObj is nil when that member is absent, is no object, or
-// is one scanObject would decline.
-func scanPayload(data []byte, nested string) (obj, nestedObj jsonObject, ok bool) {
-	s := jsonScanner{b: data, nested: nested}
+// is one scanObject would decline. With t, the string values of both
+// objects' members are decoded into t as they are scanned (a payload's
+// strings were otherwise read twice: scanned here, decoded after).
+func scanPayload(data []byte, nested string, t *texts) (obj, nestedObj jsonObject, ok bool) {
+	s := jsonScanner{b: data, nested: nested, t: t}
 	s.space()
 	obj, ok = s.object(true)
 	if !ok {
@@ -87,6 +105,10 @@ type jsonScanner struct {
 	// nestedObj.
 	nested    string
 	nestedObj jsonObject
+	// room backs the members of the top-level and nested objects.
+	room jsonObject
+	// t, when set, receives the collected members' string values.
+	t *texts
 }
 
 func (s *jsonScanner) space() {
@@ -117,7 +139,7 @@ func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
 	s.i++
 	var out jsonObject
 	if collect {
-		out = make(jsonObject, 0, 16)
+		out = s.members()
 	}
 	s.space()
 	if s.peek() == '}' {
@@ -138,14 +160,20 @@ func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
 		s.i++
 		s.space()
 		vstart := s.i
-		if !s.memberValue(key) {
+		var f jsonField
+		if collect && s.t != nil && s.peek() == '"' {
+			if f.text, f.decoded = s.decodeStr(); !f.decoded {
+				return nil, false
+			}
+		} else if !s.memberValue(key) {
 			return nil, false
 		}
 		if collect {
 			if !plainKey(key) || out.get(string(key)) != nil {
 				return nil, false
 			}
-			out = append(out, jsonField{internKey(key), s.b[vstart:s.i:s.i]})
+			f.key, f.raw = internKey(key), s.b[vstart:s.i:s.i]
+			out = append(out, f)
 		}
 		s.space()
 		switch s.peek() {
@@ -158,6 +186,22 @@ func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
 			return nil, false
 		}
 	}
+}
+
+// Room for members: a payload has about a dozen, its data a few (a longer
+// object just grows its slice).
+const topMembers, nestedMembers = 16, 4
+
+// members returns an empty slice for an object's members. The top-level
+// object and the nested one share one allocation; each slice's capacity
+// ends where the other's room begins, so growing one never writes into the
+// other.
+func (s *jsonScanner) members() jsonObject {
+	if s.depth == 1 {
+		s.room = make(jsonObject, topMembers+nestedMembers)
+		return s.room[:0:topMembers]
+	}
+	return s.room[topMembers : topMembers : topMembers+nestedMembers]
 }
 
 // internKey returns the payload keys Laravel writes without allocating.
@@ -316,6 +360,17 @@ func (s *jsonScanner) str() bool {
 	return false
 }
 
+// decodeStr is str that also decodes the string into s.t.
+func (s *jsonScanner) decodeStr() (string, bool) {
+	start := len(s.t.buf)
+	out, n, ok := decodeString(s.t.buf, s.b[s.i+1:])
+	if !ok {
+		return "", false
+	}
+	s.i += 1 + n
+	return s.t.took(out, start), true
+}
+
 func (s *jsonScanner) digits() int {
 	n := 0
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
@@ -390,47 +445,79 @@ func hex4(b []byte) rune {
 // accepted, as encoding/json does: invalid UTF-8 and lone surrogates
 // become U+FFFD. ok is false for anything str() would not accept.
 func unquoteJSON(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	var t texts
+	return t.unquote(raw)
+}
+
+// texts holds the decoded strings of one document in one buffer: a
+// payload's uuid, names and command were a dozen allocations per job.
+// Decoded bytes are only ever appended, so the bytes under a string made
+// from the buffer are never written again (when append moves the buffer,
+// earlier strings keep the old array, which nothing writes either).
+type texts struct{ buf []byte }
+
+// newTexts sizes the buffer for a document of n bytes: its strings decode
+// to at most its length unless it holds invalid UTF-8.
+func newTexts(n int) texts { return texts{buf: make([]byte, 0, n)} }
+
+// unquote is unquoteJSON decoding into t's buffer.
+func (t *texts) unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	body := raw[1 : len(raw)-1]
-	first := plainRun(body, true)
-	if first == len(body) {
-		return string(body), true
+	start := len(t.buf)
+	out, n, ok := decodeString(t.buf, raw[1:])
+	if !ok || 1+n != len(raw) {
+		return "", false
 	}
-	out := make([]byte, 0, len(body))
-	out = append(out, body[:first]...)
-	for i := first; i < len(body); {
-		if n := plainRun(body[i:], true); n > 0 {
-			out = append(out, body[i:i+n]...)
+	return t.took(out, start), true
+}
+
+// took keeps out, t's buffer after a string was appended at start, and
+// returns that string.
+func (t *texts) took(out []byte, start int) string {
+	t.buf = out
+	if len(out) == start {
+		return ""
+	}
+	return unsafe.String(&out[start], len(out)-start)
+}
+
+// decodeString decodes the JSON string whose body starts b (the opening
+// quote is before b) and appends it to out; n counts the bytes of b read,
+// the closing quote included. It takes what encoding/json's scanner takes
+// (no control characters, only JSON's escapes, any other byte) and decodes
+// as encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func decodeString(out, b []byte) (_ []byte, n int, ok bool) {
+	for i := 0; i < len(b); {
+		if n := plainRun(b[i:], true); n > 0 {
+			out = append(out, b[i:i+n]...)
 			i += n
 			continue
 		}
-		c := body[i]
-		switch {
-		case c == '"' || c < 0x20:
-			return "", false
+		switch c := b[i]; {
+		case c == '"':
+			return out, i + 1, true
+		case c < 0x20:
+			return out, 0, false
 		case c == '\\':
-			n, r, ok := unescape(body[i:])
+			n, r, ok := unescape(b[i:])
 			if !ok {
-				return "", false
+				return out, 0, false
 			}
 			out = utf8.AppendRune(out, r)
 			i += n
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(body[i:])
+		default: // a byte of a multi-byte sequence, or invalid UTF-8
+			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
 				out = utf8.AppendRune(out, unicode.ReplacementChar)
 			} else {
-				out = append(out, body[i:i+size]...)
+				out = append(out, b[i:i+size]...)
 			}
 			i += size
 		}
 	}
-	return string(out), true
+	return out, 0, false
 }
 
 // plainRun returns how many bytes at the start of b a JSON string holds

@@ -77,6 +77,50 @@ func checkUnquoteAgainstStd(t *testing.T, lit []byte) {
 	}
 }
 
+// checkSharedTexts decodes every string member of doc into one texts
+// buffer sized for doc, as Parse does, and only then compares each with
+// encoding/json: a later string (or a refused one) written over an earlier
+// one's bytes, or a buffer that moved under them, shows here.
+func checkSharedTexts(t *testing.T, doc []byte, obj jsonObject) {
+	buf := newTexts(len(doc))
+	var got []string
+	var lits [][]byte
+	for _, f := range obj {
+		if len(f.raw) == 0 || f.raw[0] != '"' {
+			continue
+		}
+		if s, ok := buf.unquote(f.raw); ok {
+			got = append(got, s)
+			lits = append(lits, f.raw)
+		}
+		// A literal cut short is refused; its partial bytes must not
+		// reach the strings already made.
+		buf.unquote(f.raw[:len(f.raw)-1])
+	}
+	for i, lit := range lits {
+		var want string
+		if err := json.Unmarshal(lit, &want); err != nil || got[i] != want {
+			t.Fatalf("%q: member %q decoded in a shared buffer reads %q, encoding/json %q (%v)", doc, lit, got[i], want, err)
+		}
+	}
+}
+
+func TestStringsSharingABufferKeepTheirBytes(t *testing.T) {
+	// Invalid UTF-8 decodes to three bytes per byte, so these strings
+	// outgrow a buffer sized for the document and move it.
+	doc := []byte("{\"a\":\"\xff\xff\xff\",\"b\":\"x\\u00e9\xfe\xfe\",\"c\":\"plain\",\"d\":\"\",\"e\":\"\xff\\n\xff\"}")
+	obj, ok := scanObject(doc)
+	if !ok {
+		t.Fatalf("scanObject declines %q", doc)
+	}
+	checkSharedTexts(t, doc, obj)
+	for _, doc := range scanSeeds(t) {
+		if obj, ok := scanObject(doc); ok {
+			checkSharedTexts(t, doc, obj)
+		}
+	}
+}
+
 func TestScanObjectAgreesWithEncodingJSON(t *testing.T) {
 	taken := 0
 	for _, doc := range scanSeeds(t) {
@@ -121,6 +165,7 @@ func FuzzScanObject(f *testing.F) {
 		checkScanAgainstStd(t, doc)
 		checkNestedScan(t, doc)
 		if obj, ok := scanObject(doc); ok {
+			checkSharedTexts(t, doc, obj)
 			for _, m := range obj {
 				if len(m.raw) > 0 && m.raw[0] == '"' {
 					checkUnquoteAgainstStd(t, m.raw)
@@ -191,10 +236,11 @@ func FuzzPlainRun(f *testing.F) {
 func checkNestedScan(t *testing.T, doc []byte) {
 	t.Helper()
 	obj, ok := scanObject(doc)
-	pobj, data, pok := scanPayload(doc, "data")
+	pobj, data, pok := scanPayload(doc, "data", nil)
 	if ok != pok || !reflect.DeepEqual(obj, pobj) {
 		t.Fatalf("scanPayload(%q) = %v, %v; scanObject %v, %v", doc, pobj, pok, obj, ok)
 	}
+	checkDecodingScan(t, doc, pobj, data, pok)
 	if !ok {
 		return
 	}
@@ -206,6 +252,42 @@ func checkNestedScan(t *testing.T, doc []byte) {
 	if (data != nil) != wantOK || !reflect.DeepEqual(data, want) && wantOK {
 		t.Fatalf("data of %q split as %v; scanObject of its bytes %v, %v", doc, data, want, wantOK)
 	}
+}
+
+// checkDecodingScan: scanning with texts declines and splits exactly as
+// without (obj, data, ok), and every string member it decoded reads as
+// encoding/json reads its bytes, checked once the whole document is
+// decoded (so that no string was written over by a later one).
+func checkDecodingScan(t *testing.T, doc []byte, obj, data jsonObject, ok bool) {
+	t.Helper()
+	buf := newTexts(len(doc))
+	dobj, ddata, dok := scanPayload(doc, "data", &buf)
+	if dok != ok || !sameMembers(dobj, obj) || !sameMembers(ddata, data) {
+		t.Fatalf("decoding scan of %q = %v, %v, %v; without decoding %v, %v, %v", doc, dobj, ddata, dok, obj, data, ok)
+	}
+	for _, f := range append(dobj, ddata...) {
+		isString := len(f.raw) > 0 && f.raw[0] == '"'
+		if f.decoded != isString {
+			t.Fatalf("%q: member %q decoded = %v", doc, f.key, f.decoded)
+		}
+		var want string
+		if isString && (json.Unmarshal(f.raw, &want) != nil || f.text != want) {
+			t.Fatalf("%q: member %q decoded as %q, encoding/json %q", doc, f.key, f.text, want)
+		}
+	}
+}
+
+// sameMembers compares keys and value bytes, not decoded texts.
+func sameMembers(a, b jsonObject) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if a[i].key != b[i].key || !bytes.Equal(a[i].raw, b[i].raw) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestNestedScanAgreesWithScanningData(t *testing.T) {

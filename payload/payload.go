@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,13 +42,12 @@ type Payload struct {
 	// Raw is the payload exactly as stored.
 	Raw []byte
 
-	keys   []string
 	fields jsonObject
 }
 
 // Has reports whether the payload has the top-level key (even if null):
 // the key set tells which Laravel version wrote it.
-func (p *Payload) Has(key string) bool { return slices.Contains(p.keys, key) }
+func (p *Payload) Has(key string) bool { return p.fields.has(key) }
 
 // Data is payload.data. Object jobs carry CommandName and Command; string
 // jobs (Queue::push('Class@method', $data)) carry arbitrary data in Raw.
@@ -62,11 +60,11 @@ type Data struct {
 	// Raw is data's JSON exactly as stored.
 	Raw json.RawMessage
 
-	keys []string
+	fields jsonObject
 }
 
 // Has reports whether data has the key (even if null).
-func (d *Data) Has(key string) bool { return slices.Contains(d.keys, key) }
+func (d *Data) Has(key string) bool { return d.fields.has(key) }
 
 // PayloadError says why a payload could not be read.
 type PayloadError struct {
@@ -85,7 +83,8 @@ func (e *PayloadError) Error() string {
 // the loose types PHP allows (numeric strings for numbers), and strict about
 // the document being a JSON object.
 func Parse(raw []byte) (*Payload, error) {
-	fields, data, ok := scanPayload(raw, "data")
+	t := newTexts(len(raw))
+	fields, data, ok := scanPayload(raw, "data", &t)
 	if !ok {
 		var err error
 		if fields, err = decodeObject(raw); err != nil {
@@ -93,8 +92,8 @@ func Parse(raw []byte) (*Payload, error) {
 		}
 		data = nil
 	}
-	p := &Payload{Raw: raw, keys: fields.keys(), fields: fields}
-	if err := p.readFields(fields, data); err != nil {
+	p := &Payload{Raw: raw, fields: fields}
+	if err := p.readFields(&t, fields, data); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -134,19 +133,16 @@ func asSyntaxError(err error, target **json.SyntaxError) bool {
 }
 
 // readFields reads the payload's members; data is the data member split
-// already (nil: split it here).
-func (p *Payload) readFields(fields, data jsonObject) error {
+// already (nil: split it here); its strings are decoded into t.
+func (p *Payload) readFields(t *texts, fields, data jsonObject) error {
 	var err error
 	str := func(key string) string {
 		if err != nil {
 			return ""
 		}
-		var s *string
-		s, err = optString(key, fields.get(key))
-		if s == nil {
-			return ""
-		}
-		return *s
+		var s string
+		s, err = t.str(key, fields, key)
+		return s
 	}
 	num := func(key string) *int64 {
 		if err != nil {
@@ -183,7 +179,7 @@ func (p *Payload) readFields(fields, data jsonObject) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Data.read(fields.get("data"), data); err != nil {
+	if err := p.Data.read(t, fields.get("data"), data); err != nil {
 		return err
 	}
 	for _, f := range fields {
@@ -222,7 +218,7 @@ func (p *Payload) readBackoff(fields jsonObject, errp *error) *string {
 	return &s
 }
 
-func (d *Data) read(raw json.RawMessage, fields jsonObject) error {
+func (d *Data) read(t *texts, raw json.RawMessage, fields jsonObject) error {
 	d.Raw = raw
 	if isNull(raw) || raw[0] != '{' {
 		return nil // string jobs may carry any data, "" by default
@@ -238,18 +234,13 @@ func (d *Data) read(raw json.RawMessage, fields jsonObject) error {
 		}
 		fields = objectFromMap(m)
 	}
-	d.keys = fields.keys()
+	d.fields = fields
 	var err error
-	var s *string
-	if s, err = optString("data.commandName", fields.get("commandName")); err != nil {
+	if d.CommandName, err = t.str("data.commandName", fields, "commandName"); err != nil {
 		return err
-	} else if s != nil {
-		d.CommandName = *s
 	}
-	if s, err = optString("data.command", fields.get("command")); err != nil {
+	if d.Command, err = t.str("data.command", fields, "command"); err != nil {
 		return err
-	} else if s != nil {
-		d.Command = *s
 	}
 	d.BatchID, err = optString("data.batchId", fields.get("batchId"))
 	return err
@@ -334,6 +325,28 @@ func jsonKind(raw json.RawMessage) string {
 	default:
 		return "a number"
 	}
+}
+
+// str is the string member name of fields: decoded already by the scan,
+// else decoded into t's buffer now; "" when null or absent. key names it
+// in errors.
+func (t *texts) str(key string, fields jsonObject, name string) (string, error) {
+	f, _ := fields.member(name)
+	if f.decoded {
+		return f.text, nil
+	}
+	raw := f.raw
+	if isNull(raw) {
+		return "", nil
+	}
+	if s, ok := t.unquote(raw); ok {
+		return s, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", &PayloadError{Key: key, Msg: "want a string, got " + jsonKind(raw)}
+	}
+	return s, nil
 }
 
 func optString(key string, raw json.RawMessage) (*string, error) {
