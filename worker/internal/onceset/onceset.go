@@ -26,7 +26,10 @@ func (o *Set) Has(key string) bool {
 func (o *Set) Once(key string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.mark([]byte(key))
+	if o.seen[key] {
+		return false
+	}
+	return o.add(key)
 }
 
 // OnceFor is Once(topic + "\x00" + name) for a question asked of every
@@ -37,17 +40,20 @@ func (o *Set) OnceFor(topic, name string) bool {
 	key := append(append(append(buf[:0], topic...), 0), name...)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.mark(key)
+	if o.seen[string(key)] { // looked up without a copy
+		return false
+	}
+	return o.add(string(key))
 }
 
-// mark marks key and reports whether it was new; o.mu is held.
-func (o *Set) mark(key []byte) bool {
-	if o.seen[string(key)] || len(o.seen) >= max {
+// add marks a key not marked yet, within the bound; o.mu is held.
+func (o *Set) add(key string) bool {
+	if len(o.seen) >= max {
 		return false
 	}
 	if o.seen == nil {
 		o.seen = map[string]bool{}
 	}
-	o.seen[string(key)] = true
+	o.seen[key] = true
 	return true
 }
