@@ -33,12 +33,8 @@ type jsonField struct {
 type jsonObject []jsonField
 
 func (o jsonObject) get(key string) json.RawMessage {
-	for _, f := range o {
-		if f.key == key {
-			return f.raw
-		}
-	}
-	return nil
+	f, _ := o.member(key)
+	return f.raw
 }
 
 // member returns the member named key.
@@ -52,12 +48,8 @@ func (o jsonObject) member(key string) (jsonField, bool) {
 }
 
 func (o jsonObject) has(key string) bool {
-	for _, f := range o {
-		if f.key == key {
-			return true
-		}
-	}
-	return false
+	_, ok := o.member(key)
+	return ok
 }
 
 // objectFromMap adapts encoding/json's result.

@@ -335,10 +335,15 @@ func (t *texts) str(key string, fields jsonObject, name string) (string, error) 
 	if f.decoded {
 		return f.text, nil
 	}
-	raw := f.raw
-	if isNull(raw) {
+	if isNull(f.raw) {
 		return "", nil
 	}
+	return t.decode(key, f.raw)
+}
+
+// decode reads raw, a JSON value other than null, as a string: unquoted
+// into t's buffer, or by encoding/json for what the scanner declines.
+func (t *texts) decode(key string, raw json.RawMessage) (string, error) {
 	if s, ok := t.unquote(raw); ok {
 		return s, nil
 	}
@@ -353,12 +358,10 @@ func optString(key string, raw json.RawMessage) (*string, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	if s, ok := unquoteJSON(raw); ok {
-		return &s, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, &PayloadError{Key: key, Msg: "want a string, got " + jsonKind(raw)}
+	var t texts
+	s, err := t.decode(key, raw)
+	if err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
