@@ -186,7 +186,7 @@ func TestBenchMeasuresPHPOnACopyOfTheApp(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "bench.sqlite")
 	out, stderr, code := runBinary(t, "bench", "--db", "sqlite", "--db-database", db, "--laravel-app", app,
-		"--only", "php-1,lw-c128", "--jobs", "200", "--php-jobs", "60", "--rounds", "1", "--latency-jobs", "0", "--json")
+		"--only", "php-1,lw-c128", "--jobs", "200", "--php-jobs", "200", "--rounds", "1", "--latency-jobs", "0", "--json")
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, out, stderr)
 	}
@@ -195,7 +195,7 @@ func TestBenchMeasuresPHPOnACopyOfTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	php := rep.Results["php-1"]
-	if php == nil || len(php.Drains) != 1 || php.Drains[0].Jobs != 60 || php.Drains[0].JobsPerSec <= 0 || php.Drains[0].CPUPer1k <= 0 {
+	if php == nil || len(php.Drains) != 1 || php.Drains[0].Jobs != 200 || php.Drains[0].JobsPerSec <= 0 || php.Drains[0].CPUPer1k <= 0 {
 		t.Fatalf("php-1: %+v", php)
 	}
 	if len(rep.Ratios) == 0 || rep.Ratios[0].Name != "lw-c128 / php-1 (jobs/s)" {

@@ -144,7 +144,15 @@ func (b *runner) drainPushed(ct contender, n int, base procStats, keep int, limi
 	m.WallSec, m.StartSec = st.wall.Seconds(), base.wall.Seconds()
 	m.JobsPerSec = float64(n) / net.Seconds()
 	if ct.raw == "" {
-		m.CPUPer1k = float64((st.cpu - base.cpu).Milliseconds()) / float64(n) * 1000
+		// As for the wall time: a short drain can cost less CPU than the
+		// empty-queue run it is measured against (a process's start-up
+		// moves by tens of ms), and a negative cost is no measure; the
+		// drain's whole CPU, start-up included, is then the bound given.
+		cpu := st.cpu - base.cpu
+		if cpu <= 0 {
+			cpu = st.cpu
+		}
+		m.CPUPer1k = float64(cpu.Milliseconds()) / float64(n) * 1000
 	}
 	m.PeakRSSMB = float64(st.maxRSSKB) / 1024
 	return m, nil
