@@ -71,6 +71,10 @@ type drainMeasure struct {
 	StartSec       float64 `json:"startup_sec"` // the empty-queue run subtracted from WallSec
 	Load1          float64 `json:"load1"`
 	Left           int     `json:"left,omitempty"` // jobs a PHP worker left reserved
+	// Killed: the drain did not stop by itself within its limit (a worker
+	// still in a claim, which --max-time does not interrupt) and was
+	// killed; Jobs counts what it had drained by then.
+	Killed bool `json:"killed,omitempty"`
 }
 
 // measureDrain empties the tables, times the contender on an empty queue
@@ -248,9 +252,14 @@ type procStats struct {
 	maxRSSKB int64         // the largest peak of one process
 }
 
+// errKilledAtLimit: runProcs killed the commands still running at its
+// limit (the kill's own "signal: killed" errors are in the same error).
+var errKilledAtLimit = errors.New("killed at the time limit")
+
 // runProcs starts the commands together and waits for all of them; wall is
 // from the first start to the last exit. Output goes to a log file whose
-// tail is returned with a failure.
+// tail is returned with a failure. Commands still running after limit are
+// killed, and the error then wraps errKilledAtLimit.
 func (b *runner) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Duration) (procStats, error) {
 	var st procStats
 	logs := make([]*os.File, len(cmds))
@@ -269,7 +278,8 @@ func (b *runner) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Dura
 			return st, err
 		}
 	}
-	timer := time.AfterFunc(limit, func() { killAll(cmds) })
+	killed := make(chan struct{})
+	timer := time.AfterFunc(limit, func() { close(killed); killAll(cmds) })
 	defer timer.Stop()
 	var errs []error
 	for i, cmd := range cmds {
@@ -285,6 +295,11 @@ func (b *runner) runProcs(ctx context.Context, cmds []*exec.Cmd, limit time.Dura
 	st.wall = time.Since(start)
 	if ctx.Err() != nil {
 		return st, ctx.Err()
+	}
+	select {
+	case <-killed:
+		errs = append(errs, fmt.Errorf("%w (%s)", errKilledAtLimit, limit))
+	default:
 	}
 	return st, errors.Join(errs...)
 }

@@ -137,6 +137,15 @@ func (b *runner) progressRound(w *workloadResult) {
 	b.progress("%s %-9s round %d: %8.0f vs %8.0f jobs/s  ratio %.3f  cpu %.0f/%.0f  server cpu %.0f/%.0f ms/1k  load %.2f/%.2f",
 		w.Workload, w.Contender, len(w.Rounds), r.Load.JobsPerSec, r.Baseline.JobsPerSec, r.Ratio,
 		r.Load.CPUPer1k, r.Baseline.CPUPer1k, r.Load.ServerCPUPer1k, r.Baseline.ServerCPUPer1k, r.Load.Load1, r.Baseline.Load1)
+	for _, d := range []struct {
+		name string
+		m    drainMeasure
+	}{{"workload", r.Load}, {"baseline", r.Baseline}} {
+		if d.m.Killed {
+			b.progress("%s %-9s round %d: the %s drain did not stop within its limit and %s more and was killed after %.0f s with %d jobs drained",
+				w.Workload, w.Contender, len(w.Rounds), d.name, drainGrace, d.m.WallSec, d.m.Jobs)
+		}
+	}
 }
 
 func printWorkloads(w io.Writer, ws []*workloadResult) {
@@ -165,5 +174,20 @@ func printWorkloads(w io.Writer, ws []*workloadResult) {
 			said[line] = true
 			fmt.Fprintln(w, line)
 		}
+		if n := killedRounds(wl); n > 0 {
+			fmt.Fprintf(w, "  %s %s: %d of %d rounds had a drain killed %s after its limit, still running (its rate counts what it drained)\n",
+				wl.Workload, wl.Contender, n, len(wl.Rounds), drainGrace)
+		}
 	}
+}
+
+// killedRounds counts the rounds with a drain that was killed.
+func killedRounds(wl *workloadResult) int {
+	n := 0
+	for _, r := range wl.Rounds {
+		if r.Load.Killed || r.Baseline.Killed {
+			n++
+		}
+	}
+	return n
 }
