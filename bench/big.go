@@ -87,7 +87,7 @@ func (b *runner) bigTable(delayed, ready int, small map[string]float64) (*bigRes
 // killedNote marks a drain that was killed in a progress line.
 func killedNote(m drainMeasure) string {
 	if m.Killed {
-		return fmt.Sprintf("; killed %s after its limit, still running", drainGrace)
+		return "; killed, still running past its limit"
 	}
 	return ""
 }
@@ -114,7 +114,14 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 	}
 	if ct.raw == "" {
 		var err error
-		if base, err = b.runProcs(ctx, cmds(), time.Minute); err != nil {
+		base, err = b.runProcs(ctx, cmds(), time.Minute)
+		if errors.Is(err, errKilledAtLimit) {
+			// The empty-queue run's one claim read every delayed row
+			// for over a minute (10,000,000 on MariaDB): no start-up
+			// to subtract; the round says it was cut.
+			base, m.Killed, err = procStats{}, true, nil
+		}
+		if err != nil {
 			return m, err
 		}
 	}

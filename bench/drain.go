@@ -71,9 +71,10 @@ type drainMeasure struct {
 	StartSec       float64 `json:"startup_sec"` // the empty-queue run subtracted from WallSec
 	Load1          float64 `json:"load1"`
 	Left           int     `json:"left,omitempty"` // jobs a PHP worker left reserved
-	// Killed: the drain did not stop by itself within its limit (a worker
-	// still in a claim, which --max-time does not interrupt) and was
-	// killed; Jobs counts what it had drained by then.
+	// Killed: the drain, or the empty-queue run before it, did not stop
+	// by itself within its limit (a worker still in a claim, which
+	// --max-time does not interrupt) and was killed; Jobs counts what the
+	// drain had drained by then.
 	Killed bool `json:"killed,omitempty"`
 }
 

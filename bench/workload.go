@@ -142,8 +142,8 @@ func (b *runner) progressRound(w *workloadResult) {
 		m    drainMeasure
 	}{{"workload", r.Load}, {"baseline", r.Baseline}} {
 		if d.m.Killed {
-			b.progress("%s %-9s round %d: the %s drain did not stop within its limit and %s more and was killed after %.0f s with %d jobs drained",
-				w.Workload, w.Contender, len(w.Rounds), d.name, drainGrace, d.m.WallSec, d.m.Jobs)
+			b.progress("%s %-9s round %d: the %s drain or its empty-queue run did not stop within its limit and was killed (%d jobs drained in %.0f s)",
+				w.Workload, w.Contender, len(w.Rounds), d.name, d.m.Jobs, d.m.WallSec)
 		}
 	}
 }
@@ -175,8 +175,8 @@ func printWorkloads(w io.Writer, ws []*workloadResult) {
 			fmt.Fprintln(w, line)
 		}
 		if n := killedRounds(wl); n > 0 {
-			fmt.Fprintf(w, "  %s %s: %d of %d rounds had a drain killed %s after its limit, still running (its rate counts what it drained)\n",
-				wl.Workload, wl.Contender, n, len(wl.Rounds), drainGrace)
+			fmt.Fprintf(w, "  %s %s: %d of %d rounds had a drain killed, still running past its limit (its rate counts what it drained)\n",
+				wl.Workload, wl.Contender, n, len(wl.Rounds))
 		}
 	}
 }
