@@ -92,6 +92,18 @@ func killedNote(m drainMeasure) string {
 	return ""
 }
 
+// cutAtLimit: a run killed at its limit (a worker still in its first
+// claim behind a large backlog; --max-time is checked between claims)
+// marks the measure Killed instead of failing it: the round counts what
+// was drained. Other errors are returned as they are.
+func (m *drainMeasure) cutAtLimit(err error) error {
+	if errors.Is(err, errKilledAtLimit) {
+		m.Killed = true
+		return nil
+	}
+	return err
+}
+
 // drainGrace is how long a time-limited drain may run past its limit
 // (its workers' --max-time) before it is killed.
 const drainGrace = 2 * time.Minute
@@ -115,11 +127,11 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 	if ct.raw == "" {
 		var err error
 		base, err = b.runProcs(ctx, cmds(), time.Minute)
-		if errors.Is(err, errKilledAtLimit) {
+		if err = m.cutAtLimit(err); m.Killed {
 			// The empty-queue run's one claim read every delayed row
 			// for over a minute (10,000,000 on MariaDB): no start-up
-			// to subtract; the round says it was cut.
-			base, m.Killed, err = procStats{}, true, nil
+			// to subtract.
+			base = procStats{}
 		}
 		if err != nil {
 			return m, err
@@ -144,12 +156,7 @@ func (b *runner) bigDrain(ct contender, readyFrom int64, ready, delayed int, lim
 		cancel()
 	} else {
 		st, err = b.runProcs(ctx, cmds(), limit+drainGrace)
-		if errors.Is(err, errKilledAtLimit) {
-			// A worker still in its first claim behind a large backlog
-			// (--max-time is checked between claims): the round counts
-			// what was drained, and says it was cut.
-			m.Killed, err = true, nil
-		}
+		err = m.cutAtLimit(err)
 	}
 	if err != nil {
 		return m, err

@@ -61,3 +61,16 @@ func TestBigTableReportMarksAKilledDrain(t *testing.T) {
 		t.Fatalf("%d drains marked killed, want 1:\n%s", n, out.String())
 	}
 }
+
+// A run killed at its limit cuts the round; any other failure fails it.
+func TestCutAtLimitOnlyTakesTheKill(t *testing.T) {
+	var m drainMeasure
+	if err := m.cutAtLimit(errors.Join(errors.New("signal: killed"), errKilledAtLimit)); err != nil || !m.Killed {
+		t.Fatalf("killed at the limit: err = %v, Killed = %v; want nil, true", err, m.Killed)
+	}
+	m = drainMeasure{}
+	failure := errors.New("exit status 1")
+	if err := m.cutAtLimit(failure); err != failure || m.Killed {
+		t.Fatalf("a failure: err = %v, Killed = %v; want the failure, false", err, m.Killed)
+	}
+}

@@ -137,14 +137,9 @@ func (b *runner) progressRound(w *workloadResult) {
 	b.progress("%s %-9s round %d: %8.0f vs %8.0f jobs/s  ratio %.3f  cpu %.0f/%.0f  server cpu %.0f/%.0f ms/1k  load %.2f/%.2f",
 		w.Workload, w.Contender, len(w.Rounds), r.Load.JobsPerSec, r.Baseline.JobsPerSec, r.Ratio,
 		r.Load.CPUPer1k, r.Baseline.CPUPer1k, r.Load.ServerCPUPer1k, r.Baseline.ServerCPUPer1k, r.Load.Load1, r.Baseline.Load1)
-	for _, d := range []struct {
-		name string
-		m    drainMeasure
-	}{{"workload", r.Load}, {"baseline", r.Baseline}} {
-		if d.m.Killed {
-			b.progress("%s %-9s round %d: the %s drain or its empty-queue run did not stop within its limit and was killed (%d jobs drained in %.0f s)",
-				w.Workload, w.Contender, len(w.Rounds), d.name, d.m.Jobs, d.m.WallSec)
-		}
+	if r.killed() {
+		b.progress("%s %-9s round %d: a drain or its empty-queue run did not stop within its limit and was killed (the rates count what was drained)",
+			w.Workload, w.Contender, len(w.Rounds))
 	}
 }
 
@@ -181,11 +176,14 @@ func printWorkloads(w io.Writer, ws []*workloadResult) {
 	}
 }
 
+// killed: a drain of the round, or its empty-queue run, was killed.
+func (r workloadRound) killed() bool { return r.Load.Killed || r.Baseline.Killed }
+
 // killedRounds counts the rounds with a drain that was killed.
 func killedRounds(wl *workloadResult) int {
 	n := 0
 	for _, r := range wl.Rounds {
-		if r.Load.Killed || r.Baseline.Killed {
+		if r.killed() {
 			n++
 		}
 	}
