@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/laraworker/laraworker/bench"
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/test/bench"
 )
 
 func main() {

@@ -3,11 +3,11 @@ package console
 import (
 	"io"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/democmd"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,10 +50,12 @@ func WriteTable(w io.Writer, headers []string, rows [][]string) error {
 // escaping (class names hold backslashes).
 func WriteJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
 
-// ErrorLine is msg on one line with every secret of cfg (DB password,
-// APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]": what a command may
-// print of an error that a driver or a child process wrote. Package laravel
-// already keeps secrets out of its errors; this guards the rest.
+// ErrorLine is msg on one line with every secret of cfg (DB and Redis
+// passwords, APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]", in any
+// escaping (JSON's \/ and \u00XX, HTML's &#43;, percent escapes): what a
+// command may print of an error that a driver or a child process wrote.
+// Package appconfig already keeps secrets out of its errors; this guards
+// the rest.
 func ErrorLine(cfg appconfig.Config, msg string) string { return queueconn.ErrorLine(cfg, msg) }
 
 // ExitUsage is the status of a usage error.

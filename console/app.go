@@ -10,6 +10,7 @@ import (
 	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/classcmd"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/payloadcmd"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/urfave/cli/v2"
@@ -106,7 +107,7 @@ func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	cmdline.Conventions(app)
 	if err := app.Run(args); err != nil {
-		printError(app.ErrWriter, app.Name, err)
+		printError(app.ErrWriter, app.Name, output.Secrets(app).String(err.Error()))
 		if coder, ok := err.(cli.ExitCoder); ok {
 			return coder.ExitCode()
 		}
@@ -115,11 +116,11 @@ func Run(app *cli.App, args []string) int {
 	return 0
 }
 
-func printError(w io.Writer, name string, err error) {
+func printError(w io.Writer, name string, msg string) {
 	if w == nil {
 		w = os.Stderr
 	}
-	if msg := err.Error(); msg != "" { // cli.Exit("", code) only sets the status
+	if msg != "" { // cli.Exit("", code) only sets the status
 		fmt.Fprintf(w, "%s: %s\n", name, msg)
 	}
 }

@@ -4,23 +4,28 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
-	"github.com/laraworker/laraworker/worker"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
 )
 
 // workBridge is the app's bridge as the worker uses it: what it does, and
 // where its hook jobs go. No bridge (or an app read without its PHP, which
-// cannot tell): nil, nil. A hooks queue Go cannot write in the
+// cannot tell): nil, nil. A bridge whose payload record this laraworker
+// cannot read is an error (each job it routes would fail), and so is a
+// hooks queue Go cannot write in the
 // transactions of its outcomes (another driver, another database) is an
 // error: the hooks would not be atomic with the outcomes they follow.
-func workBridge(info appconfig.AppInfo) (*worker.Bridge, *queueconn.HooksQueue, error) {
+func workBridge(info appconfig.AppInfo) (*bridgeproto.Bridge, *queueconn.HooksQueue, error) {
 	b := info.Bridge
 	if b == nil || !b.Installed {
 		return nil, nil, nil
 	}
-	wb := &worker.Bridge{Capabilities: slices.Clone(b.Capabilities)}
+	if v := b.RecordVersion; v != 0 && v != bridgeproto.MetadataVersion {
+		return nil, nil, fmt.Errorf("the installed bridge records version %d of its payload key (\"laraworker\"), and this laraworker reads version %d: "+
+			"it would fail every job the bridge routes to it. Install the laraworker and bridge of one release", v, bridgeproto.MetadataVersion)
+	}
+	wb := &bridgeproto.Bridge{Capabilities: slices.Clone(b.Capabilities)}
 	if !bridgeproto.HasCapability(b.Capabilities, bridgeproto.CapFailed) && !bridgeproto.HasCapability(b.Capabilities, bridgeproto.CapBatchCallbacks) {
 		return wb, nil, nil
 	}

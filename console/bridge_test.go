@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // TestWorkBridge: the worker pushes hook jobs only for an installed bridge
@@ -45,6 +45,16 @@ func TestWorkBridge(t *testing.T) {
 		if _, _, err := workBridge(info(true, all, bad)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	newer := info(true, all, good)
+	newer.Bridge.RecordVersion = 2
+	if _, _, err := workBridge(newer); err == nil || !strings.Contains(err.Error(), "records version 2 of its payload key") {
+		t.Errorf("a bridge newer than this laraworker: %v", err)
+	}
+	same := info(true, all, good)
+	same.Bridge.RecordVersion = 1
+	if _, _, err := workBridge(same); err != nil {
+		t.Errorf("the bridge of this laraworker: %v", err)
 	}
 	if w := hooksQueueWarning(&queueconn.HooksQueue{Connection: "database", Queue: "hooks"}, "database", []string{"go", "hooks"}); !strings.Contains(w, "Go never runs them") {
 		t.Errorf("watching the hooks queue: %q", w)

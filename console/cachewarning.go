@@ -3,9 +3,8 @@ package console
 import (
 	"fmt"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
-	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/rs/zerolog"
 )
 
@@ -23,8 +22,7 @@ import (
 // sharesCache tells whether the store reaches the app's default cache
 // store as PHP does.
 func sharesCache(c *queueconn.Connection) bool {
-	s, ok := c.Store.(jobqueue.CacheAccess)
-	return ok && s.SharedCache() != nil
+	return c.Store.SharedCache() != nil
 }
 
 // warnUnsharedCache logs one warning when Go cannot reach the cache store
@@ -40,7 +38,17 @@ func warnUnsharedCache(conn *queueconn.Connection, version string, log zerolog.L
 	}
 	log.Warn().Str("cache_store", store).Str("fix", fix).
 		Msg(unsharedCacheReason(store) + ": `php artisan queue:restart` does not stop this worker, maxExceptions is counted in this process only (not with PHP's workers), " +
-			"and a job cut short by a stop signal always gets its attempt back (no bound across restarts)")
+			"and a job cut short by a stop signal always gets its attempt back (no bound across restarts)" + unsharedControls(version))
+}
+
+// unsharedControls names Laravel 12.40+'s controls that live in the cache
+// too: queue:pause does not reach Go, and Go gives #[DebounceFor] jobs
+// (13.6+) back to PHP workers.
+func unsharedControls(version string) string {
+	if version != "" && appconfig.VersionCompare(version, "12.40") < 0 {
+		return ""
+	}
+	return "; `php artisan queue:pause` does not pause it, and #[DebounceFor] jobs are left to PHP workers"
 }
 
 // unsharedCacheReason says why Go cannot read the store.

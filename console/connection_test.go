@@ -3,15 +3,16 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
-	"github.com/laraworker/laraworker/internal/testredis"
+	"github.com/laraworker/laraworker/internal/testutil/testredis"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/rs/zerolog"
 )
 
@@ -103,5 +104,23 @@ return ['default' => 'sqlite', 'connections' => ['sqlite' => ['driver' => 'sqlit
 	}
 	if out, errOut, code := run("failed"); code != 0 {
 		t.Fatalf("failed: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// push --json names a Redis job by its payload's "id", a string, as
+	// the job in the list has it.
+	out, errOut, code = run("push", `App\Jobs\A`, "--json")
+	var pushed struct {
+		ID any `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(out), &pushed); code != 0 || err != nil {
+		t.Fatalf("push --json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	id, _ := pushed.ID.(string)
+	listed, err = srv.Client(t).LRange(ctx, "app_database_queues:default", 0, -1).Result()
+	if id == "" || err != nil || len(listed) != 1 || !strings.Contains(listed[0], `"id":"`+id+`"`) {
+		t.Fatalf("push --json printed id %#v; the job in Redis: %q %v", pushed.ID, listed, err)
+	}
+	// A Redis job has no number: inspect --id says the connection cannot.
+	if out, errOut, code := run("inspect", "--id", "1"); code != 1 || !strings.Contains(errOut, `queue connection "redis" (driver redis) has no lookup of single jobs`) {
+		t.Fatalf("inspect --id on redis: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -3,17 +3,18 @@ package console
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdsn"
-	"github.com/laraworker/laraworker/internal/testwait"
-	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/internal/testutil/testdsn"
+	"github.com/laraworker/laraworker/internal/testutil/testredis"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -28,6 +29,7 @@ import (
 // file store the warning stays.
 func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 	ctx := context.Background()
+	testdsn.NeedRedis(t)
 	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: 1, Protocol: 2, DisableIdentity: true})
 	defer rc.Close()
 	if err := rc.Ping(ctx).Err(); err != nil {
@@ -70,7 +72,7 @@ func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 		t.Fatalf("shares %v, logged %s", sharesCache(conn), logs.String())
 	}
 
-	locks, state, closeLocks := lockStores(conn.Store, cfg, info.Version, log)
+	locks, state, closeLocks := lockStores(conn.Store, cfg, info, info.Version, log)
 	defer closeLocks()
 	lockKey := prefix + `laravel_cache:laravel_unique_job:App\Jobs\UniqueJob1`
 	rc.Set(ctx, lockKey, "owner", time.Minute)
@@ -115,7 +117,48 @@ func TestDatabaseQueueSharesTheRedisCache(t *testing.T) {
 	if sharesCache(fileConn) || !bytes.Contains(logs.Bytes(), []byte(`"cache_store":"file"`)) {
 		t.Errorf("file store: shares %v, logged %s", sharesCache(fileConn), logs.String())
 	}
-	if _, ok := fileConn.Store.(jobqueue.MiddlewareState).DurationLimiters()["default"]; !ok {
+	if _, ok := fileConn.Store.DurationLimiters()["default"]; !ok {
 		t.Error("no DurationLimiter for the ...WithRedis middleware beside a file store")
+	}
+}
+
+// TestRedisLockStoreThroughSentinel: an app whose redis lock connection
+// goes through Redis Sentinel (predis) and whose default store is not
+// redis: the worker's "redis" lock store is opened from the app's
+// database.redis, through the sentinel, and releases the lock PHP took on
+// the master. It used to be opened from REDIS_HOST, which for such a
+// connection says nothing (127.0.0.1:6379 by default).
+func TestRedisLockStoreThroughSentinel(t *testing.T) {
+	ctx := context.Background()
+	master := testredis.Start(t)
+	sentinel := testredis.StartSentinel(t, "lwmaster", master, testredis.SentinelOptions{})
+	prefix := fmt.Sprintf("laraworker_console_sentinel_%d_", time.Now().UnixNano())
+	list := map[string]any{"0": "tcp://" + sentinel.Addr, "options": map[string]any{"replication": "sentinel", "service": "lwmaster"}}
+	info := appconfig.AppInfo{Connection: "database", QueueDriver: "database", Version: "8.83.27",
+		SharedRedis: &appconfig.SharedRedisConfig{Redis: appconfig.RedisArrays{"client": "predis", "options": map[string]any{"prefix": prefix}, "default": list}}}
+	cfg := appconfig.Config{Driver: appconfig.EngineSQLite, Database: filepath.Join(t.TempDir(), "q.sqlite"),
+		CacheStore: "file", CachePrefix: "laravel_cache",
+		// As appconfig reads such an app: no host it could name.
+		Redis: appconfig.RedisConfig{Addr: "127.0.0.1:6379", LockConnection: "default", Err: errors.New("the redis connection \"default\" is a list of servers")}}.WithDefaults()
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	conn, err := queueconn.Open(ctx, cfg, info, queueconn.Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	locks, state, closeLocks := lockStores(conn.Store, cfg, info, info.Version, log)
+	defer closeLocks()
+	if locks["redis"] == nil || state.limiters["default"] == nil {
+		t.Fatalf("no redis lock store (%v) or limiter (%v): %s", locks, state.limiters, logs.String())
+	}
+	mc := master.Client(t)
+	lockKey := prefix + `laravel_cache:laravel_unique_job:App\Jobs\UniqueJob1`
+	mc.Set(ctx, lockKey, "owner", time.Minute)
+	if err := locks["redis"].ReleaseOwned(ctx, `laravel_unique_job:App\Jobs\UniqueJob1`, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := mc.Exists(ctx, lockKey).Result(); n != 0 {
+		t.Error("the unique lock PHP took on the sentinel's master is still there")
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/console/internal/testapp"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
-// A program's own collectors on Prometheus's default registry (the
-// README's handlers.Metrics(prometheus.DefaultRegisterer)) show on
+// A program's own collectors on Prometheus's default registry (docs/LIBRARY.md's
+// handlers.Metrics(prometheus.DefaultRegisterer)) show on
 // --metrics-addr beside the worker's.
 func TestEmbeddingProgramMetricsAreServed(t *testing.T) {
 	dir, q := testapp.SqliteApp(t)

@@ -3,12 +3,15 @@ package console
 import (
 	"context"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/httpguard"
 	"github.com/rs/zerolog"
 )
 
@@ -45,9 +48,13 @@ func listen(flag, value string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveUntilDone serves h on ln until ctx ends.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+// serveUntilDone serves h on ln until ctx ends, with httpguard's limits
+// (headers, read timeouts) and writeTimeout (0: none). The server's own
+// errors (a TLS handshake that failed, say) go to log, as JSON lines like
+// the rest.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, writeTimeout time.Duration, log zerolog.Logger) {
+	srv := httpguard.NewServer(h, writeTimeout)
+	srv.ErrorLog = stdlog.New(serverErrors{log.With().Str("addr", ln.Addr().String()).Logger()}, "", 0)
 	go func() { _ = srv.Serve(ln) }()
 	go func() {
 		<-ctx.Done()
@@ -55,11 +62,19 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) {
 	}()
 }
 
+// serverErrors writes net/http's error lines as warnings.
+type serverErrors struct{ log zerolog.Logger }
+
+func (e serverErrors) Write(p []byte) (int, error) {
+	e.log.Warn().Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // servePprof serves net/http/pprof's handlers (/debug/pprof/...) so a
 // heap or CPU profile of a running worker can be taken with
-// `go tool pprof http://ADDR/debug/pprof/heap`.
-func servePprof(ctx context.Context, value string, log zerolog.Logger) error {
-	ln, err := listen("pprof-addr", value)
+// `go tool pprof http://ADDR/debug/pprof/heap`; behind obs's guard.
+func servePprof(ctx context.Context, obs observeSetup, log zerolog.Logger) error {
+	ln, err := listen("pprof-addr", obs.pprofAddr)
 	if err != nil {
 		return err
 	}
@@ -69,7 +84,7 @@ func servePprof(ctx context.Context, value string, log zerolog.Logger) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	serveUntilDone(ctx, ln, mux)
-	log.Info().Str("addr", ln.Addr().String()).Msg("serving pprof on /debug/pprof/")
+	serveUntilDone(ctx, ln, obs.guard(mux), 0, log)
+	log.Info().Str("addr", ln.Addr().String()).Bool("token", obs.token != "").Msg("serving pprof on /debug/pprof/")
 	return nil
 }

@@ -1,12 +1,15 @@
 package console
 
 import (
+	"fmt"
 	"maps"
 
-	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/internal/cache/redislimiter"
+	"github.com/laraworker/laraworker/internal/cache/redislock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/redislimiter"
-	"github.com/laraworker/laraworker/redislock"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/redis/protocol"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
@@ -26,16 +29,12 @@ type middlewareState struct {
 // the job middleware the redis store's locks and, under its name, a
 // DurationLimiter, beside what the store reaches itself. The returned
 // func closes what was opened.
-func lockStores(store jobqueue.Store, cfg appconfig.Config, version string, log zerolog.Logger) (map[string]jobqueue.LockStore, middlewareState, func()) {
+func lockStores(store jobqueue.Store, cfg appconfig.Config, info appconfig.AppInfo, version string, log zerolog.Logger) (map[string]jobqueue.LockStore, middlewareState, func()) {
 	locks := map[string]jobqueue.LockStore{}
 	state := middlewareState{stores: map[string]jobqueue.StateStore{}, limiters: map[string]jobqueue.DurationLimiter{}}
-	if s, ok := store.(jobqueue.CacheAccess); ok {
-		maps.Copy(locks, s.LockStores())
-	}
-	if s, ok := store.(jobqueue.MiddlewareState); ok {
-		maps.Copy(state.stores, s.StateStores())
-		maps.Copy(state.limiters, s.DurationLimiters())
-	}
+	maps.Copy(locks, store.LockStores())
+	maps.Copy(state.stores, store.StateStores())
+	maps.Copy(state.limiters, store.DurationLimiters())
 	if _, ok := locks["redis"]; ok {
 		return locks, state, func() {}
 	}
@@ -43,7 +42,7 @@ func lockStores(store jobqueue.Store, cfg appconfig.Config, version string, log 
 	if version != "" {
 		redisCfg.StorePrefix = appconfig.RedisStorePrefix(cfg.CachePrefix, version)
 	}
-	r, err := redislock.New(redisCfg)
+	r, connPrefix, err := redisLockStore(redisCfg, info.SharedRedis, version)
 	if err != nil {
 		log.Warn().Err(err).Msg("unique-job locks in the redis cache store cannot be released by Go")
 		return locks, state, func() {}
@@ -53,10 +52,35 @@ func lockStores(store jobqueue.Store, cfg appconfig.Config, version string, log 
 		// Only the lock connection is known here: overlap locks, not the
 		// limiters' values.
 		state.stores["redis"] = jobqueue.StateStore{Driver: "redis", Prefix: redisCfg.StorePrefix,
-			Locks: redislock.NewWithClient(r.Client(), redisCfg.Prefix)}
+			Locks: redislock.NewWithClient(r.Client(), connPrefix)}
 	}
 	if _, ok := state.limiters[redisCfg.LockConnection]; !ok && redisCfg.LockConnection != "" {
-		state.limiters[redisCfg.LockConnection] = redislimiter.New(r.Client(), redisCfg.Prefix, nil)
+		state.limiters[redisCfg.LockConnection] = redislimiter.New(r.Client(), connPrefix, nil)
 	}
 	return locks, state, func() { _ = r.Close() }
+}
+
+// redisLockStore connects to the redis cache store's lock connection and
+// says its key prefix: as config/database.php defines it when the app's
+// database.redis was read (a Sentinel or TLS connection as the app
+// configures it), else from the .env's REDIS_* variables.
+func redisLockStore(redisCfg appconfig.RedisConfig, shared *appconfig.SharedRedisConfig, version string) (*redislock.Store, string, error) {
+	if shared == nil || version == "" {
+		r, err := redislock.New(redisCfg)
+		return r, redisCfg.Prefix, err
+	}
+	conn, err := protocol.RedisConnection(redisCfg.LockConnection, map[string]any(shared.Redis), version)
+	if err != nil {
+		return nil, "", err
+	}
+	client, err := protocol.NewClient(conn)
+	if err != nil {
+		return nil, "", err
+	}
+	single, ok := client.(*redis.Client)
+	if !ok {
+		client.Close()
+		return nil, "", fmt.Errorf("the redis connection %q is a cluster; unique jobs' locks on a cluster are not supported", redisCfg.LockConnection)
+	}
+	return redislock.NewWithClient(single, conn.Prefix+redisCfg.StorePrefix), conn.Prefix, nil
 }

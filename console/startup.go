@@ -2,14 +2,16 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/didyoumean"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/rs/zerolog"
 )
 
@@ -30,51 +32,37 @@ func logAppConfig(log zerolog.Logger, cfg appconfig.Config, info appconfig.AppIn
 	for _, w := range info.Warnings {
 		log.Warn().Msg(w)
 	}
-	if w := queueDriverWarning(info); w != "" {
-		log.Warn().Msg(w)
-	}
 }
 
-// queueDriverWarning: the served queue connection must be a database or
-// a redis one, or PHP pushes its jobs elsewhere and Go waits on an empty
-// table.
-func queueDriverWarning(info appconfig.AppInfo) string {
+// queueDriverError: the served queue connection must be a database, a
+// redis, a beanstalkd or an sqs one, or PHP pushes its jobs elsewhere (sync
+// runs them at once) and Go would wait on an empty table forever. A
+// connection the app does not define is refused earlier
+// (queueconn.ConnectionConfigured).
+func queueDriverError(info appconfig.AppInfo) error {
 	if info.QueueConnections == nil || info.Connection == "" {
-		return ""
+		return nil
 	}
 	driver, ok := info.QueueConnections[info.Connection]
-	hint := databaseConnectionHint(info)
-	switch {
-	case !ok:
-		names := make([]string, 0, len(info.QueueConnections))
-		for n := range info.QueueConnections {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		msg := fmt.Sprintf("queue connection %q (%s) is not in the app's config/queue.php (it has %s)", info.Connection, info.ConnectionFrom, strings.Join(names, ", "))
-		if s, ok := didyoumean.Suggest(info.Connection, names, nil); ok {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		return msg
-	case driver != queueconn.DriverDatabase && driver != queueconn.DriverRedis:
-		return fmt.Sprintf("queue connection %q (%s) has driver %q, not database or redis: PHP does not push its jobs to the jobs table; %s",
-			info.Connection, info.ConnectionFrom, driver, hint)
+	if !ok || queueconn.Served(driver) || driver == "?" {
+		return nil
 	}
-	return ""
+	return fmt.Errorf("queue connection %q (%s) has driver %q, not database, redis, beanstalkd or sqs: PHP does not push its jobs where Go reads them; %s",
+		info.Connection, info.ConnectionFrom, driver, databaseConnectionHint(info))
 }
 
 // databaseConnectionHint names the app's queue connections with the
-// database or redis driver, which laraworker serves.
+// database, redis, beanstalkd or sqs driver, which laraworker serves.
 func databaseConnectionHint(info appconfig.AppInfo) string {
 	var dbConns []string
 	for name, d := range info.QueueConnections {
-		if d == queueconn.DriverDatabase || d == queueconn.DriverRedis {
+		if queueconn.Served(d) {
 			dbConns = append(dbConns, name)
 		}
 	}
 	sort.Strings(dbConns)
 	if len(dbConns) == 0 {
-		return "no queue connection of the app has the database or redis driver"
+		return "no queue connection of the app has the database, redis, beanstalkd or sqs driver"
 	}
 	return "serve one with --connection " + strings.Join(dbConns, " or --connection ")
 }
@@ -83,7 +71,9 @@ func databaseConnectionHint(info appconfig.AppInfo) string {
 // watched queues: a route that matches none of them gets one warning that
 // names the classes that are there, with a "did you mean" for near misses
 // (doubled backslashes, a short name, a typo). With empty queues only
-// names no PHP class can have are reported.
+// names no PHP class can have are reported. Routes in skip (a class the
+// app has, or one already reported by checkRouteClasses) get no such
+// warning.
 //
 // A queued class matches the route the handler lookup gives it
 // (reg.Route): PHP class names are case-insensitive, and so is the
@@ -91,12 +81,15 @@ func databaseConnectionHint(info appconfig.AppInfo) string {
 // database's LIKE ignores case too (MySQL, SQLite); where it does not
 // (PostgreSQL, the engine named by driver) the route gets a warning that
 // says so.
-func routeWarnings(ctx context.Context, q queueconn.ClassReader, driver string, queues []string, reg *handlers.Registry) ([]string, error) {
+func routeWarnings(ctx context.Context, q jobqueue.Admin, driver string, queues []string, reg *handlers.Registry, skip map[string]bool) ([]string, error) {
 	routes := reg.Names()
 	if len(routes) == 0 {
 		return nil, nil
 	}
 	present, read, err := q.ClassesOnQueues(ctx, queues, queueconn.ClassSample)
+	if errors.Is(err, jobqueue.ErrNotSupported) {
+		return nil, nil // the store cannot tell which classes wait
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +105,12 @@ func routeWarnings(ctx context.Context, q queueconn.ClassReader, driver string, 
 			if err != nil {
 				return nil, err
 			}
-			if n == 0 {
+			if n == 0 && !skip[route] {
 				out = append(out, caseWarning(route, spelled, queues, driver))
 			}
+			continue
+		}
+		if skip[route] {
 			continue
 		}
 		if read >= queueconn.ClassSample { // a sample: confirm the class is absent
@@ -159,7 +155,7 @@ func caseWarning(route, spelled string, queues []string, driver string) string {
 		route, spelled, strings.Join(queues, ","), driver, spelled)
 }
 
-func countOnQueues(ctx context.Context, q queueconn.ClassReader, queues []string, class string) (int64, error) {
+func countOnQueues(ctx context.Context, q jobqueue.Admin, queues []string, class string) (int64, error) {
 	var total int64
 	for _, name := range queues {
 		c, err := q.CountClasses(ctx, name, []string{class})
@@ -230,26 +226,38 @@ func bridgeWarnings(b *appconfig.BridgeConfig, connection string, queues []strin
 	return out
 }
 
-// checkSetup runs the startup checks of `work`: missing tables are an
-// error; a route that matches no queued job and a bridge route to an
-// unwatched queue are warnings. Nothing is claimed before they ran.
-func checkSetup(ctx context.Context, conn *queueconn.Connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, log zerolog.Logger) error {
-	if conn.Schema != nil {
-		missing, err := conn.Schema.MissingTables(ctx)
-		if err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			return queueconn.MissingTablesError(missing)
-		}
+// checkSetup runs the startup checks of `work`: missing tables, a
+// --route to a class the app does not have or whose declarations Go
+// cannot learn are errors; a route that matches no queued job and a bridge
+// route to an unwatched queue are warnings. Nothing is claimed before
+// they ran.
+func checkSetup(ctx context.Context, conn *queueconn.Connection, info appconfig.AppInfo, queues []string, reg *handlers.Registry, setup routeSetup, log zerolog.Logger) error {
+	missing, err := conn.Store.MissingTables(ctx)
+	if err != nil {
+		return err
 	}
-	var warnings []string
-	if q := conn.ClassReader(); q != nil {
-		var err error
-		if warnings, err = routeWarnings(ctx, q, conn.Cfg.Driver, queues, reg); err != nil {
-			return err
-		}
+	if len(missing) > 0 {
+		return queueconn.MissingTablesError(missing)
 	}
+	app, err := reflectRouteClasses(ctx, info, setup.php, reg.Names())
+	if err != nil {
+		// The config was read through the same PHP: a failure here is the
+		// app's (a class that does not load); the queue-based checks stay.
+		log.Warn().Err(err).Msg("the routes' classes could not be read through the app's PHP: they are checked against the queued jobs only")
+	}
+	q := conn.Store
+	found, err := checkRouteClasses(ctx, q, conn.Cfg.Driver, queues, reg, app, info.Bridge, setup)
+	if err != nil {
+		return err
+	}
+	if err := routeCheckError(found.errors); err != nil {
+		return err
+	}
+	more, err := routeWarnings(ctx, q, conn.Cfg.Driver, queues, reg, found.handled)
+	if err != nil {
+		return err
+	}
+	warnings := append(found.warnings, more...)
 	warnings = append(warnings, bridgeWarnings(info.Bridge, conn.Store.Connection(), queues)...)
 	for _, w := range warnings {
 		log.Warn().Msg(w)

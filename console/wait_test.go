@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 )
 
 // waitFor polls cond until it holds, failing the test with what after

@@ -20,8 +20,8 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/testapp"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 var (
@@ -144,7 +144,7 @@ func TestWorkExitCodes(t *testing.T) {
 		t.Fatalf("a memory stop must say why, without a bare error line:\n%s", stderr.String())
 	}
 	out, err := exec.Command(bin, "work", "--env", filepath.Join(dir, ".env")).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no handlers") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "no handlers") {
 		t.Fatalf("no handlers: %v %s", err, out)
 	}
 }

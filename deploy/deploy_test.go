@@ -9,19 +9,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/laraworker/laraworker/internal/longwait"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 )
 
 // exported lists every metric name laraworker processes export: the
-// worker's (worker.NewMetrics) and the queue and fleet gauges
-// (worker.NewQueueMetrics), histograms with their series suffixes.
+// worker's (worker.NewMetrics), the queue and fleet gauges
+// (worker.NewQueueMetrics) and the long-wait monitor's
+// (longwait.NewMetrics), histograms with their series suffixes.
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	rec := &recorder{}
 	worker.NewMetrics(rec)
 	worker.NewQueueMetrics(rec, nil)
+	longwait.NewMetrics(rec)
 	names := map[string]bool{}
 	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
 	for _, c := range rec.cs {
@@ -190,7 +193,7 @@ func TestAlertRules(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"LaraworkerQueueWait", "LaraworkerFailureRate", "LaraworkerNoWorkerSeen"} {
+	for _, want := range []string{"LaraworkerQueueWait", "LaraworkerLongWait", "LaraworkerFailureRate", "LaraworkerNoWorkerSeen"} {
 		if !seen[want] {
 			t.Errorf("no %s alert", want)
 		}

@@ -22,10 +22,33 @@ var (
 	outside = regexp.MustCompile(`(?:^|[\s(\x60"'])(/work/|(?:\.\./)+shared/)`)
 )
 
-// removedDirs are top-level packages that no longer exist, with what a
-// document should name instead.
+// removedDirs are top-level folders that no longer exist, with what a
+// document should name instead (the packages moved in 2026-12; see
+// ARCHITECTURE.md).
 var removedDirs = map[string]string{
-	"laravel": "package laravel was split into jobqueue, appconfig, sqldb, dbcache and dbqueue",
+	"dbqueue":      "moved to store/database",
+	"sqldb":        "moved to internal/sqldb",
+	"dbcache":      "moved to internal/cache/dbcache",
+	"redisstore":   "moved to store/redis",
+	"redisqueue":   "moved to store/redis/protocol",
+	"redishorizon": "moved to store/redis/horizon",
+	"rediscache":   "moved to internal/cache/rediscache",
+	"redislock":    "moved to internal/cache/redislock",
+	"redislimiter": "moved to internal/cache/redislimiter",
+	"redisshared":  "moved to internal/cache/redisshared",
+	"payload":      "moved to laravel/payload",
+	"phpserialize": "moved to laravel/phpserialize",
+	"appconfig":    "moved to laravel/appconfig",
+	"bridgeproto":  "moved to laravel/bridgeproto",
+	"dashboard":    "moved to internal/dashboard",
+	"fleet":        "moved to internal/fleet",
+	"classaudit":   "moved to internal/classaudit",
+	"jobgen":       "moved to internal/jobgen",
+	"phpclass":     "moved to internal/phpclass",
+	"bench":        "moved to test/bench",
+	"e2e":          "moved to test/e2e",
+	"reliability":  "moved to test/reliability",
+	"cmd":          "cmd/riverbench and cmd/asynqbench moved to test/",
 }
 
 func TestDocLinksExist(t *testing.T) {

@@ -12,13 +12,21 @@ import (
 // Builtin returns the built-in handler named by spec: "noop", "log", or
 // "exec:COMMAND ARGS..." (split on spaces; single or double quotes group).
 // log receives the log handler's lines and exec handlers' stdout; passEnv
-// names withheld environment variables exec handlers still get.
+// names the variables of the worker's environment exec handlers get
+// besides ExecEnv's. It is BuiltinWith(spec, ExecOptions{Logger: log,
+// PassEnv: passEnv}).
 func Builtin(spec string, log zerolog.Logger, passEnv []string) (Handler, error) {
+	return BuiltinWith(spec, ExecOptions{Logger: log, PassEnv: passEnv})
+}
+
+// BuiltinWith is Builtin with all of an exec handler's options (its
+// Redact too); opts.Logger is the log handler's logger as well.
+func BuiltinWith(spec string, opts ExecOptions) (Handler, error) {
 	switch {
 	case spec == "noop":
 		return Noop(), nil
 	case spec == "log":
-		return Log(log), nil
+		return Log(opts.Logger), nil
 	case strings.HasPrefix(spec, "exec:"):
 		argv, err := SplitArgs(strings.TrimPrefix(spec, "exec:"))
 		if err != nil {
@@ -27,7 +35,7 @@ func Builtin(spec string, log zerolog.Logger, passEnv []string) (Handler, error)
 		if len(argv) == 0 {
 			return nil, errors.New("handlers: exec: needs a command, as in exec:./handle.sh")
 		}
-		return Exec(argv, ExecOptions{Logger: log, PassEnv: passEnv}), nil
+		return Exec(argv, opts), nil
 	}
 	return nil, fmt.Errorf("handlers: unknown handler %q (want noop, log or exec:COMMAND)", spec)
 }

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // Class is what a registration declares about its PHP job class beyond
@@ -27,7 +27,53 @@ type Class struct {
 	// Middleware is the class's job middleware (middleware()), in order,
 	// outermost first: WithoutOverlapping, RateLimited, ... (jobmiddleware.go).
 	Middleware []JobMiddleware
+	// Debounce is what a #[DebounceFor] class (Laravel 13.6+) computes in
+	// PHP methods, which its jobs do not carry: set by DebounceID and
+	// DebounceVia. Nil: the id is the command's public debounceId property
+	// ("" without one) and the owner lives in the app's default store.
+	Debounce *Debounce
 }
+
+// Debounce describes a #[DebounceFor] class's debounceId() and
+// debounceVia() methods. The worker skips a superseded dispatch as
+// CallQueuedHandler does: it reads the owner of the key
+// laravel_debounced_job:<class>:<id> and deletes, without running, a job
+// whose debounceOwner is no longer that owner.
+type Debounce struct {
+	// ID is the class's debounceId(); nil: the command's public
+	// debounceId property, or "".
+	ID UniqueIDFunc
+	// Store is the cache store debounceVia() returns, by its name in
+	// config/cache.php; "" means the app's default store.
+	Store string
+}
+
+// DebounceID declares the class's debounceId() method: id computes it
+// from the command (handlers.UniqueIDProperty for `return $this->x;`).
+func DebounceID(id UniqueIDFunc) Option {
+	return func(c *Class) {
+		if c.Debounce == nil {
+			c.Debounce = &Debounce{}
+		}
+		c.Debounce.ID = id
+	}
+}
+
+// DebounceVia names the cache store the class's debounceVia() returns (as
+// config/cache.php names it: "database", "redis"...).
+func DebounceVia(store string) Option {
+	return func(c *Class) {
+		if c.Debounce == nil {
+			c.Debounce = &Debounce{}
+		}
+		c.Debounce.Store = store
+	}
+}
+
+// PHPString is PHP's string conversion of a scalar property value (what
+// `'key:'.$value` makes of it): ints in decimal, true as "1", false and
+// null as "". Other values (floats, arrays, objects, enums) are refused.
+func PHPString(v *phpserialize.Value) (string, error) { return phpString(v) }
 
 // Unique describes a ShouldBeUnique class.
 type Unique struct {
@@ -120,7 +166,11 @@ func UniqueIDProperty(name string) UniqueIDFunc {
 		if err != nil {
 			return "", fmt.Errorf("uniqueId: %w", err)
 		}
-		return phpString(v.Deref())
+		id, err := phpString(v.Deref())
+		if err != nil {
+			return "", fmt.Errorf("uniqueId: %w", err)
+		}
+		return id, nil
 	}
 }
 
@@ -153,9 +203,9 @@ func phpString(v *phpserialize.Value) (string, error) {
 		}
 		return "", nil
 	case v.Kind == phpserialize.KindEnum:
-		return "", fmt.Errorf("uniqueId: an enum (%s) is not a string in PHP; write a UniqueIDFunc", v.Class)
+		return "", fmt.Errorf("an enum (%s) is not a string in PHP; write a UniqueIDFunc", v.Class)
 	}
-	return "", fmt.Errorf("uniqueId: a PHP %s has no string form Go can reproduce; write a UniqueIDFunc", v.Kind)
+	return "", fmt.Errorf("a PHP %s has no string form Go can reproduce; write a UniqueIDFunc", v.Kind)
 }
 
 // ModelKey is the primary key column of m.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // TestExecInputKeepsFloatsFloats: ScalarJob (12.67) has whole = 2.0; a
@@ -24,7 +24,7 @@ func TestExecInputKeepsFloatsFloats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := execInput(NewJob(1, "default", 1, p, Env{}))
+	in, err := execInput(NewJob(1, "default", 1, p, Env{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // SyncPodcast mirrors App\Jobs\SyncPodcast, whose middleware() is

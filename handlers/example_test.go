@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // ProcessPodcast mirrors the properties of the PHP class

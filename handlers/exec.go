@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -49,6 +49,44 @@ type ExecInput struct {
 	// null for string jobs, or when it could not be decoded (CommandError).
 	Command      json.RawMessage `json:"command"`
 	CommandError string          `json:"commandError,omitempty"`
+	// Context is Laravel's Context (11+) the job was dispatched with,
+	// each value as payload.ReadableJSON renders it; absent when the
+	// payload carries none. ContextError says why it could not be read
+	// (PHP's hydrate would have thrown).
+	Context      *ExecContext `json:"context,omitempty"`
+	ContextError string       `json:"contextError,omitempty"`
+	// Trace is the trace the job runs in; absent when it has none.
+	Trace *ExecTrace `json:"trace,omitempty"`
+}
+
+// ExecContext is Laravel's Context in ExecInput: {"data": {...},
+// "hidden": {...}}, keys in PHP's order. Laravel's logs carry Data on
+// every line; Hidden is what the dispatching code kept out of logs: a
+// handler must not log it either.
+type ExecContext struct {
+	Data   json.RawMessage `json:"data"`
+	Hidden json.RawMessage `json:"hidden"`
+}
+
+// ExecTrace is the job's trace in ExecInput. Traceparent and Tracestate
+// are W3C Trace Context (also in the TRACEPARENT and TRACESTATE
+// variables): the attempt's span when the worker traces (docs/TRACING.md),
+// else the payload's own; absent when there is none. Sentry is what
+// Sentry's Laravel SDK put into the payload, for Sentry's SDKs to
+// continue.
+type ExecTrace struct {
+	Traceparent string      `json:"traceparent,omitempty"`
+	Tracestate  string      `json:"tracestate,omitempty"`
+	Sentry      *ExecSentry `json:"sentry,omitempty"`
+}
+
+// ExecSentry is Sentry's trace in ExecTrace: sentry-trace and baggage as
+// the SDKs' continueTrace takes them, and the dispatch time in Unix
+// seconds (absent when the payload has none).
+type ExecSentry struct {
+	Trace       string   `json:"trace"`
+	Baggage     string   `json:"baggage"`
+	PublishTime *float64 `json:"publishTime,omitempty"`
 }
 
 // ExecOptions configure an exec handler.
@@ -58,8 +96,33 @@ type ExecOptions struct {
 	// it.
 	Logger zerolog.Logger
 	// PassEnv names variables of the worker's environment the command
-	// gets although they are withheld by default (see Exec).
+	// gets besides ExecEnv's (see Exec).
 	PassEnv []string
+	// Redact, when set, removes secrets from what the command is given:
+	// the JSON document on its stdin (inside its strings, so it stays
+	// valid) and the queue and class in LARAWORKER_JOB_*. The CLI's
+	// removes the app's secrets (DB and Redis passwords, APP_KEY, AWS
+	// keys) in any escaping.
+	Redact Redactor
+}
+
+// Redactor removes secrets from a text (String) or from the strings of a
+// JSON document (JSON).
+type Redactor interface {
+	String(s string) string
+	JSON(doc []byte) []byte
+}
+
+// ExecEnv are the variables of the worker's environment an exec handler
+// gets, with ExecOptions.PassEnv's: what a program needs to run (search
+// path, home, user, locale, time zone, temporary directory; on Windows
+// the system's folders too), and no other. Names ending in "_" are
+// prefixes (LC_ALL, LC_CTYPE...).
+var ExecEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_", "TZ", "TMPDIR",
+	// Windows: programs fail to start without some of these.
+	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "USERNAME",
+	"APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "HOMEDRIVE", "HOMEPATH",
 }
 
 // Exec runs argv for each job. Job data reaches the command only through
@@ -70,25 +133,31 @@ type ExecOptions struct {
 // shutdown): on Unix with its whole process group, on Windows the process
 // itself.
 //
-// A handler may be a third-party program: it gets the worker's
-// environment without the variables laraworker reads its configuration
-// and secrets from (DB_*, DATABASE_URL, APP_*, REDIS_*, CACHE_*, QUEUE_*,
-// LARAWORKER_*), unless opts.PassEnv names them.
+// A handler may be a third-party program: of the worker's environment it
+// gets only the variables ExecEnv and opts.PassEnv name (the worker's own
+// holds its secrets: DB_PASSWORD, APP_KEY, AWS_SECRET_ACCESS_KEY...), and
+// its input goes through opts.Redact.
 func Exec(argv []string, opts ExecOptions) Handler {
 	return HandlerFunc(func(ctx context.Context, job *Job) error {
-		input, err := execInput(job)
+		trace := execTrace(ctx, job)
+		input, err := execInput(job, trace)
 		if err != nil {
 			return err
+		}
+		queue, class := job.Queue, job.DisplayName
+		if opts.Redact != nil {
+			input, queue, class = opts.Redact.JSON(input), opts.Redact.String(queue), opts.Redact.String(class)
 		}
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Stdin = bytes.NewReader(input)
 		cmd.Env = append(handlerEnviron(os.Environ(), opts.PassEnv),
 			"LARAWORKER_JOB_UUID="+job.UUID,
 			"LARAWORKER_JOB_ID="+strconv.FormatInt(job.ID, 10),
-			"LARAWORKER_JOB_QUEUE="+job.Queue,
+			"LARAWORKER_JOB_QUEUE="+queue,
 			"LARAWORKER_JOB_ATTEMPTS="+strconv.FormatInt(job.Attempts, 10),
-			"LARAWORKER_JOB_CLASS="+job.DisplayName,
+			"LARAWORKER_JOB_CLASS="+class,
 		)
+		cmd.Env = withTraceEnv(cmd.Env, trace)
 		var stdout, stderr tailBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		killOnCancel(cmd)
@@ -102,38 +171,34 @@ func Exec(argv []string, opts ExecOptions) Handler {
 	})
 }
 
-// withheldPrefixes are the variables laraworker reads its configuration
-// from, secrets included (DB_PASSWORD, APP_KEY, LARAWORKER_DB_PASSWORD...).
-var withheldPrefixes = []string{"DB_", "DATABASE_URL", "APP_", "REDIS_", "CACHE_", "QUEUE_", "LARAWORKER_"}
-
-// handlerEnviron is environ without the withheld variables, except those
-// named in pass.
+// handlerEnviron is the variables of environ that ExecEnv or pass name.
 func handlerEnviron(environ, pass []string) []string {
-	out := make([]string, 0, len(environ))
+	out := make([]string, 0, len(ExecEnv)+len(pass))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if withheld(name) && !slices.Contains(pass, name) {
-			continue
+		if allowedEnv(name) || slices.ContainsFunc(pass, func(p string) bool { return sameEnvName(p, name) }) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return out
 }
 
-func withheld(name string) bool {
-	for _, p := range withheldPrefixes {
-		if strings.HasPrefix(name, p) {
+func allowedEnv(name string) bool {
+	for _, a := range ExecEnv {
+		if strings.HasSuffix(a, "_") && len(name) > len(a) && sameEnvName(name[:len(a)], a) || sameEnvName(name, a) {
 			return true
 		}
 	}
 	return false
 }
 
-func execInput(job *Job) ([]byte, error) {
+func execInput(job *Job, trace *ExecTrace) ([]byte, error) {
 	in := ExecInput{
 		Version: ExecInputVersion, UUID: job.UUID, ID: job.ID, Queue: job.Queue, Attempts: job.Attempts,
 		DisplayName: job.DisplayName, Payload: json.RawMessage(job.Payload.Raw), Command: json.RawMessage("null"),
+		Trace: trace,
 	}
+	in.Context, in.ContextError = execContext(job)
 	if job.Payload.Data.Command != "" {
 		if cmd, err := job.Command(); err != nil {
 			in.CommandError = err.Error()

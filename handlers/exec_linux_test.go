@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/rs/zerolog"
 )
 

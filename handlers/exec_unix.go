@@ -14,3 +14,6 @@ func killOnCancel(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
+
+// sameEnvName compares variable names as the system does: case matters.
+func sameEnvName(a, b string) bool { return a == b }

@@ -1,6 +1,9 @@
 package handlers
 
-import "os/exec"
+import (
+	"os/exec"
+	"strings"
+)
 
 // killOnCancel kills the command itself when the job's context ends.
 // Windows has no process groups to signal; processes the command started
@@ -8,3 +11,7 @@ import "os/exec"
 func killOnCancel(cmd *exec.Cmd) {
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 }
+
+// sameEnvName compares variable names as Windows does: case does not
+// matter.
+func sameEnvName(a, b string) bool { return strings.EqualFold(a, b) }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -286,16 +286,20 @@ func TestExecOutputs(t *testing.T) {
 	}
 }
 
-// A handler may be a third-party program: it does not get the variables
-// laraworker reads its secrets from, unless they are passed on purpose.
-func TestExecWithholdsTheWorkersSecrets(t *testing.T) {
+// A handler may be a third-party program: of the worker's environment it
+// gets only what a program needs to run (ExecEnv), and what PassEnv names.
+func TestExecGetsAnAllowListEnvironment(t *testing.T) {
 	t.Setenv("DB_PASSWORD", "hunter2")
 	t.Setenv("APP_KEY", "base64:c2VjcmV0")
 	t.Setenv("LARAWORKER_DB_PASSWORD", "hunter3")
 	t.Setenv("DATABASE_URL", "mysql://u:hunter4@h/db")
 	t.Setenv("REDIS_PASSWORD", "hunter5")
-	t.Setenv("MY_SERVICE_TOKEN", "ok-to-pass")
-	t.Setenv("DB_HOST", "db.internal")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter6")
+	t.Setenv("MAIL_PASSWORD", "hunter7")
+	t.Setenv("MY_SERVICE_TOKEN", "passed-on-purpose")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("LC_TIME", "C")
+	t.Setenv("TZ", "UTC")
 	dump := filepath.Join(t.TempDir(), "env")
 	script := writeScript(t, "cat >/dev/null; env > "+dump+"\n")
 	job := fixtureJob(t, "scalars.json")
@@ -305,23 +309,24 @@ func TestExecWithholdsTheWorkersSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _ := os.ReadFile(dump)
-	for _, secret := range []string{"hunter2", "c2VjcmV0", "hunter3", "hunter4", "hunter5", "DB_HOST"} {
+	for _, secret := range []string{"hunter", "c2VjcmV0", "MY_SERVICE_TOKEN"} {
 		if strings.Contains(string(env), secret) {
 			t.Errorf("the handler's environment holds %q", secret)
 		}
 	}
-	for _, want := range []string{"MY_SERVICE_TOKEN=ok-to-pass", "PATH=", "LARAWORKER_JOB_UUID=" + job.UUID} {
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "HOME=", "LANG=C.UTF-8", "LC_TIME=C", "TZ=UTC", "LARAWORKER_JOB_UUID=" + job.UUID} {
 		if !strings.Contains(string(env), want) {
 			t.Errorf("the handler's environment lacks %s", want)
 		}
 	}
 
-	passed, _ := Builtin("exec:"+script, zerolog.Nop(), []string{"DB_HOST"})
+	passed, _ := Builtin("exec:"+script, zerolog.Nop(), []string{"MY_SERVICE_TOKEN", "DB_PASSWORD"})
 	if err := passed.Handle(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
 	env, _ = os.ReadFile(dump)
-	if !strings.Contains(string(env), "DB_HOST=db.internal") || strings.Contains(string(env), "hunter2") {
-		t.Fatalf("PassEnv must pass DB_HOST and nothing else withheld:\n%s", env)
+	if !strings.Contains(string(env), "MY_SERVICE_TOKEN=passed-on-purpose") || !strings.Contains(string(env), "DB_PASSWORD=hunter2") ||
+		strings.Contains(string(env), "hunter3") || strings.Contains(string(env), "hunter6") {
+		t.Fatalf("PassEnv must pass MY_SERVICE_TOKEN and DB_PASSWORD and nothing else:\n%s", env)
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -32,7 +33,23 @@ type Job struct {
 
 	class  Class
 	lookup ModelLookup
+
+	// logCtx is the payload's Laravel Context once read (readContext);
+	// a pointer, so a job without one pays a word for it.
+	logCtx atomic.Pointer[jobContext]
 }
+
+// jobContext is a job's Laravel Context as read.
+type jobContext struct {
+	ctx *payload.LogContext
+	err error
+	// extra is the visible data as the job's log lines carry it; nil
+	// when there is none.
+	extra []byte
+}
+
+// noContext is every job's without illuminate:log:context.
+var noContext = &jobContext{}
 
 // Env is what a worker hands every job besides its row: the key to
 // decrypt commands, its logger and the app. Every field may be zero.
@@ -67,11 +84,63 @@ func NewJob(id int64, queue string, attempts int64, p *payload.Payload, env Env,
 }
 
 // Logger is the worker's logger with this job's uuid, class, queue and
-// attempt on every line.
+// attempt on every line, and the visible data of Laravel's Context the
+// job was dispatched with under "extra", where Laravel's logs (Monolog's
+// JSON) carry it. The hidden data is never logged.
 func (j *Job) Logger() *zerolog.Logger {
-	l := j.env.Logger.With().Str("uuid", j.UUID).Str("class", j.DisplayName).Str("queue", j.Queue).
-		Int64("attempt", j.Attempts).Logger()
+	c := j.env.Logger.With().Str("uuid", j.UUID).Str("class", j.DisplayName).Str("queue", j.Queue).
+		Int64("attempt", j.Attempts)
+	if extra := j.LogExtra(); extra != nil {
+		c = c.RawJSON("extra", extra)
+	}
+	l := c.Logger()
 	return &l
+}
+
+// LogContext is Laravel's Context (11+) the job was dispatched with:
+// what the dispatching code put there with Context::add (Data) and
+// Context::addHidden (Hidden), as PHP hydrates it for the job. Nil (and
+// no error) when the payload carries none. An error names the value PHP
+// could not unserialize either. Read once, on first use.
+func (j *Job) LogContext() (*payload.LogContext, error) {
+	c := j.readContext()
+	return c.ctx, c.err
+}
+
+// LogExtra is the visible Context data as one JSON object (each value as
+// payload.ReadableJSON renders it): what Logger adds as "extra". Nil when
+// there is none, or it cannot be read.
+func (j *Job) LogExtra() []byte { return j.readContext().extra }
+
+// readContext reads the Context once; two goroutines asking at once may
+// both read it, and the first to store wins.
+func (j *Job) readContext() *jobContext {
+	if c := j.logCtx.Load(); c != nil {
+		return c
+	}
+	c := noContext
+	if j.Payload != nil && j.Payload.Extra[payload.ContextKey] != nil {
+		c = &jobContext{}
+		c.ctx, c.err = j.Payload.LogContext()
+		if c.ctx != nil {
+			c.extra, _ = c.ctx.DataJSON()
+		}
+	}
+	if !j.logCtx.CompareAndSwap(nil, c) {
+		return j.logCtx.Load()
+	}
+	return c
+}
+
+// SentryTrace is the trace Sentry's Laravel SDK put into the payload at
+// dispatch (sentry_trace_parent_data, sentry_baggage_data,
+// sentry_publish_time); ok is false when it has none. Sentry's Go SDK
+// continues it: sentry.ContinueTrace(hub, t.TraceParent, t.Baggage).
+func (j *Job) SentryTrace() (t payload.SentryTrace, ok bool) {
+	if j.Payload == nil {
+		return payload.SentryTrace{}, false
+	}
+	return j.Payload.SentryTrace()
 }
 
 // App is the Laravel app the job comes from (its resolved configuration

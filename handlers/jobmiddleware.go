@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // Laravel's job middleware, declared on a registration: the worker applies

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // TestJobMiddlewareRefusesWhatPHPCannotBe: an option of another

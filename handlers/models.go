@@ -45,7 +45,7 @@ func (e *ModelNotFoundError) Error() string {
 // Is makes errors.Is(err, ErrModelNotFound) true.
 func (e *ModelNotFoundError) Is(target error) bool { return target == ErrModelNotFound }
 
-// ModelLookup tells whether a model's row exists. *dbqueue.Queue
+// ModelLookup tells whether a model's row exists. *database.Queue
 // implements it on the app's database (the worker's Config.Models).
 type ModelLookup interface {
 	ModelExists(ctx context.Context, table, key string, id any) (bool, error)

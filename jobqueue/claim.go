@@ -7,15 +7,20 @@ type ClaimOptions struct {
 	// DisplayNames, when non-empty, limits claims to jobs whose payload
 	// displayName is one of these (e.g. `App\Jobs\SendMail`), so the worker
 	// never reserves a job it has no handler for. PHP class names are
-	// case-insensitive, and so is the match; handler lookup must not
-	// depend on case either.
+	// case-insensitive and handler lookup does not depend on case; the
+	// claim's match does where the store's comparison does: the database
+	// store compares as its LIKE does, case-sensitively on PostgreSQL
+	// (store/database/SQL.md), which the conformance suite checks. Laravel
+	// writes a class's declared name, so a route spelled as declared
+	// matches on every store.
 	DisplayNames []string
 	// ExcludeDisplayNames are classes never to claim (matched as
 	// DisplayNames are).
 	ExcludeDisplayNames []string
 	// ExcludeIDs are jobs the caller gave back (Unreserve) and must not
 	// reserve again. On a queue whose claims take the head of a list
-	// (Redis), a claim stops at such a job and leaves it in place.
+	// (Redis), a claim leaves such a job in place and takes the jobs it
+	// may take from behind it.
 	ExcludeIDs []int64
 }
 

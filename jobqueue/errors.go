@@ -32,3 +32,9 @@ var ErrFailedJobNotFound = errors.New("jobqueue: failed job not found")
 // ErrNoUUID means a payload has no uuid, which the database-uuids failed
 // job provider requires (Laravel raises an ErrorException).
 var ErrNoUUID = errors.New("jobqueue: payload has no uuid")
+
+// ErrNotSupported is what a store returns, wrapped with what was asked,
+// from a method its backend cannot do (beanstalkd cannot clear a tube,
+// SQS cannot read a queued job by id, a Redis job has no number to look
+// it up by). Callers report it as the store's limit, not as a failure.
+var ErrNotSupported = errors.New("jobqueue: not supported by this store")

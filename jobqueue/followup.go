@@ -14,7 +14,7 @@ type Followup struct {
 	// Hooks, when set, are the jobs that run in PHP what only PHP can
 	// after this outcome (bridge/PROTOCOL.md): the failed job's failed()
 	// and JobFailed listeners, the batch callbacks its counter update
-	// triggers. A store writes them onto its hooks queue (HookPusher) in
+	// triggers. A store writes them onto its hooks queue (Queue.HooksQueue) in
 	// the transaction that writes the outcome and the batch counters; a
 	// store without one refuses the Followup.
 	Hooks *Hooks

@@ -2,7 +2,6 @@ package jobqueue
 
 import (
 	"context"
-	"time"
 )
 
 // Laravel's job middleware (WithoutOverlapping, RateLimited,
@@ -10,9 +9,9 @@ import (
 // the app's cache stores and on its Redis connections: an overlap lock, a
 // limiter's counter and timer, a DurationLimiter hash. A Go worker that
 // applies the same middleware to the same class shares that state with
-// PHP workers only if it reads and writes it exactly as Laravel does. The
-// interfaces below are those operations; a store offers them with
-// MiddlewareState.
+// PHP workers only if it reads and writes it exactly as Laravel does:
+// through a StateStore's Cache and LockStore, and a DurationLimiter, which
+// a store offers with SharedState.
 //
 // Keys are whole: the StateStore's Cache and Locks put nothing before the
 // key they are given, which is the cache table's key column (database
@@ -20,27 +19,6 @@ import (
 // store). The bridge records such keys (cache_key); a worker computing a
 // key itself puts StateStore.Prefix before the name, as the app's store
 // does.
-
-// CacheStore is one of the app's cache stores as Laravel's cache
-// Repository uses it for RateLimiter (add, increment, put, get, forget).
-// Values are PHP-serialized, as Cache.Get returns them.
-type CacheStore interface {
-	Cache
-	// Add stores the value for ttl only when the key is missing or
-	// expired (Repository::add) and reports whether it did.
-	Add(ctx context.Context, key string, serialized []byte, ttl time.Duration) (bool, error)
-}
-
-// Locker takes and releases Laravel cache locks (Cache::lock) in one
-// cache store.
-type Locker interface {
-	LockStore
-	// Acquire is Lock::get(): it takes the lock name for owner for seconds
-	// and reports whether it did (false: another owner holds it). 0 seconds
-	// is the store's own default: no expiry on Redis, the store's lock
-	// timeout on the database store.
-	Acquire(ctx context.Context, name, owner string, seconds int64) (bool, error)
-}
 
 // DurationLimiter is Laravel's Illuminate\Redis\Limiters\DurationLimiter
 // on one Redis connection: a hash (start, end, count) per key that lets
@@ -85,17 +63,6 @@ type StateStore struct {
 	LockTimeout      int64
 	// Cache and Locks take whole keys (see above). Either may be nil when
 	// Go reaches only one side of the store.
-	Cache CacheStore
-	Locks Locker
-}
-
-// MiddlewareState is a store that reaches where Laravel's job middleware
-// keep their state.
-type MiddlewareState interface {
-	// StateStores are the app's cache stores Go reaches, by their
-	// config/cache.php name ("database", "redis").
-	StateStores() map[string]StateStore
-	// DurationLimiters are DurationLimiters on the app's Redis
-	// connections, by their config/database.php name ("default").
-	DurationLimiters() map[string]DurationLimiter
+	Cache Cache
+	Locks LockStore
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 )
 
-// Schema is a store whose queue lives in tables the app creates with
-// Laravel's migrations (the database queue): the CLI checks them before a
-// worker claims anything and creates them on request (`laraworker tables`,
-// `work --create-tables`). A store without tables (Redis) has no Schema.
+// Schema is the tables a store keeps in the app's database, which the app
+// creates with Laravel's migrations: failed_jobs and job_batches for
+// every store, and the jobs table of the database queue. The CLI checks
+// them before a worker claims anything and creates them on request
+// (`laraworker tables`, `work --create-tables`).
 type Schema interface {
-	// MissingTables names the queue tables (jobs, failed jobs, batches)
+	// MissingTables names the store's tables (jobs, failed jobs,
+	// batches, and the cache table when the app's cache store is database)
 	// that do not exist. Other errors (no permission, connection lost) are
 	// returned as errors.
 	MissingTables(ctx context.Context) ([]MissingTable, error)

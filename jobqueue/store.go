@@ -5,12 +5,35 @@ import (
 	"time"
 )
 
-// Store is the queue a worker claims jobs from and writes their outcomes
-// to: one Laravel queue connection. Package dbqueue's *Queue, Laravel's
-// database queue on MySQL/MariaDB, PostgreSQL and SQLite, implements it.
-// The worker never looks at how a store keeps its jobs: another backend
-// (Laravel's Redis queue, say) implements these methods and the worker
-// runs on it unchanged.
+// Store is the contract: what every store does, one Laravel queue
+// connection. Package store/database (Laravel's database queue) and
+// package store/redis (its Redis queue) implement it; the worker, the CLI
+// and the dashboard run on it unchanged, and reach a store through it
+// alone.
+//
+// Its parts are named by who uses them: Queue is the worker's side (claims
+// and outcomes), Admin artisan's queue:* commands on the jobs, FailedJobs
+// and Batches Laravel's failed job provider and batch repository, Schema
+// the tables they live in, SharedState the app's cache stores where PHP and
+// Go workers share state. A store implements every method; one its backend
+// cannot do (beanstalkd cannot clear a tube, SQS cannot read a job by id)
+// returns an error wrapping ErrNotSupported, which callers report as such.
+//
+// Two capabilities are optional, found by a type assertion, because a
+// store may genuinely lack them: ModelLookup (the app's database, where
+// SerializesModels looks models up) and LeftReporter (the jobs a claim that
+// cannot skip them leaves in place, on a Redis list).
+type Store interface {
+	Queue
+	Admin
+	FailedJobs
+	Batches
+	Schema
+	SharedState
+}
+
+// Queue is the worker's side of a store: the queue it claims jobs from
+// and writes their outcomes to.
 //
 // Every method is called from several goroutines at once. A write that
 // returns an error is retried by the worker until it succeeds (or the
@@ -24,7 +47,7 @@ import (
 // released copy, no failed job, no chain link, no batch counter) and
 // returns ErrReservationLost (Delete lists the job as lost; Extend leaves
 // it out). The worker then drops its outcome.
-type Store interface {
+type Queue interface {
 	// Claim reserves up to n jobs of the first queue, in priority order,
 	// that has any claimable ones, counting an attempt for each as
 	// Laravel does. It returns no jobs and no error when every queue is
@@ -40,13 +63,14 @@ type Store interface {
 	// error nothing may be assumed deleted.
 	Delete(ctx context.Context, jobs []JobRow) (lost []JobRow, err error)
 	// Finish removes a finished job together with its followup (the next
-	// link of its chain, its batch's success), all or nothing.
+	// link of its chain, its batch's success, its hook jobs), all or
+	// nothing.
 	Finish(ctx context.Context, job JobRow, f Followup) error
 	// Release puts a job back to run again after delay; its attempt counts.
 	Release(ctx context.Context, job JobRow, delay time.Duration) error
 	// Fail moves a job to the failed jobs with the exception text, under
 	// uuid (the payload's, or a fresh one when it has none), together with
-	// its batch's failure (f.Batch), all or nothing.
+	// its batch's failure (f.Batch) and hook jobs, all or nothing.
 	Fail(ctx context.Context, job JobRow, uuid, exception string, f Followup) error
 	// Unreserve gives a job back as it was before the claim, attempt not
 	// counted: it is not this worker's to run (or shutdown cut it short).
@@ -57,10 +81,26 @@ type Store interface {
 	// an error it returns the jobs refreshed before it; the rest are in an
 	// unknown state (not known lost).
 	Extend(ctx context.Context, jobs []JobRow) (refreshed []JobRow, err error)
+
 	// Connection is the Laravel queue connection the store serves (the
 	// name failed jobs record, "database" by default).
 	Connection() string
+	// DefaultQueue is the connection's default queue (config/queue.php's
+	// "queue"): the queue a claim of "" serves, as Laravel's getQueue()
+	// resolves an empty name.
+	DefaultQueue() string
 	// RetryAfter is how long a reservation holds before other workers may
 	// take the job again.
 	RetryAfter() time.Duration
+	// HooksQueue is the queue connection and queue the bridge's hook jobs
+	// (Followup.Hooks) go to, written in the transactions of the outcomes:
+	// a queue of a database queue connection in the database the outcomes
+	// are written to. ok is false when the store was opened without one;
+	// a Followup with Hooks is then refused.
+	HooksQueue() (connection, queue string, ok bool)
+	// TraceDestination names a queue as the app's OpenTelemetry
+	// instrumentation does in PHP's spans: messaging.system ("" when PHP's
+	// names none) and the destination (the queue's name, or what the
+	// driver calls it: "queues:<name>" on Redis).
+	TraceDestination(queue string) (system, name string)
 }

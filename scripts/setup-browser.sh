@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the headless browser the dashboard's browser tests drive
-# (e2e/dashboard_test.go): Debian's `chromium` package. Idempotent; needs
+# (test/e2e/dashboard_test.go): Debian's `chromium` package. Idempotent; needs
 # root only when the package is missing (it then runs apt-get).
 set -euo pipefail
 

@@ -17,8 +17,8 @@ export LARAWORKER_REL_LOAD_PHP=${LARAWORKER_REL_LOAD_PHP:-2}
 rounds=${SOAK_CRASH_ROUNDS:-3}
 
 echo "== load: $LARAWORKER_REL_LOAD_PROCS Go + $LARAWORKER_REL_LOAD_PHP PHP workers, $LARAWORKER_REL_LOAD_JOBS jobs"
-go test -count=1 -timeout 60m -v -run '^TestLoad$' ./reliability/ | grep -E '^(---|ok|FAIL|PASS)|load_test.go'
+go test -count=1 -timeout 60m -v -run '^TestLoad$' ./test/reliability/ | grep -E '^(---|ok|FAIL|PASS)|load_test.go'
 
 echo "== crash: $rounds rounds of 20 SIGKILLs during 5000 jobs"
-go test -count="$rounds" -timeout 60m -v -run '^TestCrashesLoseNothing$' ./reliability/ | grep -E '^(---|ok|FAIL|PASS)|crash_test.go'
+go test -count="$rounds" -timeout 60m -v -run '^TestCrashesLoseNothing$' ./test/reliability/ | grep -E '^(---|ok|FAIL|PASS)|crash_test.go'
 echo "== soak passed"

@@ -25,7 +25,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 app="$here/laravel"
 
 # php-redis: the redis cache store's unique-job locks (e2e TestUniqueLocksInRedisReleasedByGo).
-debian_packages=(php-cli php-mysql php-pgsql php-sqlite3 php-mbstring php-redis php-laravel-framework)
+# php-curl: the tests' stand-in for aws-sdk-php's SqsClient (laravel/aws-sqs-shim).
+# php-predis: predis, the client Laravel's Redis Sentinel support needs (e2e TestRedisSentinelPHPAndGo).
+# beanstalkd, php-pda-pheanstalk: the server and Laravel 8's client (pheanstalk 4) for the
+# beanstalkd queue tests (store/beanstalkd, e2e TestBeanstalkd*), which start their own server.
+debian_packages=(php-cli php-curl php-mysql php-pgsql php-sqlite3 php-mbstring php-redis php-predis php-laravel-framework beanstalkd php-pda-pheanstalk)
 
 log() { printf 'setup-php: %s\n' "$*" >&2; }
 

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // BenchmarkDrain is the worker's whole path per job (claim, payload parse,
@@ -46,7 +47,7 @@ func BenchmarkDrain(b *testing.B) {
 
 const benchClass = `App\Jobs\BenchNoopJob`
 
-func benchDrain(b *testing.B, q *dbqueue.Queue, opts Config) {
+func benchDrain(b *testing.B, q *database.Queue, opts Config) {
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -116,18 +117,35 @@ func (d *deleteCounter) Delete(ctx context.Context, jobs []jobqueue.JobRow) ([]j
 //
 // The "-joblog" variants log as `laraworker work` does by default: a JSON
 // line per job (info level) written unbuffered to a file, as stderr is.
+// The "-hooked" variant's payload carries what PHP's hooks add (a W3C
+// traceparent, Sentry's keys; no Context, which the log line would
+// render), with tracing off: it must cost what the plain one does. The
+// "-traced" variant traces every job (an SDK provider that records the
+// spans and exports them nowhere).
 func BenchmarkNoopPath(b *testing.B) {
 	for _, mode := range []struct {
-		c      int
-		joblog bool
-	}{{1, false}, {16, false}, {128, false}, {16, true}} {
+		c              int
+		joblog         bool
+		hooked, traced bool
+	}{{1, false, false, false}, {16, false, false, false}, {128, false, false, false}, {16, true, false, false},
+		{16, false, true, false}, {16, false, true, true}} {
 		name := fmt.Sprintf("c%d", mode.c)
-		if mode.joblog {
+		switch {
+		case mode.joblog:
 			name += "-joblog"
+		case mode.traced:
+			name += "-traced"
+		case mode.hooked:
+			name += "-hooked"
 		}
 		c := mode.c
 		b.Run(name, func(b *testing.B) {
-			raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
+			build := payload.BuildOptions{}
+			if mode.hooked {
+				build.Carried = payload.Carried{Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+					Sentry: &payload.SentryTrace{TraceParent: "771a43a4192642f0b136d5159a501700-b4d0a6e1b3a2c1f0-1", Baggage: "sentry-sample_rate=1", PublishTime: time.Now()}}
+			}
+			raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), build)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -135,6 +153,11 @@ func BenchmarkNoopPath(b *testing.B) {
 			reg := handlers.NewRegistry()
 			reg.Handle(benchClass, handlers.Noop())
 			cfg := Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1, Concurrency: c}
+			if mode.traced {
+				tp := sdktrace.NewTracerProvider()
+				defer tp.Shutdown(context.Background())
+				cfg.TracerProvider = tp
+			}
 			if mode.joblog {
 				f, err := os.Create(filepath.Join(b.TempDir(), "worker.log"))
 				if err != nil {
@@ -160,8 +183,12 @@ func BenchmarkNoopPath(b *testing.B) {
 	}
 }
 
-// memStore is a queue of identical no-op jobs held in memory.
+// memStore is a queue of identical no-op jobs held in memory. It
+// implements what a worker calls (the worker's side, and a store that
+// shares no state with PHP); the rest of the contract is left to the nil
+// Store it embeds.
 type memStore struct {
+	jobqueue.Store
 	payload []byte
 	mu      sync.Mutex
 	left    int
@@ -204,4 +231,16 @@ func (m *memStore) Extend(_ context.Context, jobs []jobqueue.JobRow) ([]jobqueue
 	return jobs, nil
 }
 func (m *memStore) Connection() string        { return "database" }
+func (m *memStore) DefaultQueue() string      { return "default" }
 func (m *memStore) RetryAfter() time.Duration { return 90 * time.Second }
+func (m *memStore) HooksQueue() (string, string, bool) {
+	return "", "", false
+}
+func (m *memStore) TraceDestination(queue string) (string, string) { return "", queue }
+func (m *memStore) SharedCache() jobqueue.Cache                    { return nil }
+func (m *memStore) LockStores() map[string]jobqueue.LockStore      { return nil }
+func (m *memStore) DefaultCacheStore() string                      { return "" }
+func (m *memStore) StateStores() map[string]jobqueue.StateStore    { return nil }
+func (m *memStore) DurationLimiters() map[string]jobqueue.DurationLimiter {
+	return nil
+}

@@ -10,26 +10,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/bridgeproto"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // allCapabilities is a bridge that runs every hook.
-var allCapabilities = &Bridge{Capabilities: []string{bridgeproto.CapFailed, bridgeproto.CapBatchCallbacks, bridgeproto.CapChainCatch, bridgeproto.CapUnique, bridgeproto.CapModels, bridgeproto.CapMiddleware}}
+var allCapabilities = &bridgeproto.Bridge{Capabilities: []string{bridgeproto.CapFailed, bridgeproto.CapBatchCallbacks, bridgeproto.CapChainCatch, bridgeproto.CapUnique, bridgeproto.CapModels, bridgeproto.CapMiddleware}}
 
 // hooksQueueName is the queue the tests' hook jobs go to.
 const hooksQueueName = "hooks"
 
 // withHooksQueue opens q's tables again with a hooks queue on its own jobs
 // table, as `work` opens the app's database with the bridge installed.
-func withHooksQueue(t *testing.T, q *dbqueue.Queue) *dbqueue.Queue {
+func withHooksQueue(t *testing.T, q *database.Queue) *database.Queue {
 	t.Helper()
-	hq, err := dbqueue.Open(context.Background(), q.Config(), dbqueue.Options{HooksQueue: &dbqueue.HooksQueue{Connection: "database", Queue: hooksQueueName}})
+	hq, err := database.Open(context.Background(), q.Config(), database.Options{HooksQueue: &database.HooksQueue{Connection: "database", Queue: hooksQueueName}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func (h hookJob) list(t *testing.T, prop string) string {
 }
 
 // hookJobs are the rows on the hooks queue, in order.
-func hookJobs(t *testing.T, q *dbqueue.Queue) []hookJob {
+func hookJobs(t *testing.T, q *database.Queue) []hookJob {
 	t.Helper()
 	var out []hookJob
 	for _, r := range jobRows(t, q) {
@@ -110,7 +110,7 @@ func hookJobs(t *testing.T, q *dbqueue.Queue) []hookJob {
 // exception, for PHP to run failed() and JobFailed; its failed_jobs text
 // does not say the chain's catch callbacks were skipped (PHP runs them).
 func TestFailureHooksPushedWithTheFailure(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		hq := withHooksQueue(t, q)
 		raw := fixture(t, "chain-catch.json")
 		id := pushRaw(t, q, "chains", raw)
@@ -223,7 +223,7 @@ func TestBatchMembersWithCallbacksRunInGo(t *testing.T) {
 // no hook job, and the worker says at start and on the job's line what
 // did not run; a class holding models Go knows nothing of is named once.
 func TestNoBridgeSaysWhatDidNotRun(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		push(t, q, "default", `App\Jobs\FailingJob`)
 		models := fixture1267(t, "models.json")
 		pushRaw(t, q, "default", models)
@@ -245,7 +245,10 @@ func TestNoBridgeSaysWhatDidNotRun(t *testing.T) {
 		mustContain(t, "log", logs.String(),
 			"the laraworker bridge is not installed: when Go fails a job, the class's failed() method and JobFailed listeners do not run",
 			`"not_run":"the class's failed() method and JobFailed listeners did not run (and a chain's catch callbacks): install the bridge, see README"`,
-			`without the laraworker bridge, Go cannot tell from a Laravel 8-11.38 payload whether this class is ShouldBeUnique`)
+			`without the laraworker bridge, Go cannot tell from a Laravel 8-11.38 payload whether a class is ShouldBeUnique`)
+		if n := strings.Count(logs.String(), "cannot tell from a Laravel 8-11.38 payload"); n != 1 {
+			t.Errorf("the unique warning said %d times for two classes, want once, naming both\n%s", n, logs)
+		}
 	})
 }
 
@@ -288,7 +291,7 @@ func TestHookJobsNeverClaimed(t *testing.T) {
 // lost (another worker reclaimed the job) writes no hook job, as it writes
 // no failed row; the retried write of a failure pushes its hook once.
 func TestHooksFollowTheOutcomeAtomically(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		hq := withHooksQueue(t, q)
 		ctx := context.Background()
 		push(t, q, "default", `App\Jobs\X`)
@@ -348,13 +351,13 @@ func TestUniqueLockFromTheBridgesRecord(t *testing.T) {
 	for _, c := range []struct {
 		name            string
 		untilProcessing bool
-		handler         func(q *dbqueue.Queue) handlers.HandlerFunc
+		handler         func(q *database.Queue) handlers.HandlerFunc
 		heldDuring      bool
 		heldAfter       bool
 	}{
 		{"done", false, nil, true, false},
-		{"failed", false, func(*dbqueue.Queue) handlers.HandlerFunc { return failHandler }, true, false},
-		{"released", false, func(*dbqueue.Queue) handlers.HandlerFunc {
+		{"failed", false, func(*database.Queue) handlers.HandlerFunc { return failHandler }, true, false},
+		{"released", false, func(*database.Queue) handlers.HandlerFunc {
 			return func(_ context.Context, j *handlers.Job) error { j.Release(time.Hour); return nil }
 		}, true, true},
 		{"until processing", true, nil, false, false},

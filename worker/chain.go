@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // nextInChain builds chained[0] as dispatchNextJobInChain does; nil at
@@ -25,7 +25,7 @@ func (e *jobExecutor) nextInChain() *jobqueue.PushItem {
 		e.log.Error().Err(err).Str("uuid", e.job.UUID).Msg("cannot build the next job of the chain")
 		return nil
 	}
-	opts := payload.BuildOptions{Shape: shapeOf(e.payload)}
+	opts := payload.BuildOptions{Shape: shapeOf(e.payload), Carried: e.carried()}
 	if cmd.Encrypted {
 		opts.Encrypter = e.cfg.Encrypter
 	}

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -35,7 +35,7 @@ func fixture(t *testing.T, name string) []byte {
 // row Go pushes for link 2 carries the command PHP's
 // dispatchNextJobInChain would have written.
 func TestChainRunsInOrderAndPushesPHPsNextLink(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		var steps []string
 		var secondCommand string
 		reg := handlers.NewRegistry()
@@ -72,7 +72,7 @@ func TestChainRunsInOrderAndPushesPHPsNextLink(t *testing.T) {
 }
 
 func TestAFailedLinkStopsTheChain(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		ran := 0
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(`App\Jobs\ChainLinkJob`, func(context.Context, *handlers.Job) error {
@@ -97,7 +97,7 @@ func TestAFailedLinkStopsTheChain(t *testing.T) {
 
 // insertBatch writes a job_batches row as Laravel's DatabaseBatchRepository
 // does (options base64-encoded on PostgreSQL).
-func insertBatch(t *testing.T, q *dbqueue.Queue, id string, total int, options []byte) {
+func insertBatch(t *testing.T, q *database.Queue, id string, total int, options []byte) {
 	t.Helper()
 	opts := string(options)
 	if q.Dialect().Name() == appconfig.EnginePgSQL {
@@ -107,7 +107,7 @@ func insertBatch(t *testing.T, q *dbqueue.Queue, id string, total int, options [
 		id, total, total, opts, time.Now().Unix())
 }
 
-func batchState(t *testing.T, q *dbqueue.Queue, id string) jobqueue.Batch {
+func batchState(t *testing.T, q *database.Queue, id string) jobqueue.Batch {
 	t.Helper()
 	b, err := q.FindBatch(context.Background(), id)
 	if err != nil {
@@ -117,7 +117,7 @@ func batchState(t *testing.T, q *dbqueue.Queue, id string) jobqueue.Batch {
 }
 
 func TestBatchCountersMatchLaravels(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		const batchID = "a35820df-95af-46d7-b2c8-42622312a3de" // in the fixtures' commands
 		insertBatch(t, q, batchID, 2, fixture(t, "batch.options.txt"))
 		reg := handlers.NewRegistry()
@@ -134,7 +134,7 @@ func TestBatchCountersMatchLaravels(t *testing.T) {
 }
 
 func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		const batchID = "a35820df-95af-46d7-b2c8-42622312a3de"
 		insertBatch(t, q, batchID, 2, fixture(t, "batch.options.txt"))
 		reg := handlers.NewRegistry()
@@ -169,7 +169,7 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 // timeout on its last try) is counted in its batch, as Laravel's
 // failed() counts it: the batch is cancelled, not left pending forever.
 func TestFailuresBeforeOrAroundTheRunCountInTheBatch(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		for _, c := range []struct {
 			name    string
 			raw     func() []byte
@@ -210,7 +210,7 @@ func TestFailuresBeforeOrAroundTheRunCountInTheBatch(t *testing.T) {
 }
 
 func TestBatchesWithPHPCallbacksAreLeftToPHP(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		member := fixture(t, "batch-callbacks-member.json")
 		p, _ := payload.Parse(member)
 		cmd, err := payload.DecodeCommand(p, nil)

@@ -58,17 +58,11 @@ func (w *Worker) maxHold() time.Duration {
 	return min(maxAheadHold, w.store.RetryAfter()/4)
 }
 
-// aheadAllowed: --once, --max-jobs and --laravel-exact claim exactly what
-// they may run.
-func (w *Worker) aheadAllowed() bool {
-	return !w.cfg.Once && w.cfg.MaxJobs == 0 && !w.cfg.LaravelExact
-}
-
 // claimSize is the free places plus what may be claimed ahead, never more
 // than the concurrency ahead.
 func (w *Worker) claimSize(free int) int {
-	if !w.aheadAllowed() {
-		return free
+	if w.cfg.Once || w.cfg.MaxJobs != 0 || w.cfg.LaravelExact {
+		return free // they claim exactly what they may run
 	}
 	ahead := w.ahead.next
 	if w.ahead.fixed > 0 {
@@ -82,7 +76,7 @@ func (w *Worker) claimSize(free int) int {
 // says that no job was running when the claim began.
 func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int, idle bool) ([]jobqueue.JobRow, error) {
 	n := w.claimSize(free)
-	leftBefore, fastBefore := w.inflight.leftCount(), w.inflight.fastCount()
+	leftBefore, fastBefore := w.inflight.leftTotal.Load(), w.inflight.fastTotal.Load()
 	fastSincePrevious := fastBefore - w.ahead.fastMark
 	w.ahead.fastMark = fastBefore
 	began := time.Now()
@@ -95,7 +89,7 @@ func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int, idle bo
 	if len(jobs) == n {
 		// A full claim: the queue has more. Fast jobs freed this many
 		// places while it ran; the next claim may take as many ahead.
-		w.ahead.next = int(w.inflight.leftCount() - leftBefore)
+		w.ahead.next = int(w.inflight.leftTotal.Load() - leftBefore)
 		if idle {
 			// Nothing ran during the claim to leave: the jobs of the
 			// previous claim that were faster than a claim tell instead.
@@ -110,7 +104,9 @@ func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int, idle bo
 			w.ahead.held = append(w.ahead.held, heldJob{row: row, at: now})
 		}
 	}
-	w.dispatchHeld(ctx, jobCtx)
+	if len(w.ahead.held) > 0 {
+		w.dispatchHeld(ctx, jobCtx)
+	}
 	return jobs, nil
 }
 
@@ -131,16 +127,17 @@ func (w *Worker) dispatchHeld(ctx, jobCtx context.Context) {
 	}
 }
 
-// holdDeadline is when the oldest held job has waited too long.
-func (w *Worker) holdDeadline() (time.Time, bool) {
-	if len(w.ahead.held) == 0 {
-		return time.Time{}, false
-	}
-	return w.ahead.held[0].at.Add(w.maxHold()), true
+// holdDeadline is when the oldest held job has waited too long; the
+// caller checked that a job is held.
+func (w *Worker) holdDeadline() time.Time {
+	return w.ahead.held[0].at.Add(w.maxHold())
 }
 
 // giveBackStale gives back the held jobs that waited too long.
 func (w *Worker) giveBackStale() {
+	if len(w.ahead.held) == 0 {
+		return
+	}
 	cut := time.Now().Add(-w.maxHold())
 	n := 0
 	for n < len(w.ahead.held) && !w.ahead.held[n].at.After(cut) {

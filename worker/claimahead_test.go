@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // aheadJobs pushes n jobs of classA numbered 0..n-1 and returns their
 // uuids in id order.
-func aheadJobs(t *testing.T, q *dbqueue.Queue, n int) []string {
+func aheadJobs(t *testing.T, q *database.Queue, n int) []string {
 	t.Helper()
 	var ids []string
 	for i := 0; i < n; i++ {
@@ -27,7 +27,7 @@ func aheadJobs(t *testing.T, q *dbqueue.Queue, n int) []string {
 }
 
 // heldRowsUntouched: every row from index from on is unreserved at attempt 0.
-func heldRowsUntouched(t *testing.T, q *dbqueue.Queue, from int) bool {
+func heldRowsUntouched(t *testing.T, q *database.Queue, from int) bool {
 	t.Helper()
 	rows := jobRows(t, q)
 	for _, r := range rows[from:] {
@@ -66,7 +66,7 @@ func (b *blockFirst) handle(_ context.Context, job *handlers.Job) error {
 // claims `ahead` jobs ahead (held at most hold, 0 for the default) and
 // whose first job blocks until h.gate opens; it returns once that job
 // has started.
-func startBlocked(t *testing.T, q *dbqueue.Queue, n, ahead int, hold time.Duration, stopWhenEmpty bool) (*blockFirst, *Worker, *workerRun, []string) {
+func startBlocked(t *testing.T, q *database.Queue, n, ahead int, hold time.Duration, stopWhenEmpty bool) (*blockFirst, *Worker, *workerRun, []string) {
 	t.Helper()
 	h := newBlockFirst(t)
 	reg := handlers.NewRegistry()
@@ -86,7 +86,7 @@ func startBlocked(t *testing.T, q *dbqueue.Queue, n, ahead int, hold time.Durati
 // slow one is given back as it was (attempt not counted) once it has
 // waited maxAheadHold, and runs once, at attempt 1, when a place frees.
 func TestJobClaimedAheadIsGivenBackWhenItWaits(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		h, w, run, ids := startBlocked(t, q, 2, 1, 0, true)
 		if rows := jobRows(t, q); len(rows) != 2 || rows[1].Attempts != 1 || !rows[1].ReservedAt.Valid {
 			t.Fatalf("the second job was not claimed ahead with the first: %+v", rows)
@@ -113,7 +113,7 @@ func TestJobClaimedAheadIsGivenBackWhenItWaits(t *testing.T) {
 func TestJobsClaimedAheadGoBackOnStopAndPause(t *testing.T) {
 	for _, how := range []string{"stop", "pause"} {
 		t.Run(how, func(t *testing.T) {
-			testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+			testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 				// Held for an hour: only the stop or the pause gives them back.
 				h, w, run, ids := startBlocked(t, q, 4, 3, time.Hour, how == "pause")
 				if how == "stop" {
@@ -149,7 +149,7 @@ func TestJobsClaimedAheadGoBackOnStopAndPause(t *testing.T) {
 // place; the handler never runs more than Concurrency at once, and every
 // job runs once.
 func TestClaimingAheadKeepsTheConcurrency(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		var running, most atomic.Int64
 		runs := newCounter()
 		reg := handlers.NewRegistry()
@@ -207,7 +207,7 @@ func TestHoldIsAQuarterOfAShortRetryAfter(t *testing.T) {
 // drainAtConcurrencyOne pushes n jobs of classA, drains them with a
 // worker of concurrency 1 whose handler is handle, and returns the
 // worker, its store's claim counts and the jobs' uuids.
-func drainAtConcurrencyOne(t *testing.T, q *dbqueue.Queue, n int, handle handlers.HandlerFunc) (*Worker, *deleteCounter, []string) {
+func drainAtConcurrencyOne(t *testing.T, q *database.Queue, n int, handle handlers.HandlerFunc) (*Worker, *deleteCounter, []string) {
 	t.Helper()
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(classA, handle)
@@ -227,7 +227,7 @@ func drainAtConcurrencyOne(t *testing.T, q *dbqueue.Queue, n int, handle handler
 // two at a time (the second runs with no claim waited for); each runs
 // once.
 func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		runs := newCounter()
 		const n = 100
 		w, store, ids := drainAtConcurrencyOne(t, q, n, func(_ context.Context, job *handlers.Job) error {
@@ -255,7 +255,7 @@ func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
 // claim are never claimed ahead at concurrency 1 (a job claimed ahead
 // would wait the whole of the running one).
 func TestSlowJobsAtConcurrencyOneAreClaimedOneAtATime(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		const n = 4
 		// Far longer than a claim takes, even on a loaded machine.
 		w, store, _ := drainAtConcurrencyOne(t, q, n, func(ctx context.Context, _ *handlers.Job) error {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -50,7 +50,7 @@ type completerDeps struct {
 	// stats receives the outcomes written, lost and dropped.
 	stats *counters
 	// written, when set, hears of every outcome written.
-	written func(jobqueue.JobRow, Outcome)
+	written func(jobqueue.JobRow, jobqueue.Outcome)
 	// group turns successful jobs' deletes into grouped Deletes.
 	group bool
 	// setupProblem reports an error the app's setup causes (and logs it
@@ -374,7 +374,7 @@ func (c *completer) flush(rows []jobqueue.JobRow) {
 	if c.written != nil {
 		for _, row := range rows {
 			if !lostIDs[row.ID] {
-				c.written(row, OutcomeDone)
+				c.written(row, jobqueue.OutcomeDone)
 			}
 		}
 	}

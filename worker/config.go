@@ -10,8 +10,10 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config is everything a Worker is built from. The zero value is usable:
@@ -23,12 +25,26 @@ type Config struct {
 	// Queues in strict priority order (--queue=high,default); empty means
 	// the connection's default queue. Names are not trimmed, as in Laravel.
 	Queues []string
+	// QueueForwards is Laravel 13.26's Queue::forward as it applies to the
+	// store's connection: a queue named here (the connection's default
+	// queue when Queues is empty) is claimed from the queue it maps to, as
+	// `php artisan queue:work --queue=old` pops the queue old forwards to.
+	// Laravel's pause of a queue (queue:pause) still goes by the name
+	// given. The app registers forwards in PHP at boot
+	// (appconfig.AppInfo.QueueForwards reads them through its PHP).
+	QueueForwards map[string]string
 	// Name is --name: it tags every log line and the worker's stats.
 	// Default "default".
 	Name string
 	// Sleep is how long to wait when no job is available (--sleep).
 	// Default 3s; negative: do not sleep.
 	Sleep time.Duration
+	// IdlePoll (--idle-poll) bounds the adaptive poll of a store the worker
+	// cannot wait on (the databases; idlewait.go): after a claim that found
+	// nothing it waits a short interval that doubles, with jitter, up to
+	// the shorter of IdlePoll and Sleep. Default 1s; negative: up to Sleep.
+	// A store that signals pushes (Redis) is waited on for Sleep instead.
+	IdlePoll time.Duration
 	// Rest is the pause after each claim that found jobs (--rest).
 	// Default none.
 	Rest time.Duration
@@ -77,8 +93,8 @@ type Config struct {
 	// Default 10s; negative: none.
 	WriteGrace time.Duration
 	// LaravelExact claims one job per claim and writes every outcome on
-	// its own, as Laravel's worker does; with a dbqueue.Queue opened with
-	// dbqueue.Options.ExactStatements, the statements are Laravel's own too.
+	// its own, as Laravel's worker does; with a database.Queue opened with
+	// database.Options.ExactStatements, the statements are Laravel's own too.
 	LaravelExact bool
 	// Unrouted is what to do with jobs no handler is registered for.
 	// Default UnroutedSkip.
@@ -98,6 +114,19 @@ type Config struct {
 	Logger zerolog.Logger
 	// Metrics records Prometheus metrics; nil records nothing.
 	Metrics *Metrics
+	// TracerProvider, when set, traces every job attempt with
+	// OpenTelemetry (docs/TRACING.md): a CONSUMER span named and
+	// attributed as OpenTelemetry's PHP instrumentation for Laravel names
+	// its own, child of the payload's traceparent, whose context the
+	// handler's ctx holds, and which the jobs the worker pushes (the next
+	// link of a chain, the bridge's hook jobs) carry on. Pass
+	// otel.GetTracerProvider() for the global one. Nil (or a no-op
+	// provider): no tracing, and no cost per job.
+	TracerProvider trace.TracerProvider
+	// Redact, when set, removes secrets from the exception messages a
+	// span records (the CLI passes the app's secrets: passwords, APP_KEY,
+	// tokens, in any escaping). Nil: messages go as they are.
+	Redact func(string) string
 	// Encrypter decrypts ShouldBeEncrypted commands (the app's APP_KEY);
 	// nil fails such jobs with a message saying no key is configured.
 	Encrypter *payload.Encrypter
@@ -106,30 +135,31 @@ type Config struct {
 	App *handlers.App
 	// Cache is the app's cache store as far as Go can share it (the
 	// queue:restart signal, maxExceptions counters). Default: the store's
-	// own when it has one (a dbqueue.Queue on an app whose cache store is
+	// SharedCache (a database.Queue's on an app whose cache store is
 	// "database"); nil: restart signals are not seen and counters are kept
 	// in this process.
 	Cache jobqueue.Cache
 	// Batches is Laravel's batch repository (job_batches). Default: the
-	// store, when it implements Batches.
+	// store's.
 	Batches jobqueue.Batches
 	// Exceptions holds maxExceptions counters. Default: counters in Cache,
 	// else in this process's memory.
 	Exceptions ExceptionCounter
 	// Locks releases unique jobs' locks, by cache store name as
 	// config/cache.php names the stores ("database", "redis"). Default:
-	// the store's own database locks (a dbqueue.Queue's cache_locks) as
-	// "database". A unique job whose store is missing here keeps its lock
+	// the store's LockStores (a database.Queue's cache_locks as
+	// "database"). A unique job whose store is missing here keeps its lock
 	// (the worker says so once per class).
 	Locks map[string]jobqueue.LockStore
 	// CacheStore is the app's default cache store name (CACHE_STORE, or
 	// CACHE_DRIVER before 11): where unique locks live unless the class's
 	// uniqueVia() or the payload names another. Default: the store's
-	// configuration (a dbqueue.Queue's).
+	// DefaultCacheStore.
 	CacheStore string
 	// Models looks up the rows of the models a job holds (the ones the
 	// bridge recorded in its payload, or the registration names with
-	// handlers.Models). Default: the store, when it implements it.
+	// handlers.Models). Default: the store, when it has the optional
+	// jobqueue.ModelLookup.
 	Models handlers.ModelLookup
 	// ModelsConnection is the database connection (config/database.php's
 	// name) Models looks rows up in: a model the bridge recorded on
@@ -140,22 +170,22 @@ type Config struct {
 	// app has it installed; nil: none. With its capabilities, what only
 	// PHP can run after a job Go ran runs in PHP, through hook jobs the
 	// store writes with the job's outcome onto the bridge's hooks queue
-	// (the store must be a jobqueue.HookPusher opened with one, and
+	// (the store must have been opened with one, Queue.HooksQueue, and
 	// LaravelVersion set): the class's failed() and JobFailed listeners,
 	// a failed chain link's catch callbacks, the batch callbacks a
 	// success or failure triggers; and members of batches with callbacks
 	// run in Go. Without it the worker says, at start and on each job,
 	// what did not run.
-	Bridge *Bridge
+	Bridge *bridgeproto.Bridge
 	// StateStores are the app's cache stores where job middleware keep
 	// their state (overlap locks, rate limiter counters), by
 	// config/cache.php name ("database", "redis"). Default: the store's
-	// (jobqueue.MiddlewareState). A job whose middleware keeps its state in
+	// (jobqueue.SharedState). A job whose middleware keeps its state in
 	// a store missing here is given back to PHP workers.
 	StateStores map[string]jobqueue.StateStore
 	// DurationLimiters are the Redis DurationLimiters of the ...WithRedis
 	// middleware, by Redis connection name ("default"). Default: the
-	// store's (jobqueue.MiddlewareState).
+	// store's (jobqueue.SharedState).
 	DurationLimiters map[string]jobqueue.DurationLimiter
 	// RunWithoutPHPMiddleware lists the classes whose jobs run in Go even
 	// when part of their job middleware cannot run there (PHP code: a
@@ -168,13 +198,17 @@ type Config struct {
 	// Written, when set, is called after each outcome's write landed (not
 	// for outcomes dropped or lost): a dashboard's history counts jobs by
 	// class with it. It must be quick and safe for concurrent use.
-	Written func(job jobqueue.JobRow, o Outcome)
+	Written func(job jobqueue.JobRow, o jobqueue.Outcome)
 	// Ran, when set, is called when a job's run ends, before its outcome
 	// is written (Written follows once the write lands): started is when
 	// the worker took the job up, took how long until its outcome was
 	// decided. A dashboard's runtimes and waits come from it. It must be
 	// quick and safe for concurrent use.
 	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
+	// Observers are told when each job starts and how its run ended, with
+	// the queue events Laravel's worker would have raised (JobObserver):
+	// Laravel Pulse's recorders, tracers. Default none.
+	Observers []JobObserver
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
 
@@ -207,6 +241,7 @@ func ParseUnrouted(s string) (Unrouted, error) {
 // Defaults of the fields artisan has flags for.
 const (
 	DefaultSleep       = 3 * time.Second
+	DefaultIdlePoll    = time.Second
 	DefaultMemoryMB    = 128
 	DefaultTimeout     = 60 * time.Second
 	DefaultTries       = 1
@@ -218,10 +253,12 @@ const (
 
 // WithDefaults returns c with every zero field set to its default and
 // "none" (negative) fields set to zero, the form the worker reads. store
-// supplies the defaults that depend on it (Batches, Cache).
+// supplies the defaults that depend on it (Batches, Cache, Locks, ...);
+// nil supplies none.
 func (c Config) WithDefaults(store jobqueue.Store) Config {
 	c.Name = orDefault(c.Name, "default")
 	c.Sleep = durationOr(c.Sleep, DefaultSleep)
+	c.IdlePoll = durationOr(c.IdlePoll, DefaultIdlePoll)
 	c.Rest = max(c.Rest, 0)
 	c.MaxJobs = max(c.MaxJobs, 0)
 	c.MaxTime = max(c.MaxTime, 0)
@@ -247,13 +284,14 @@ func (c Config) WithDefaults(store jobqueue.Store) Config {
 	if c.clock == nil {
 		c.clock = clock.System(c.Now)
 	}
+	if store == nil {
+		return c // no store, no defaults from it
+	}
 	if c.Batches == nil {
-		if b, ok := store.(jobqueue.Batches); ok {
-			c.Batches = b
-		}
+		c.Batches = store
 	}
 	if c.Cache == nil {
-		c.Cache = storeCache(store)
+		c.Cache = store.SharedCache()
 	}
 	c.withClassDefaults(store)
 	return c
@@ -263,23 +301,22 @@ func (c Config) WithDefaults(store jobqueue.Store) Config {
 // lock stores, the default cache store name, model lookups.
 func (c *Config) withClassDefaults(store jobqueue.Store) {
 	if c.Locks == nil {
-		c.Locks = storeLocks(store)
+		c.Locks = store.LockStores()
 	}
 	if c.CacheStore == "" {
-		c.CacheStore = storeCacheName(store)
+		c.CacheStore = store.DefaultCacheStore()
 	}
 	if c.Models == nil {
-		if m, ok := store.(handlers.ModelLookup); ok {
+		// Optional: a store without the app's database has none.
+		if m, ok := store.(jobqueue.ModelLookup); ok {
 			c.Models = m
 		}
 	}
-	if s, ok := store.(jobqueue.MiddlewareState); ok {
-		if c.StateStores == nil {
-			c.StateStores = s.StateStores()
-		}
-		if c.DurationLimiters == nil {
-			c.DurationLimiters = s.DurationLimiters()
-		}
+	if c.StateStores == nil {
+		c.StateStores = store.StateStores()
+	}
+	if c.DurationLimiters == nil {
+		c.DurationLimiters = store.DurationLimiters()
 	}
 }
 

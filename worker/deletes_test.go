@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -88,7 +88,7 @@ func (b *barrier) wait() {
 // not one per job, and every row is gone.
 func TestJobsFinishingTogetherShareDeletes(t *testing.T) {
 	const n = 64
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		pushNumbered(t, q, classA, n)
 		store := &deleteRecorder{Store: q}
 		together := newBarrier(n)
@@ -131,7 +131,7 @@ func sizes(calls [][]int64) []int {
 // single job's row is gone right after its handler returns: its delete
 // waits for no batch to fill and no worker to stop.
 func TestALoneJobIsDeletedAtOnce(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		store := &deleteRecorder{Store: q}
 		returned := make(chan time.Time, 1)
 		reg := handlers.NewRegistry()
@@ -169,7 +169,7 @@ func TestALoneJobIsDeletedAtOnce(t *testing.T) {
 // worker has them) and does not retry them.
 func TestLostReservationsInABatch(t *testing.T) {
 	const n = 16
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		pushNumbered(t, q, classA, n)
 		store := &deleteRecorder{Store: q}
 		together := newBarrier(n)

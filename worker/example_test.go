@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -25,7 +25,7 @@ func Example() {
 
 	// Laravel's defaults (tables jobs, failed_jobs, job_batches; queue
 	// default; retry_after 90) fill what the Config leaves out.
-	q, err := dbqueue.Open(ctx, appconfig.Config{Driver: "sqlite", Database: filepath.Join(dir, "database.sqlite")}, dbqueue.Options{})
+	q, err := database.Open(ctx, appconfig.Config{Driver: "sqlite", Database: filepath.Join(dir, "database.sqlite")}, database.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

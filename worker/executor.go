@@ -8,16 +8,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/worker/internal/batchlookup"
 	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
+	"github.com/laraworker/laraworker/worker/internal/jobtrace"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
@@ -60,6 +61,10 @@ type executorDeps struct {
 	notes *onceset.Set
 	// stats counts the jobs cut short by shutdown.
 	stats *counters
+	// tracer traces job attempts (trace.go); nil: tracing is off.
+	tracer *jobtrace.Tracer
+	// destination names a queue as the app's tracing names it.
+	destination func(queue string) jobtrace.Destination
 }
 
 // jobExecutor runs one claimed job from its payload to its outcome, and
@@ -98,14 +103,19 @@ type jobExecutor struct {
 	batchID    string
 	batchKnown bool
 	decided    bool
+	// plain: the job asks for none of Laravel's rules around its handler
+	// (plain.go); set by decide.
+	plain bool
 	// meta is the payload's bridge record, once read (metadata()).
 	meta     *bridgeproto.Metadata
 	metaErr  error
 	metaRead bool
-}
-
-func newJobExecutor(ctx context.Context, cancel context.CancelCauseFunc, deps *executorDeps, row jobqueue.JobRow, now time.Time) *jobExecutor {
-	return &jobExecutor{executorDeps: deps, ctx: ctx, cancel: cancel, row: row, started: now}
+	// info is the job as its observers are told about it, queued the next
+	// link of its chain this run pushed (observer.go).
+	info   JobInfo
+	queued *jobqueue.PushItem
+	// span is the attempt's span (trace.go); nil when tracing is off.
+	span *jobtrace.Span
 }
 
 // verdict is what happens to a job row once its run is decided.
@@ -140,6 +150,12 @@ type outcome struct {
 	// abandoned: the handler ignored the cancellation and still runs
 	// (verdictInterrupted, or a timeout)
 	abandoned bool
+	// noHooks: a failure whose hook job is not pushed (tooLarge: it would
+	// carry the payload again).
+	noHooks bool
+	// failedByHandler: the handler failed the job itself (PHP's
+	// $this->fail()), so its fire() returned (observer.go).
+	failedByHandler bool
 }
 
 // Outcome reasons of the missing-model path, and of a timeout.
@@ -163,23 +179,59 @@ var errReservationLost = errors.New("worker: the job's reservation was lost: ano
 func (e *jobExecutor) execute() {
 	defer e.cancel(nil)
 	defer e.markDecided()
-	row := e.current()
+	e.mu.Lock()
+	row := e.row
+	e.mu.Unlock()
+	if limit := e.cfg.MemoryMB; limit > 0 && int64(len(row.Payload)) >= int64(limit)<<20 {
+		out, p := e.tooLarge(row.Payload)
+		e.payload = p
+		e.markDecided()
+		e.settle(out)
+		return
+	}
 	p, err := payload.Parse(row.Payload)
+	// Tracing and observers are off by default: their calls are skipped
+	// then, not made to return at once.
+	traced, observed := e.tracer != nil, len(e.cfg.Observers) > 0
+	if traced {
+		e.startSpan(row, p)
+	}
 	if err != nil {
 		e.markDecided()
+		e.observeStart(row, nil)
 		e.log.Warn().Err(err).Int64("id", row.ID).Str("queue", row.Queue).Msg("job payload is not valid; failing it")
-		e.settle(outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"})
+		out := outcome{verdict: verdictFail, err: invalidPayload(err), reason: "invalid_payload"}
+		written := e.settle(out)
+		e.endSpan(out, written)
+		e.observeEnd(out, written)
 		return
 	}
 	e.prepare(row, p)
-	e.log.Debug().Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
-		Int("attempt", row.Attempts).Msg("job started")
+	if observed {
+		e.observeStart(row, p)
+	}
+	if ev := e.log.Debug(); ev.Enabled() {
+		ev = ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).Int("attempt", row.Attempts)
+		withContext(ev, e.job).Msg("job started")
+	}
 	out := e.decide()
 	e.markDecided()
-	// As CallQueuedHandler: the unique lock goes before the job's row.
-	e.releaseAfter(out)
-	if e.settle(out) {
+	// As CallQueuedHandler: the unique lock goes before the job's row (a
+	// plain job has none).
+	if !e.plain {
+		e.releaseAfter(out)
+	}
+	written := e.settle(out)
+	// The outcome is logged at info, a failure at warn: a logger that
+	// drops both (the default's) costs no call.
+	if written && e.log.GetLevel() <= zerolog.WarnLevel && zerolog.GlobalLevel() <= zerolog.WarnLevel {
 		e.logOutcome(row, out)
+	}
+	if traced {
+		e.endSpan(out, written)
+	}
+	if observed {
+		e.observeEnd(out, written)
 	}
 }
 
@@ -208,7 +260,7 @@ func (e *jobExecutor) markDecided() {
 // invalidPayload is Laravel's InvalidPayloadException, for rows Go cannot
 // even parse (PHP would fail on them too).
 func invalidPayload(err error) error {
-	return &PHPException{Class: `Illuminate\Queue\InvalidPayloadException`, Message: "Unable to decode the job payload: " + err.Error()}
+	return &handlers.PHPException{Class: `Illuminate\Queue\InvalidPayloadException`, Message: "Unable to decode the job payload: " + err.Error()}
 }
 
 // decide applies Laravel's rules around one run of the handler: the
@@ -222,19 +274,26 @@ func (e *jobExecutor) decide() outcome {
 	if err != nil {
 		return e.unrouted()
 	}
+	var cmd *payload.Command
 	if p.Data.Command != "" {
-		cmd, err := job.Command()
+		cmd, err = job.Command()
 		if err != nil {
 			if e.problems.IsKeyProblem(err) {
 				return e.keyProblem(err)
 			}
 			// Decoding is deterministic: retrying cannot help.
-			return outcome{verdict: verdictFail, reason: "undecodable", err: &PHPException{
+			return outcome{verdict: verdictFail, reason: "undecodable", err: &handlers.PHPException{
 				Class: `LaraWorker\InvalidCommandException`, Message: fmt.Sprintf("cannot decode the command of %s: %v", p.Name(), err)}}
 		}
 		if cmd.Encrypted {
 			e.problems.KeyWorks()
 		}
+	}
+	if e.isPlain(cmd) {
+		return e.runPlain(h)
+	}
+	if _, err := e.metadata(); err != nil {
+		return e.unreadableRecord(err)
 	}
 	if e.batch() != "" {
 		if out, stop := e.checkBatch(); stop {
@@ -242,6 +301,26 @@ func (e *jobExecutor) decide() outcome {
 		}
 	}
 	return e.runClass(h)
+}
+
+// reasonUnreadableRecord: the payload's bridge record cannot be read.
+const reasonUnreadableRecord = "unreadable_bridge_record"
+
+// unreadableRecord fails a job whose bridge record (the "laraworker"
+// payload key) Go cannot read, with the cause: without the record Go would
+// run the job without its job middleware, unique lock and models, and
+// giving it back would leave it on a queue no PHP worker may serve (the
+// bridge routes the class to Go's queue) and keep Go claiming it. Only
+// this job is affected: the record is the job's, not the class's. The
+// failure is not counted in the job's batch, so that its retry, once the
+// cause is fixed, does not find the batch cancelled by it.
+func (e *jobExecutor) unreadableRecord(err error) outcome {
+	p := e.payload
+	return outcome{verdict: verdictFail, reason: reasonUnreadableRecord, err: &handlers.PHPException{
+		Class: `LaraWorker\UnreadableBridgeRecordException`,
+		Message: fmt.Sprintf("Go cannot read the laraworker bridge's record of this %s job (%v), without which it would run the job "+
+			"without its job middleware, unique lock and models. Fix the cause (a bridge newer than this laraworker: upgrade laraworker), "+
+			"then retry the job: php artisan queue:retry %s", p.Name(), err, p.UUID)}}
 }
 
 // keyProblem gives back a job whose command this worker cannot decrypt
@@ -253,7 +332,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 	if !ok {
 		class = e.payload.Name()
 	}
-	e.problems.Report(&ConfigError{Kind: configproblem.KindAppKey, Class: class, Err: err})
+	e.problems.Report(&configproblem.Error{Kind: configproblem.KindAppKey, Class: class, Err: err})
 	return outcome{verdict: verdictUnreserve, reason: "config_error"}
 }
 
@@ -262,7 +341,7 @@ func (e *jobExecutor) keyProblem(err error) outcome {
 // bridge's hook jobs are always PHP's.
 func (e *jobExecutor) unrouted() outcome {
 	if e.cfg.Unrouted == UnroutedFail && !slices.Contains(bridgehooks.HookClasses, e.payload.DisplayName) {
-		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &PHPException{
+		return outcome{verdict: verdictFail, inBatch: true, reason: "unrouted", err: &handlers.PHPException{
 			Class:   `LaraWorker\NoHandlerException`,
 			Message: fmt.Sprintf("No Go handler is registered for job class [%s] and the worker runs with --unrouted=fail.", e.payload.Name()),
 		}}
@@ -333,6 +412,9 @@ func (e *jobExecutor) runClass(h handlers.Handler) outcome {
 		// A lookup that failed (the database) is a job exception, as the
 		// QueryException it would be in PHP.
 		return e.onException(err, frame{File: "laraworker", Func: "CheckModels"})
+	}
+	if out, stop := e.debounce(); stop {
+		return out
 	}
 	plan, out, ok := e.middlewarePlan()
 	if !ok {
@@ -410,7 +492,9 @@ func jobContext(ctx context.Context, timeout time.Duration) (context.Context, co
 // Abandon, call returns without it (abandoned = true).
 func (e *jobExecutor) call(ctx context.Context, h handlers.Handler) (err error, abandoned bool) {
 	done := make(chan error, 1)
-	go func() { done <- safeHandle(ctx, h, e.job) }()
+	// Recover turns a panic into the job's error even when the
+	// registry's middleware have no Recover.
+	go func() { done <- handlers.Recover()(h).Handle(ctx, e.job) }()
 	select {
 	case err = <-done:
 		return err, false
@@ -426,11 +510,6 @@ func (e *jobExecutor) call(ctx context.Context, h handlers.Handler) (err error, 
 	}
 }
 
-// safeHandle recovers panics even when no Recover middleware is installed.
-func safeHandle(ctx context.Context, h handlers.Handler, job *handlers.Job) (err error) {
-	return handlers.Recover()(h).Handle(ctx, job)
-}
-
 // onDecision honours Release, Fail and Delete called by the handler.
 func onDecision(d handlers.Decision, where func() frame) outcome {
 	switch d.Action {
@@ -439,9 +518,9 @@ func onDecision(d handlers.Decision, where func() frame) outcome {
 	case handlers.ActionFail:
 		err := d.Err
 		if err == nil {
-			err = &PHPException{Class: ManuallyFailedClass}
+			err = &handlers.PHPException{Class: phpexception.ManuallyFailedClass}
 		}
-		return outcome{verdict: verdictFail, err: err, where: where(), inBatch: true, reason: "failed"}
+		return outcome{verdict: verdictFail, err: err, where: where(), inBatch: true, reason: "failed", failedByHandler: true}
 	}
 	return outcome{verdict: verdictDelete, inBatch: true, reason: "done"}
 }
@@ -492,7 +571,7 @@ func (e *jobExecutor) modelMissing(err error) outcome {
 	if errors.As(err, &mnf) {
 		msg = mnf.Error()
 	}
-	return outcome{verdict: verdictFail, reason: reasonModelMissing, err: &PHPException{Class: ModelNotFoundClass, Message: msg},
+	return outcome{verdict: verdictFail, reason: reasonModelMissing, err: &handlers.PHPException{Class: ModelNotFoundClass, Message: msg},
 		where: e.handlerFrame()}
 }
 
@@ -525,7 +604,7 @@ func (e *jobExecutor) releaseBeforeRun() {
 // handleModelNotFound does; PHP cannot unserialize it to do more.
 func (e *jobExecutor) releaseAfter(out outcome) {
 	p := e.payload
-	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) {
+	if p == nil || (out.verdict != verdictDelete && out.verdict != verdictFail) || out.reason == reasonDebounced {
 		return
 	}
 	if out.modelMissing() {
@@ -576,7 +655,9 @@ func (e *jobExecutor) settle(out outcome) bool {
 	case verdictInterrupted:
 		e.interrupted(row, e.payload, out.abandoned)
 	}
-	e.cfg.Metrics.jobDone(row.Queue, e.metricsClass(e.payload), out.reason, e.clock.Now().Sub(e.started))
+	if e.cfg.Metrics != nil { // the class label costs a registry lookup
+		e.cfg.Metrics.jobDone(row.Queue, e.metricsClass(e.payload), out.reason, e.clock.Now().Sub(e.started))
+	}
 	return true
 }
 
@@ -587,12 +668,13 @@ func (e *jobExecutor) settle(out outcome) bool {
 // counted for a job whose reservation was lost, nor twice.
 func (e *jobExecutor) finish(row jobqueue.JobRow, out outcome) {
 	var f jobqueue.Followup
-	if !out.modelMissing() {
+	if !e.plain && !out.modelMissing() && out.reason != reasonDebounced {
 		f.Next = e.nextInChain()
+		e.queued = f.Next
 	}
-	if out.inBatch && e.batches != nil && e.batch() != "" {
+	if out.inBatch && !e.plain && e.batches != nil && e.batch() != "" {
 		f.Batch = &jobqueue.BatchEntry{ID: e.batch(), JobUUID: e.payload.UUID}
-		f.Hooks = e.hooks.ForSuccess()
+		f.Hooks = e.hooks.ForSuccess(e.carried)
 	}
 	if f.Next == nil && f.Batch == nil {
 		e.completer.delete(row)
@@ -621,7 +703,11 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 			allowFailures = info.AllowFailures
 		}
 	}
-	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, e.hooks.ForFailure(row, e.payload, out.err, allowFailures))
+	var hooks *jobqueue.Hooks
+	if !out.noHooks {
+		hooks = e.hooks.ForFailure(row, e.payload, out.err, allowFailures, e.carried)
+	}
+	e.completer.fail(row, e.payload, phpexception.FailureText(err), batch, hooks)
 }
 
 // chainStoppedNote explains, in failed_jobs, what Laravel would have done
@@ -629,7 +715,7 @@ func (e *jobExecutor) fail(row jobqueue.JobRow, out outcome) {
 // callbacks (PHP closures), when the bridge does not run them. The rest of
 // the chain is not dispatched, as in Laravel.
 func (e *jobExecutor) chainStoppedNote() error {
-	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.ChainCatch {
+	if e.payload == nil || e.payload.Data.Command == "" || e.hooks.ChainCatch || e.plain {
 		return nil
 	}
 	cmd, err := e.job.Command()
@@ -640,7 +726,7 @@ func (e *jobExecutor) chainStoppedNote() error {
 	if len(q.ChainCatchCallbacks) == 0 && len(q.Chained) == 0 {
 		return nil
 	}
-	return &PHPException{Class: `LaraWorker\ChainStoppedException`, Message: fmt.Sprintf(
+	return &handlers.PHPException{Class: `LaraWorker\ChainStoppedException`, Message: fmt.Sprintf(
 		"The chain stopped at this job: %d later job(s) were not dispatched; its %d catch callback(s) are PHP closures that did not run (Go cannot run PHP code).",
 		len(q.Chained), len(q.ChainCatchCallbacks))}
 }
@@ -663,6 +749,9 @@ func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
 	if out.verdict == verdictFail {
 		ev = e.log.Warn()
 	}
+	if !ev.Enabled() {
+		return // no field to compute for a logger that drops the line
+	}
 	if out.err != nil {
 		ev = ev.Str("error", out.err.Error())
 	}
@@ -670,8 +759,26 @@ func (e *jobExecutor) logOutcome(row jobqueue.JobRow, out outcome) {
 		ev = ev.Str("not_run", bridgehooks.NotRunWithoutBridge)
 	}
 	p := e.payload
-	ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
-		Int("attempt", row.Attempts).Dur("duration_ms", e.clock.Now().Sub(e.started)).Str("outcome", out.reason).Msg("job")
+	ev = ev.Str("uuid", p.UUID).Int64("id", row.ID).Str("class", p.Name()).Str("queue", row.Queue).
+		Int("attempt", row.Attempts).Dur("duration_ms", e.clock.Now().Sub(e.started)).Str("outcome", out.reason)
+	withContext(ev, e.job).Msg("job")
+}
+
+// withContext adds the visible data of the job's Laravel Context under
+// "extra", as Laravel's logs carry it (Monolog's JSON); the hidden data
+// never.
+func withContext(ev *zerolog.Event, job *handlers.Job) *zerolog.Event {
+	if job == nil {
+		return ev
+	}
+	if extra := job.LogExtra(); extra != nil {
+		return ev.RawJSON("extra", extra)
+	}
+	if _, err := job.LogContext(); err != nil {
+		// PHP's hydrate would have thrown; the job runs without it.
+		return ev.Str("context_error", err.Error())
+	}
+	return ev
 }
 
 // take claims the right to write the job's outcome and returns the row

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/faultproxy"
+	"github.com/laraworker/laraworker/internal/testutil/faultproxy"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -34,7 +34,7 @@ func TestDatabaseOutagesLoseNothing(t *testing.T) {
 			proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 			cfg.Host, cfg.Port = proxy.Addr()
 			cfg.RetryAfter = 5
-			q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
+			q, err := database.Open(context.Background(), cfg, database.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestShutdownWithTheDatabaseDown(t *testing.T) {
 				proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 				cfg.Host, cfg.Port = proxy.Addr()
 				cfg.RetryAfter = 3
-				q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
+				q, err := database.Open(context.Background(), cfg, database.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -257,7 +257,7 @@ func TestSelfStopWithTheDatabaseDown(t *testing.T) {
 	admin := testdb.Open(t, cfg)
 	proxy := faultproxy.New(t, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	cfg.Host, cfg.Port = proxy.Addr()
-	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
+	q, err := database.Open(context.Background(), cfg, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

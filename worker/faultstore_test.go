@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbcache"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/cache/dbcache"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -26,10 +26,9 @@ import (
 // stands in for the batch repository ("find-batch").
 type faultStore struct {
 	jobqueue.Store
-	batches jobqueue.Batches
-	mu      sync.Mutex
-	fails   map[string]int
-	calls   map[string]int
+	mu    sync.Mutex
+	fails map[string]int
+	calls map[string]int
 	// before runs before an operation reaches the store (tests use it to
 	// let another worker act first).
 	before func(op string)
@@ -38,9 +37,7 @@ type faultStore struct {
 var errInjected = errors.New("injected: server has gone away")
 
 func newFaultStore(s jobqueue.Store) *faultStore {
-	f := &faultStore{Store: s, fails: map[string]int{}, calls: map[string]int{}}
-	f.batches, _ = s.(jobqueue.Batches)
-	return f
+	return &faultStore{Store: s, fails: map[string]int{}, calls: map[string]int{}}
 }
 
 // failNext makes the next n calls of op fail.
@@ -127,15 +124,13 @@ func (f *faultStore) FindBatch(ctx context.Context, id string) (jobqueue.Batch, 
 	if err := f.inject("find-batch"); err != nil {
 		return jobqueue.Batch{}, err
 	}
-	return f.batches.FindBatch(ctx, id)
+	return f.Store.FindBatch(ctx, id)
 }
 
 func TestFaultStoreIsAStore(t *testing.T) {
-	var _ jobqueue.Store = (*dbqueue.Queue)(nil)
-	var _ jobqueue.Batches = (*dbqueue.Queue)(nil)
-	var _ Cache = (*dbcache.Cache)(nil)
+	var _ jobqueue.Store = (*database.Queue)(nil)
+	var _ jobqueue.Cache = (*dbcache.Cache)(nil)
 	var _ jobqueue.Store = newFaultStore(nil)
-	var _ jobqueue.Batches = newFaultStore(nil)
 }
 
 // Every outcome write that fails is retried until the store takes it:
@@ -146,24 +141,24 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 		op      string
 		handler func(context.Context, *handlers.Job) error
 		props   []phpserialize.Entry
-		check   func(t *testing.T, q *dbqueue.Queue)
+		check   func(t *testing.T, q *database.Queue)
 	}{
 		{"delete", func(context.Context, *handlers.Job) error { return nil }, nil,
-			func(t *testing.T, q *dbqueue.Queue) {
+			func(t *testing.T, q *database.Queue) {
 				if n := len(jobRows(t, q)) + len(failedRows(t, q)); n != 0 {
 					t.Fatalf("%d rows left, want the job deleted", n)
 				}
 			}},
 		{"release", func(context.Context, *handlers.Job) error { return errors.New("try later") },
 			[]phpserialize.Entry{phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.Int(60))},
-			func(t *testing.T, q *dbqueue.Queue) {
+			func(t *testing.T, q *database.Queue) {
 				rows := jobRows(t, q)
 				if len(rows) != 1 || rows[0].Attempts != 1 || rows[0].ReservedAt.Valid {
 					t.Fatalf("want the job released once, attempts 1: %+v", rows)
 				}
 			}},
 		{"fail", func(context.Context, *handlers.Job) error { return errors.New("bad input") }, nil,
-			func(t *testing.T, q *dbqueue.Queue) {
+			func(t *testing.T, q *database.Queue) {
 				if f := failedRows(t, q); len(f) != 1 || !strings.Contains(f[0].Exception, "bad input") || len(jobRows(t, q)) != 0 {
 					t.Fatalf("want one failed row and no job, got %d failed, %d jobs", len(f), len(jobRows(t, q)))
 				}

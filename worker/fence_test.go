@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -25,7 +25,7 @@ const fixtureBatchID = "a35820df-95af-46d7-b2c8-42622312a3de" // in the batch fi
 // reclaimAsAnotherWorker does to a running job's row what Laravel's pop
 // does after retry_after: markJobAsReserved with a later reserved_at and
 // one more attempt.
-func reclaimAsAnotherWorker(t *testing.T, q *dbqueue.Queue, id int64) {
+func reclaimAsAnotherWorker(t *testing.T, q *database.Queue, id int64) {
 	t.Helper()
 	exec(t, q, fmt.Sprintf("update %s set reserved_at = reserved_at + %d, attempts = attempts + 1 where id = ?",
 		q.Config().JobsTable, q.Config().RetryAfter+1), id)
@@ -62,7 +62,7 @@ func TestALostReservationDropsTheOutcome(t *testing.T) {
 		{"batch member failure", "fail", "", func(t *testing.T) []byte { return fixture(t, "batch-member.json") },
 			func(context.Context, *handlers.Job) error { return errors.New("boom") }},
 	}
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		for _, c := range cases {
 			for _, finished := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/finished elsewhere %v", c.name, finished), func(t *testing.T) {
@@ -239,7 +239,7 @@ func objectPayload(t *testing.T, class string, props ...phpserialize.Entry) []by
 // itself fail several times. The failure is still recorded: the batch
 // ends cancelled and finished, with Laravel's counters.
 func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		insertBatch(t, q, fixtureBatchID, 2, fixture(t, "batch.options.txt"))
 		store := newFaultStore(q)
 		failing, _ := payload.Parse(fixture(t, "batch-member-2.json"))
@@ -277,7 +277,8 @@ func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
 	})
 }
 
-// retryAfterStore is a store whose retry_after is configurable.
+// retryAfterStore is a store (an empty memStore) whose retry_after is
+// configurable.
 type retryAfterStore struct {
 	jobqueue.Store
 	d time.Duration
@@ -288,11 +289,11 @@ func (s retryAfterStore) RetryAfter() time.Duration { return s.d }
 // TestRetryAfterZeroIsRefused: without a reservation that holds, writes
 // cannot be fenced; the worker says so instead of running.
 func TestRetryAfterZeroIsRefused(t *testing.T) {
-	_, err := New(retryAfterStore{d: 0}, handlers.NewRegistry(), Config{})
+	_, err := New(retryAfterStore{Store: &memStore{}, d: 0}, handlers.NewRegistry(), Config{})
 	if err == nil || !strings.Contains(err.Error(), "retry_after is 0s") || !strings.Contains(err.Error(), "DB_QUEUE_RETRY_AFTER") {
 		t.Fatalf("New with retry_after 0: %v", err)
 	}
-	if _, err := New(retryAfterStore{d: time.Second}, handlers.NewRegistry(), Config{}); err != nil {
+	if _, err := New(retryAfterStore{Store: &memStore{}, d: time.Second}, handlers.NewRegistry(), Config{}); err != nil {
 		t.Fatalf("New with retry_after 1s: %v", err)
 	}
 }

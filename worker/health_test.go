@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -25,7 +25,7 @@ const secretClass = `App\Jobs\Secret`
 
 // pushEncrypted pushes a ShouldBeEncrypted job of secretClass, encrypted
 // with enc, and returns its uuid.
-func pushEncrypted(t *testing.T, q *dbqueue.Queue, enc *payload.Encrypter) string {
+func pushEncrypted(t *testing.T, q *database.Queue, enc *payload.Encrypter) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(secretClass, phpserialize.Public("card", phpserialize.String("4242"))),
 		payload.BuildOptions{Encrypter: enc})
@@ -232,11 +232,11 @@ func TestAKeyProblemIsProbedAgain(t *testing.T) {
 	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
 	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
 	runWorker(t, w, 30*time.Second)
-	if got := w.problems.BlockedClasses(w.now()); len(got) != 1 {
+	if got := w.problems.BlockedClasses(w.clock.Now()); len(got) != 1 {
 		t.Fatalf("blocked %v, want the class", got)
 	}
 	fake.Advance(configproblem.KeyProbeEvery + time.Second)
-	if got := w.problems.BlockedClasses(w.now()); len(got) != 0 {
+	if got := w.problems.BlockedClasses(w.clock.Now()); len(got) != 0 {
 		t.Fatalf("after %s the class must be claimed again once, got %v blocked", configproblem.KeyProbeEvery, got)
 	}
 	if w.Health() == nil {

@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/rs/zerolog"
 )
 
@@ -130,7 +130,7 @@ func (r *workerRun) stopped() (StopReason, bool) {
 
 // push inserts a job built as PHP's createObjectPayload would for class
 // with props, and returns its uuid.
-func push(t *testing.T, q *dbqueue.Queue, queue, class string, props ...phpserialize.Entry) string {
+func push(t *testing.T, q *database.Queue, queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
@@ -142,7 +142,7 @@ func push(t *testing.T, q *dbqueue.Queue, queue, class string, props ...phpseria
 }
 
 // pushNumbered bulk-pushes n jobs of class, each with a property i = 0..n-1.
-func pushNumbered(t *testing.T, q *dbqueue.Queue, class string, n int) {
+func pushNumbered(t *testing.T, q *database.Queue, class string, n int) {
 	t.Helper()
 	items := make([]jobqueue.PushItem, n)
 	for i := range items {
@@ -157,13 +157,13 @@ func pushNumbered(t *testing.T, q *dbqueue.Queue, class string, n int) {
 	}
 }
 
-func pushRaw(t *testing.T, q *dbqueue.Queue, queue string, raw []byte) int64 {
+func pushRaw(t *testing.T, q *database.Queue, queue string, raw []byte) int64 {
 	t.Helper()
 	id, err := q.Push(context.Background(), jobqueue.PushItem{Queue: queue, Payload: raw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return id.Num
 }
 
 type (
@@ -171,12 +171,12 @@ type (
 	failedRow = testdb.FailedRow
 )
 
-func jobRows(t *testing.T, q *dbqueue.Queue) []jobRow       { return testdb.JobRows(t, q) }
-func failedRows(t *testing.T, q *dbqueue.Queue) []failedRow { return testdb.FailedRows(t, q) }
+func jobRows(t *testing.T, q *database.Queue) []jobRow       { return testdb.JobRows(t, q) }
+func failedRows(t *testing.T, q *database.Queue) []failedRow { return testdb.FailedRows(t, q) }
 
 // exec runs a statement on the queue's database, with '?' placeholders
 // rebound for the engine.
-func exec(t *testing.T, q *dbqueue.Queue, query string, args ...any) {
+func exec(t *testing.T, q *database.Queue, query string, args ...any) {
 	t.Helper()
 	if _, err := q.DB().Exec(q.Dialect().Rebind(query), args...); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func exec(t *testing.T, q *dbqueue.Queue, query string, args ...any) {
 
 // makeReady moves every delayed row's available_at to now, as if its
 // backoff had passed.
-func makeReady(t *testing.T, q *dbqueue.Queue) {
+func makeReady(t *testing.T, q *database.Queue) {
 	t.Helper()
 	exec(t, q, fmt.Sprintf("update %s set available_at = ?", q.Config().JobsTable), time.Now().Unix())
 }
@@ -267,9 +267,9 @@ func withFakeClock(cfg *Config) *clock.Fake {
 // openAt opens another queue on q's tables whose clock is now: the
 // store's view of time (reservations, retry_after) moves with a test's
 // fake clock, or runs ahead of the real one.
-func openAt(t *testing.T, cfg appconfig.Config, now func() time.Time) *dbqueue.Queue {
+func openAt(t *testing.T, cfg appconfig.Config, now func() time.Time) *database.Queue {
 	t.Helper()
-	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{Clock: now})
+	q, err := database.Open(context.Background(), cfg, database.Options{Clock: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func openAt(t *testing.T, cfg appconfig.Config, now func() time.Time) *dbqueue.Q
 // afterRetryAfter opens a queue on q's tables as a worker that starts
 // retry_after (+1 s) from now sees it: reservations taken until now have
 // expired, as after a crash.
-func afterRetryAfter(t *testing.T, cfg appconfig.Config) *dbqueue.Queue {
+func afterRetryAfter(t *testing.T, cfg appconfig.Config) *database.Queue {
 	t.Helper()
 	ahead := time.Duration(cfg.RetryAfter+1) * time.Second
 	return openAt(t, cfg, func() time.Time { return time.Now().Add(ahead) })

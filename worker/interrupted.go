@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // A job that shutdown cuts short (it still ran when --grace ended, or its

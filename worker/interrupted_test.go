@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -31,7 +32,7 @@ func blockingHandler(started chan<- string, stubborn <-chan struct{}) handlers.H
 
 // interruptOnce runs a worker until its handler started, sends the stop
 // signal and waits for Run to return; it returns the worker's stats.
-func interruptOnce(t *testing.T, w *Worker, started <-chan string) Stats {
+func interruptOnce(t *testing.T, w *Worker, started <-chan string) jobqueue.WorkerStats {
 	t.Helper()
 	run := startWorker(w, time.Minute)
 	select {

@@ -47,7 +47,7 @@ func (w *Worker) leaseEvery() time.Duration {
 // handler's context is cancelled (the job runs elsewhere now) and its
 // outcome will be dropped.
 func (w *Worker) extendLeases(ctx context.Context, every time.Duration) {
-	held := lockUnsettled(w.inflight.olderThan(every, w.now()))
+	held := lockUnsettled(w.inflight.olderThan(every, w.clock.Now()))
 	if len(held) == 0 {
 		return
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 
@@ -21,20 +21,13 @@ import (
 // only when the key is absent.
 
 // record is the payload's bridge record (metadata, read once), nil when
-// it has none or an unreadable one (said once per class; the middleware
-// step gives such a job back to PHP before its models are looked up).
+// it has none or an unreadable one (decide fails such a job, with the
+// cause, before it runs: nil here only serves the unique lock's release).
 func (e *jobExecutor) record() *bridgeproto.Metadata {
 	if e.payload == nil {
 		return nil
 	}
-	m, err := e.metadata()
-	if err != nil {
-		if e.notes.Once("metadata\x00" + e.payload.Name()) {
-			e.log.Warn().Err(err).Str("class", e.payload.Name()).
-				Msg("the payload's laraworker metadata is unreadable: Go runs the class without what it records (unique lock, models)")
-		}
-		return nil
-	}
+	m, _ := e.metadata()
 	return m
 }
 

@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "laraworker_leases_extended_total", Help: "Reservations refreshed for long-running jobs.",
 		}),
 		config: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission, middleware): jobs given back or writes retried, never failed.",
+			Name: "laraworker_config_errors_total", Help: "Configuration problems met (app_key, schema, permission, middleware, debounce): jobs given back or writes retried, never failed.",
 		}, []string{"kind"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laraworker_lost_reservations_total",
@@ -131,7 +131,7 @@ func (m *Metrics) jobInterrupted(queue, class, attempt string) {
 // an alert on them has a series to read (rate() of an absent series is
 // no data, not 0).
 var (
-	// configKinds are ConfigError's kinds.
+	// configKinds are the kinds of the configuration problems Health reports.
 	configKinds = configproblem.Kinds
 	// writeOps are the completer's writes (lost reservations, retried and
 	// dropped writes are counted by op); "extend" refreshes a reservation.
@@ -140,7 +140,7 @@ var (
 	// deploy/prometheus-alerts.yml and dashboards divide by one another:
 	// done, the releases, and what ends in failed_jobs. Rarer outcomes
 	// (batch_cancelled, unrouted...) appear at their first event.
-	watchedOutcomes = []string{"done", "released", "released_after_exception", "failed", "max_attempts", "timed_out", "invalid_payload", "undecodable"}
+	watchedOutcomes = []string{"done", "released", "released_after_exception", "failed", "max_attempts", "timed_out", "invalid_payload", "undecodable", reasonUnreadableRecord}
 )
 
 // watch creates the series a worker can touch at 0, so an alert on them

@@ -17,11 +17,12 @@ func TestMetricsStartAtZero(t *testing.T) {
 	m.watch([]string{"default", "mail"}, []string{classA})
 	want := `
 laraworker_config_errors_total{kind="app_key"} 0
+laraworker_config_errors_total{kind="debounce"} 0
 laraworker_config_errors_total{kind="middleware"} 0
 laraworker_config_errors_total{kind="permission"} 0
 laraworker_config_errors_total{kind="schema"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`# HELP laraworker_config_errors_total Configuration problems met (app_key, schema, permission, middleware): jobs given back or writes retried, never failed.
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`# HELP laraworker_config_errors_total Configuration problems met (app_key, schema, permission, middleware, debounce): jobs given back or writes retried, never failed.
 # TYPE laraworker_config_errors_total counter`+want), "laraworker_config_errors_total"); err != nil {
 		t.Error(err)
 	}

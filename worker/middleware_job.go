@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 )
@@ -66,9 +66,8 @@ func (e *jobExecutor) middlewarePlan() (jobmiddleware.Plan, outcome, bool) {
 	class := e.className()
 	meta, err := e.metadata()
 	switch {
-	case err != nil:
-		out := e.middlewareNotApplied(class, []string{"the payload's bridge record is unreadable: " + err.Error()})
-		return jobmiddleware.Plan{}, out, false
+	case err != nil: // decide failed the job already; never the class's problem
+		return jobmiddleware.Plan{}, e.unreadableRecord(err), false
 	case meta != nil:
 		return e.recordedPlan(class, meta)
 	}
@@ -113,7 +112,7 @@ func (e *jobExecutor) recordedPlan(class string, meta *bridgeproto.Metadata) (jo
 // a configuration problem (not claimed for a minute, logged, counted).
 func (e *jobExecutor) middlewareNotApplied(class string, problems []string) outcome {
 	err := &jobmiddleware.NotAppliedError{Class: class, What: problems}
-	e.problems.Report(&ConfigError{Kind: configproblem.KindMiddleware, Class: class, Err: err})
+	e.problems.Report(&configproblem.Error{Kind: configproblem.KindMiddleware, Class: class, Err: err})
 	e.log.Warn().Str("uuid", e.payload.UUID).Str("class", class).Strs("not_applied", problems).
 		Msg("job given back to PHP workers: Go cannot apply its job middleware")
 	return outcome{verdict: verdictUnreserve, reason: reasonMiddlewareNotApplied}

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/bridgeproto"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testredis"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/cache/redislimiter"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testredis"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
-	"github.com/laraworker/laraworker/redislimiter"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
 )
 
@@ -37,7 +37,7 @@ func mwConfig(concurrency int) Config {
 
 // pushSync pushes an App\Jobs\Sync with podcastId, with the bridge's
 // record of its middleware when meta is set.
-func pushSync(t *testing.T, q *dbqueue.Queue, podcastID int64, meta *bridgeproto.Metadata) string {
+func pushSync(t *testing.T, q *database.Queue, podcastID int64, meta *bridgeproto.Metadata) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(mwClass, phpserialize.Public("podcastId", phpserialize.Int(podcastID))), payload.BuildOptions{})
 	if err != nil {
@@ -58,7 +58,7 @@ func pushSync(t *testing.T, q *dbqueue.Queue, podcastID int64, meta *bridgeproto
 
 // recordedStores is the bridge's record of the app's database store as
 // the test's queue has it.
-func recordedStores(q *dbqueue.Queue) map[string]bridgeproto.Store {
+func recordedStores(q *database.Queue) map[string]bridgeproto.Store {
 	c := q.Config()
 	return map[string]bridgeproto.Store{"database": {Driver: "database", Prefix: c.CachePrefix, Connection: "sqlite",
 		Table: c.CacheTable, LockConnection: "sqlite", LockTable: c.CacheLockTable, LockTimeout: 86400}}
@@ -68,7 +68,7 @@ func int64p(n int64) *int64 { return &n }
 
 // overlapRecord is WithoutOverlapping($podcastId)->releaseAfter(5) as the
 // bridge records it.
-func overlapRecord(q *dbqueue.Queue, podcastID int64) *bridgeproto.Metadata {
+func overlapRecord(q *database.Queue, podcastID int64) *bridgeproto.Metadata {
 	key := fmt.Sprintf(`laravel-queue-overlap:%s:%d`, mwClass, podcastID)
 	return &bridgeproto.Metadata{Stores: recordedStores(q), Middleware: []bridgeproto.Middleware{{
 		Type: "WithoutOverlapping", Class: `Illuminate\Queue\Middleware\WithoutOverlapping`, Source: "method",
@@ -175,7 +175,7 @@ func TestWithoutOverlappingDontReleaseCountsAsDone(t *testing.T) {
 }
 
 // limitRecord is RateLimited('podcasts') with Limit::perMinute(max)->by(podcastId).
-func limitRecord(q *dbqueue.Queue, podcastID, max int64, release bool) *bridgeproto.Metadata {
+func limitRecord(q *database.Queue, podcastID, max int64, release bool) *bridgeproto.Metadata {
 	key := jobmiddleware.LimiterKey("podcasts", fmt.Sprint(podcastID))
 	return &bridgeproto.Metadata{Stores: recordedStores(q), Middleware: []bridgeproto.Middleware{{
 		Type: "RateLimited", Class: `Illuminate\Queue\Middleware\RateLimited`, Source: "method", Limiter: "podcasts",
@@ -287,7 +287,7 @@ func TestRateLimitedDontReleaseAndUnlimited(t *testing.T) {
 }
 
 // throttleRecord is (new ThrottlesExceptions(2, 60))->by('feed')->backoff(1).
-func throttleRecord(q *dbqueue.Queue) *bridgeproto.Metadata {
+func throttleRecord(q *database.Queue) *bridgeproto.Metadata {
 	key := "laravel_throttles_exceptions:feed"
 	return &bridgeproto.Metadata{Stores: recordedStores(q), Middleware: []bridgeproto.Middleware{{
 		Type: "ThrottlesExceptions", Class: `Illuminate\Queue\Middleware\ThrottlesExceptions`, Source: "method",
@@ -516,7 +516,7 @@ func TestDeclaredMiddlewareNeedsTheirStores(t *testing.T) {
 }
 
 // lockKeys lists the cache_locks keys.
-func lockKeys(t *testing.T, q *dbqueue.Queue) []string {
+func lockKeys(t *testing.T, q *database.Queue) []string {
 	t.Helper()
 	d := q.Dialect()
 	rows, err := q.DB().Query(fmt.Sprintf("select %s from %s", d.Quote("key"), d.Quote(q.Config().CacheLockTable)))

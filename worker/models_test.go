@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // usersTable creates a users table (as the app's) holding the given ids.
-func usersTable(t *testing.T, q *dbqueue.Queue, ids ...int) string {
+func usersTable(t *testing.T, q *database.Queue, ids ...int) string {
 	t.Helper()
 	table := "users_" + strings.TrimPrefix(q.Config().JobsTable, "jobs_")
 	d := q.Dialect()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
@@ -26,7 +26,9 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 		if ctx.Err() != nil {
 			return StopInterrupted
 		}
-		w.giveBackStale()
+		if len(w.ahead.held) > 0 {
+			w.giveBackStale()
+		}
 		if w.paused.Load() {
 			w.giveBackHeld("paused")
 			// As Laravel: sleep at least a second while paused, and keep
@@ -68,8 +70,11 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 		if len(jobs) == 0 {
 			// A job finishing wakes the loop early: it may have been the
 			// last one (--stop-when-empty) or released itself back.
-			w.sleepOrWake(ctx, w.cfg.Sleep)
-		} else if w.cfg.Rest > 0 {
+			w.idleWait(ctx, w.lastQueues)
+			continue
+		}
+		w.poll.found()
+		if w.cfg.Rest > 0 {
 			clock.Sleep(ctx, w.clock, w.cfg.Rest)
 		}
 	}
@@ -80,8 +85,8 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 // ends or a job claimed ahead has waited too long.
 func (w *Worker) waitForSlot(ctx context.Context) int {
 	var stale <-chan time.Time
-	if at, ok := w.holdDeadline(); ok {
-		t := time.NewTimer(time.Until(at))
+	if len(w.ahead.held) > 0 {
+		t := time.NewTimer(time.Until(w.holdDeadline()))
 		defer t.Stop()
 		stale = t.C
 	}
@@ -111,41 +116,61 @@ func (w *Worker) waitForSlot(ctx context.Context) int {
 // Only classes with a handler are reserved unless --unrouted=fail.
 func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	opts, ok := w.claimOptions()
-	queues := w.claimQueues()
+	queues := w.claimQueues(ctx)
+	w.lastQueues = nil
 	if !ok || len(queues) == 0 {
 		return nil, nil
 	}
 	if w.cfg.LaravelExact {
 		n = 1
 	}
-	started := time.Now()
-	defer func() { w.cfg.Metrics.observeClaim(time.Since(started)) }()
-	jobs, err := w.store.Claim(ctx, queues, n, opts)
+	if m := w.cfg.Metrics; m != nil {
+		started := time.Now()
+		defer func() { m.observeClaim(time.Since(started)) }()
+	}
+	w.lastQueues = queues
+	if len(w.cfg.QueueForwards) > 0 {
+		w.lastQueues = w.claimed(queues)
+	}
+	jobs, err := w.store.Claim(ctx, w.lastQueues, n, opts)
 	if err == nil {
 		w.problems.Clear(configproblem.KindSchema, configproblem.KindPermission)
 	}
-	return jobs, w.claimError(ctx, err)
+	if err != nil {
+		err = w.claimError(ctx, err)
+	}
+	return jobs, err
 }
 
-// claimQueues are the configured queues minus the paused ones. No queue
-// configured means the store's default queue, which is spelled "" here.
-func (w *Worker) claimQueues() []string {
+// claimQueues are the configured queues minus the paused ones: those
+// laraworker's pauses hold (PauseQueues) and those Laravel's hold
+// (laravelpause.go). No queue configured means the store's default queue,
+// which is spelled "" here.
+func (w *Worker) claimQueues(ctx context.Context) []string {
 	queues := w.cfg.Queues
 	if len(queues) == 0 {
 		queues = []string{""}
 	}
-	paused := w.pausedQueues.Load()
-	if paused == nil || len(*paused) == 0 {
+	if paused := w.pausedQueues.Load(); paused != nil && len(*paused) > 0 {
+		queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return slices.Contains(*paused, q) })
+	}
+	if w.cfg.Cache == nil { // no Laravel pause to read
+		w.lpause.allHeld = false
 		return queues
 	}
-	return slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return slices.Contains(*paused, q) })
+	held := w.laravelPaused(ctx, queues)
+	w.lpause.allHeld = len(queues) > 0 && len(held) == len(queues)
+	if len(held) == 0 {
+		return queues
+	}
+	return slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return slices.Contains(held, q) })
 }
 
 // claimOptions restricts claims to routed classes (unless --unrouted=fail)
 // and away from rows given back to PHP; ok is false when nothing may be
 // claimed at all.
 func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
-	now := w.now()
+	now := w.clock.Now()
 	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(now)}
 	blocked := w.problems.BlockedClasses(now)
 	if w.cfg.Unrouted == UnroutedSkip {
@@ -161,11 +186,11 @@ func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 // while claimable rows exist.
 func (w *Worker) reallyEmpty(ctx context.Context) bool {
 	opts, ok := w.claimOptions()
-	queues := w.claimQueues()
+	queues := w.claimQueues(ctx)
 	if !ok || len(queues) == 0 {
 		return true
 	}
-	n, err := w.store.CountClaimable(ctx, queues, opts)
+	n, err := w.store.CountClaimable(ctx, w.claimed(queues), opts)
 	return err == nil && n == 0
 }
 
@@ -181,7 +206,7 @@ func (w *Worker) claimError(ctx context.Context, err error) error {
 	p, _ := payload.Parse(ce.Job.Payload) // nil when unreadable: the failed row then gets a new uuid
 	// Fenced by the row as it was selected: failed only if nobody has
 	// reserved it since.
-	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.ForFailure(ce.Job, p, ce.Err, false))
+	w.completer.fail(ce.Job, p, phpexception.FailureText(ce.Err), nil, w.exec.hooks.ForFailure(ce.Job, p, ce.Err, false, carriedBy(p)))
 	return errRowFailedAtClaim
 }
 
@@ -205,7 +230,7 @@ func (w *Worker) claimFailed(ctx context.Context, err error) {
 func (w *Worker) dispatch(jobCtx context.Context, row jobqueue.JobRow) {
 	w.stats.claimed.Add(1)
 	ctx, cancel := context.WithCancelCause(jobCtx)
-	w.inflight.dispatch(newJobExecutor(ctx, cancel, w.exec, row, w.now()))
+	w.inflight.dispatch(&jobExecutor{executorDeps: w.exec, ctx: ctx, cancel: cancel, row: row, started: w.clock.Now()})
 }
 
 // inFlight is the one record of the jobs a worker holds, from claim until
@@ -348,12 +373,6 @@ func (f *inFlight) allDecided() <-chan struct{} {
 	return f.decided
 }
 
-// leftCount is how many jobs have left their places so far.
-func (f *inFlight) leftCount() int64 { return f.leftTotal.Load() }
-
-// fastCount is how many of them ran for less than a claim took.
-func (f *inFlight) fastCount() int64 { return f.fastTotal.Load() }
-
 func (f *inFlight) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -402,11 +421,11 @@ func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 		return StopOnce
 	case w.cfg.MemoryMB > 0 && rssMB() >= float64(w.cfg.MemoryMB):
 		return StopMemory
-	case w.restartRequested():
+	case w.cfg.Cache != nil && w.restartRequested():
 		return StopRestart
 	case w.cfg.StopWhenEmpty && empty:
 		return StopEmpty
-	case w.cfg.MaxTime > 0 && w.now().Sub(start) >= w.cfg.MaxTime:
+	case w.cfg.MaxTime > 0 && w.clock.Now().Sub(start) >= w.cfg.MaxTime:
 		return StopMaxTime
 	case w.cfg.MaxJobs > 0 && w.Claimed() >= int64(w.cfg.MaxJobs):
 		return StopMaxJobs
@@ -444,8 +463,6 @@ func (w *Worker) nudge() {
 	default:
 	}
 }
-
-func (w *Worker) now() time.Time { return w.clock.Now() }
 
 // sleepOrWake waits d, or less when ctx ends, a job leaves or Resume
 // nudges the worker.
@@ -497,10 +514,10 @@ func (w *Worker) releaseAbandoned() {
 		if row, ok := e.take(); ok {
 			p := e.parsedPayload() // parsed before its handler ran
 			if w.cfg.Ran != nil {
-				w.cfg.Ran(row, e.started, w.now().Sub(e.started))
+				w.cfg.Ran(row, e.started, w.clock.Now().Sub(e.started))
 			}
 			w.exec.interrupted(row, p, true)
-			w.cfg.Metrics.jobDone(row.Queue, w.exec.metricsClass(p), "interrupted", w.now().Sub(e.started))
+			w.cfg.Metrics.jobDone(row.Queue, w.exec.metricsClass(p), "interrupted", w.clock.Now().Sub(e.started))
 		}
 	}
 }

@@ -3,7 +3,7 @@ package worker
 import (
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // Laravel's attempt rules (Worker::process and friends), as pure functions

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // The attempt rules are pure functions of the payload, the attempts

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // TestSoakMemoryFlat runs about 100,000 no-op jobs through one worker on
@@ -91,7 +91,7 @@ func TestSoakMemoryFlat(t *testing.T) {
 // heap by about 11 MiB over the measured 85,000 jobs.
 const soakHeapBound = 2 << 20
 
-func pushNoops(t testing.TB, q *dbqueue.Queue, n int) {
+func pushNoops(t testing.TB, q *database.Queue, n int) {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(payload.NewCommand(benchClass, nil, payload.Dispatch{}), payload.BuildOptions{})
 	if err != nil {

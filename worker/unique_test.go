@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testdsn"
+	"github.com/laraworker/laraworker/internal/cache/redislock"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testdsn"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
-	"github.com/laraworker/laraworker/redislock"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,7 +37,7 @@ func fixture1267(t *testing.T, name string) []byte {
 const uniqueFixtureKey = `laravel_unique_job:App\Jobs\UniqueJob:1`
 
 // lockEnv is a queue with a database cache store's lock table.
-func lockEnv(t *testing.T, engine string) *dbqueue.Queue {
+func lockEnv(t *testing.T, engine string) *database.Queue {
 	t.Helper()
 	q := testdb.Open(t, testdb.WithLocks(t, testdb.Config(t, engine)))
 	testdb.CreateCacheTable(t, q)
@@ -45,7 +45,7 @@ func lockEnv(t *testing.T, engine string) *dbqueue.Queue {
 	return q
 }
 
-func lockHeld(t *testing.T, q *dbqueue.Queue, name string) bool {
+func lockHeld(t *testing.T, q *database.Queue, name string) bool {
 	t.Helper()
 	_, ok, err := q.Locks().Owner(context.Background(), name)
 	if err != nil {
@@ -59,8 +59,8 @@ func lockHeld(t *testing.T, q *dbqueue.Queue, name string) bool {
 // released, on a 12.67 payload (key from the context) and on 8.x/11.x
 // payloads (key from the registration's uniqueId), on every engine.
 func TestUniqueLockReleasedAsCallQueuedHandler(t *testing.T) {
-	legacy := func(version string) func(t *testing.T, q *dbqueue.Queue) {
-		return func(t *testing.T, q *dbqueue.Queue) {
+	legacy := func(version string) func(t *testing.T, q *database.Queue) {
+		return func(t *testing.T, q *database.Queue) {
 			raw, err := payload.BuildObjectPayload(phpserialize.Object(`App\Jobs\UniqueJob`,
 				phpserialize.Public("productId", phpserialize.Int(7))), payload.BuildOptions{})
 			if err != nil {
@@ -69,11 +69,11 @@ func TestUniqueLockReleasedAsCallQueuedHandler(t *testing.T) {
 			pushRaw(t, q, "default", raw)
 		}
 	}
-	fixture := func(t *testing.T, q *dbqueue.Queue) { pushRaw(t, q, "default", fixture1267(t, "unique.json")) }
+	fixture := func(t *testing.T, q *database.Queue) { pushRaw(t, q, "default", fixture1267(t, "unique.json")) }
 	cases := []struct {
 		name    string
 		version string
-		push    func(t *testing.T, q *dbqueue.Queue)
+		push    func(t *testing.T, q *database.Queue)
 		key     string
 		handler func(ctx context.Context, job *handlers.Job) error
 		held    bool // after the run
@@ -251,6 +251,7 @@ func mustBuild(t *testing.T, class string, props ...phpserialize.Entry) []byte {
 // (its context names "redis") has it released there, under the
 // connection and cache prefixes; nothing else is touched.
 func TestUniqueLockOnRedis(t *testing.T) {
+	testdsn.NeedRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", Protocol: 2, DisableIdentity: true})
 	defer client.Close()
 	ctx := context.Background()

@@ -7,14 +7,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/worker/internal/batchlookup"
 	"github.com/laraworker/laraworker/worker/internal/bridgehooks"
 	"github.com/laraworker/laraworker/worker/internal/configproblem"
 	"github.com/laraworker/laraworker/worker/internal/jobmiddleware"
+	"github.com/laraworker/laraworker/worker/internal/jobtrace"
 	"github.com/laraworker/laraworker/worker/internal/maxexceptions"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/laraworker/laraworker/worker/internal/uniquelock"
@@ -30,6 +31,12 @@ const (
 	// write before the write deadline (Config.WriteGrace); those jobs come
 	// back after retry_after and run again. 75 is sysexits' EX_TEMPFAIL.
 	ExitOutcomesDropped = 75
+	// ExitConfigProblem: the worker stopped on an empty queue (or after
+	// --once) while a configuration problem held jobs back during the run
+	// (Stats.ConfigProblems): the queue is empty for Go only, and cron or
+	// CI must not read it as success. 2, as `work` exits for a setup it
+	// refuses at start.
+	ExitConfigProblem = 2
 )
 
 // StopReason says why Run returned (Laravel's WorkerStopReason names).
@@ -54,11 +61,15 @@ func (r StopReason) ExitCode() int {
 }
 
 // ExitCode is the process status for a run that stopped for reason with
-// these stats: ExitOutcomesDropped when outcomes were dropped, else the
-// reason's.
-func ExitCode(reason StopReason, st Stats) int {
+// these stats: ExitOutcomesDropped when outcomes were dropped,
+// ExitConfigProblem when it stopped on an empty queue (or after --once)
+// while a configuration problem held jobs back, else the reason's.
+func ExitCode(reason StopReason, st jobqueue.WorkerStats) int {
 	if st.Dropped > 0 {
 		return ExitOutcomesDropped
+	}
+	if st.ConfigProblems > 0 && (reason == StopEmpty || reason == StopOnce) {
+		return ExitConfigProblem
 	}
 	return reason.ExitCode()
 }
@@ -92,7 +103,13 @@ type Worker struct {
 
 	paused       atomic.Bool
 	pausedQueues atomic.Pointer[[]string]
-	wake         chan struct{}
+	// lpause is Laravel's own pauses (queue:pause), read from the cache.
+	lpause laravelPauses
+	wake   chan struct{}
+	// poll is the adaptive wait between empty claims, lastQueues the
+	// queues the last claim took from (idlewait.go).
+	poll       idlePoll
+	lastQueues []string
 	// lastRestart is `illuminate:queue:restart` as read at start.
 	lastRestart string
 }
@@ -119,7 +136,10 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		wake: make(chan struct{}, 1),
 		skip: &skipSet{},
 	}
-	w.problems = configproblem.New(w.log, cfg.Metrics.configError, w.clock)
+	w.problems = configproblem.New(w.log, func(kind string) {
+		w.stats.configProblems.Add(1)
+		cfg.Metrics.configError(kind)
+	}, w.clock)
 	unique := &uniquelock.Locks{Stores: cfg.Locks, DefaultStore: cfg.CacheStore, Version: cfg.LaravelVersion, Log: w.log, Clock: w.clock}
 	if err := unique.CheckClasses(reg); err != nil {
 		return nil, err
@@ -151,6 +171,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		stats:       &w.stats,
 		hooks:       hooks,
 		notes:       &onceset.Set{},
+		tracer:      jobtrace.New(cfg.TracerProvider, cfg.Redact),
+		destination: destinationOf(store),
 	}
 	return w, nil
 }
@@ -173,6 +195,10 @@ func (w *Worker) Resume() {
 	w.nudge()
 }
 
+// Paused says whether the worker is paused (Pause, SIGUSR2), not
+// claiming new jobs.
+func (w *Worker) Paused() bool { return w.paused.Load() }
+
 // PauseQueues stops claiming from these queues (replacing the previous
 // set; none resumes them all). Other queues are claimed as before.
 func (w *Worker) PauseQueues(queues []string) {
@@ -193,7 +219,7 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 // signal: until Grace + WriteGrace after it); what is still unwritten then
 // is dropped and counted in Stats.Dropped.
 func (w *Worker) Run(ctx context.Context) StopReason {
-	start := w.now()
+	start := w.clock.Now()
 	w.stats.started.Store(start.UnixNano())
 	w.lastRestart = w.restartStamp(ctx)
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
@@ -207,14 +233,14 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	w.log.Info().Str("reason", string(reason)).Int("running", w.inflight.len()).Msg("worker stopping")
 	if reason == StopInterrupted {
 		// A supervisor's stop timeout counts from its signal.
-		w.completer.giveUpAt(w.now().Add(w.cfg.Grace + w.cfg.WriteGrace))
+		w.completer.giveUpAt(w.clock.Now().Add(w.cfg.Grace + w.cfg.WriteGrace))
 	}
 	w.drain(reason, cancelJobs)
 	cancelJobs()
 	<-leaseDone
 	// Every handler has returned (or was abandoned); outcomes still being
 	// written get until the write deadline.
-	w.completer.giveUpAt(w.now().Add(w.cfg.WriteGrace))
+	w.completer.giveUpAt(w.clock.Now().Add(w.cfg.WriteGrace))
 	w.inflight.close()
 	w.completer.stop()
 	<-completerDone

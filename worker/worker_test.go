@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -26,7 +26,7 @@ const (
 )
 
 func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { runs.add(job); return nil })
@@ -55,7 +55,7 @@ func TestRunsRoutedJobsAndLeavesOthersUntouched(t *testing.T) {
 }
 
 func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("smtp is down") })
 		uuid := push(t, q, "mail", classA, phpserialize.Public("tries", phpserialize.Int(3)), phpserialize.Public("backoff", phpserialize.List(phpserialize.Int(5), phpserialize.Int(60))))
@@ -100,7 +100,7 @@ func TestTriesAndBackoffAcrossAttempts(t *testing.T) {
 }
 
 func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		var ran atomic.Int32
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return nil })
@@ -125,7 +125,7 @@ func TestAlreadyExceededFailsWithoutRunning(t *testing.T) {
 }
 
 func TestRetryUntilReplacesTries(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		var ran atomic.Int32
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { ran.Add(1); return errors.New("later") })
@@ -151,7 +151,7 @@ func TestRetryUntilReplacesTries(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
 			<-ctx.Done()
@@ -188,7 +188,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
 			var m map[string]int
@@ -214,7 +214,7 @@ func TestPanicsBecomeFailuresWithAStack(t *testing.T) {
 }
 
 func TestHandlerDecisions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
 			var cmd struct {
@@ -269,7 +269,7 @@ func TestHandlerDecisions(t *testing.T) {
 }
 
 func TestMaxExceptions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return errors.New("flaky") })
 		uuid := push(t, q, "", classA, phpserialize.Public("tries", phpserialize.Int(10)), phpserialize.Public("maxExceptions", phpserialize.Int(2)))
@@ -288,7 +288,7 @@ func TestMaxExceptions(t *testing.T) {
 }
 
 func TestUndecodableJobsFailWithTheReason(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 		opts := testConfig()
@@ -320,7 +320,7 @@ func TestUndecodableJobsFailWithTheReason(t *testing.T) {
 }
 
 func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {
@@ -400,7 +400,7 @@ func TestLeaseExtensionKeepsALongJobFromBeingTakenTwice(t *testing.T) {
 }
 
 func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		started := make(chan struct{}, 1)
 		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
@@ -432,7 +432,7 @@ func TestStopSignalReleasesJobsThatOutliveTheGrace(t *testing.T) {
 }
 
 func TestStopConditions(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
 		for i := 0; i < 5; i++ {
@@ -467,7 +467,7 @@ func TestStopConditions(t *testing.T) {
 }
 
 func TestQueuePriority(t *testing.T) {
-	testdb.ForEach(t, func(t *testing.T, q *dbqueue.Queue) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		runs := newCounter()
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error {

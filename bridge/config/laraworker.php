@@ -8,9 +8,10 @@
 // a queue itself: the job's onQueue(), or the onQueue() of the chain or
 // batch it belongs to. Run them with `laraworker work --queue=<queue>`.
 //
-// Every job of a routed class carries a "laraworker" payload key with what
-// Go needs to run it as PHP would (its middleware, unique lock, models,
-// whether it has failed(); bridge/PROTOCOL.md). What only PHP can run
+// Every queued job (or, with 'record' => 'routed', every job of a routed
+// class) carries a "laraworker" payload key with what Go needs to run it as
+// PHP would (its middleware, unique lock, models, whether it has failed();
+// bridge/PROTOCOL.md). What only PHP can run
 // (failed(), JobFailed listeners, chain catch and batch callbacks) Go hands
 // back to PHP as small jobs on 'hooks_queue', which a PHP worker must serve.
 
@@ -31,6 +32,15 @@ return [
     //     App\Jobs\Export::class => ['queue' => 'exports', 'connection' => 'database'],
     'jobs' => [
     ],
+
+    // Which jobs carry the "laraworker" payload key (their unique lock,
+    // models and job middleware, recorded at dispatch: what Go needs to run
+    // them as PHP would). 'all': every job the app queues, so a class that
+    // `laraworker work --route 'App\Jobs\X=exec:...'` sends to Go has it
+    // as a class listed above does; 'routed': only the classes listed above
+    // (laraworker work then refuses a --route class whose lock, models or
+    // middleware it cannot learn).
+    'record' => env('LARAWORKER_RECORD', 'all'),
 
     // Where laraworker pushes the jobs that run, in PHP, the hooks of the
     // jobs it ran (Laraworker\Bridge\Jobs\RunFailureHooks: the class's

@@ -23,7 +23,8 @@ use Illuminate\Support\ServiceProvider;
  * routing bus dispatcher. It stamps their payloads with the "laraworker"
  * key (PayloadHook, PROTOCOL.md), and checks where the hook jobs Go pushes
  * back (Jobs\RunFailureHooks, Jobs\RunBatchCallbacks) go. With no routes
- * configured it changes nothing.
+ * configured it routes nothing, and stamps the key on every job unless
+ * 'record' is 'routed'.
  * With 'fleet' on, it also records queue:work processes in laraworker's
  * tables for the dashboard (FleetRecorder).
  */
@@ -44,9 +45,13 @@ class LaraworkerServiceProvider extends ServiceProvider
      *   in the payload for Go's missing-model check;
      * - middleware: Laravel's job middleware is recorded in the payload, with
      *   the keys the app's Laravel computes, for Go to apply on the same
-     *   locks and limits.
+     *   locks and limits;
+     * - record-all: the record (unique lock, models, middleware) goes on
+     *   the payload of every queued job, routed or not, unless
+     *   config/laraworker.php says 'record' => 'routed': a class that
+     *   `laraworker work --route` sends to Go carries it too.
      */
-    public const CAPABILITIES = ['failed', 'batch-callbacks', 'chain-catch', 'unique', 'models', 'middleware'];
+    public const CAPABILITIES = ['failed', 'batch-callbacks', 'chain-catch', 'unique', 'models', 'middleware', 'record-all'];
 
     public function register()
     {
@@ -61,7 +66,15 @@ class LaraworkerServiceProvider extends ServiceProvider
                 $this->app['log']->warning($message);
             }
         );
+        $recordAll = PayloadHook::recordsAll((array) $this->app['config']->get('laraworker', []));
         if ($routes->isEmpty()) {
+            // Nothing routed by config: the record still goes on every job
+            // ('record' => 'all'), for the classes `laraworker work --route`
+            // sends to Go.
+            if ($recordAll) {
+                PayloadHook::register($this->app, $routes, true);
+            }
+
             return;
         }
         $this->app->instance(Routes::class, $routes);
@@ -70,7 +83,7 @@ class LaraworkerServiceProvider extends ServiceProvider
             (array) $this->app['config']->get('queue', []),
             $routes
         ));
-        PayloadHook::register($this->app, $routes);
+        PayloadHook::register($this->app, $routes, $recordAll);
         $laravelRoutes = method_exists(QueueManager::class, 'route');
 
         $this->app->extend(Dispatcher::class, function ($dispatcher) use ($routes, $laravelRoutes) {

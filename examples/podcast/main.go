@@ -11,7 +11,7 @@ import (
 
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 )
 
 var start = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

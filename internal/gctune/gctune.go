@@ -10,7 +10,7 @@
 // process whose heap is that small.
 //
 // So after each collection the tuner lets the heap grow by a fixed
-// headroom (32 MiB, or less under a small --memory) before the next one,
+// headroom (32 MiB, or less under a small --memory: Headroom) before the next one,
 // within GOGC 100 to 400: a small live heap gets up to GOGC 400, a live
 // heap as large as the headroom or larger gets Go's default. What the
 // process may hold beyond Go's default is thus bounded by the headroom,
@@ -37,15 +37,24 @@ const (
 // between collections.
 const DefaultHeadroom = 32 << 20
 
-// Headroom is DefaultHeadroom, or a quarter of a memory limit (--memory,
-// in MB; 0 or less: none) when that is smaller, so that the headroom
-// never brings a worker near its own limit.
-func Headroom(memoryMB int) uint64 {
+// Headroom is DefaultHeadroom, or under a memory limit (--memory, in MB;
+// 0 or less: none) a quarter of the room the limit leaves above rss, the
+// process's resident bytes at start, when that is smaller. --memory is
+// checked against the RSS, which holds the binary's code and the
+// runtime's own memory before the first job (about 30 MB of a 48 MB
+// limit in the big-job test): a quarter of the limit itself brought a
+// worker past it on small jobs alone, a stop (status 12) every few
+// hundred jobs.
+func Headroom(memoryMB int, rss uint64) uint64 {
 	h := uint64(DefaultHeadroom)
-	if memoryMB > 0 {
-		h = min(h, uint64(memoryMB)<<20/4)
+	if memoryMB <= 0 {
+		return h
 	}
-	return h
+	limit := uint64(memoryMB) << 20
+	if rss >= limit {
+		return 0
+	}
+	return min(h, (limit-rss)/4)
 }
 
 // Tuner adjusts the GC percent after each collection.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 )
 
 // gcPercent reads the process's GC percent without changing it.
@@ -78,13 +78,15 @@ func TestPercentFor(t *testing.T) {
 		want           int
 	}{
 		{0, 32 << 20, 400},
-		{4 << 20, 32 << 20, 400},      // 800 capped
-		{16 << 20, 32 << 20, 200},     // grows by the headroom
-		{64 << 20, 32 << 20, 100},     // Go's default, never less
-		{1 << 30, 32 << 20, 100},      // a large heap collects as before
-		{10 << 20, Headroom(40), 100}, // --memory 40: a 10 MiB headroom
-		{2 << 20, Headroom(0), 400},   // no --memory: the default headroom
-		{10 << 20, Headroom(-1), 320}, // nor with --memory disabled
+		{4 << 20, 32 << 20, 400},              // 800 capped
+		{16 << 20, 32 << 20, 200},             // grows by the headroom
+		{64 << 20, 32 << 20, 100},             // Go's default, never less
+		{1 << 30, 32 << 20, 100},              // a large heap collects as before
+		{10 << 20, Headroom(40, 0), 100},      // --memory 40: a 10 MiB headroom
+		{2 << 20, Headroom(48, 28<<20), 250},  // --memory 48 at 28 MB resident: 5 MiB
+		{2 << 20, Headroom(48, 50<<20), 100},  // past the limit already: Go's default
+		{2 << 20, Headroom(0, 28<<20), 400},   // no --memory: the default headroom
+		{10 << 20, Headroom(-1, 28<<20), 320}, // nor with --memory disabled
 	} {
 		if got := percentFor(tc.live, tc.headroom); got != tc.want {
 			t.Errorf("percentFor(%d, %d) = %d; want %d", tc.live, tc.headroom, got, tc.want)

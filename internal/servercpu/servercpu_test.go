@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // burns is a statement that keeps the server's CPU busy for a few hundred
@@ -29,7 +29,7 @@ func TestReadCountsWhatTheServerBurns(t *testing.T) {
 	for _, engine := range []string{appconfig.EngineMySQL, appconfig.EnginePgSQL} {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			q, err := dbqueue.Open(ctx, testdb.Config(t, engine), dbqueue.Options{})
+			q, err := database.Open(ctx, testdb.Config(t, engine), database.Options{})
 			if err != nil {
 				t.Skipf("%s not reachable: %v", engine, err)
 			}
@@ -138,7 +138,7 @@ func TestPostgresReadingsNeverGoDownAsBackendsExit(t *testing.T) {
 	for range 4 {
 		churn.Go(func() {
 			for range 15 {
-				q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{})
+				q, err := database.Open(ctx, cfg, database.Options{})
 				if err != nil {
 					t.Error(err)
 					return

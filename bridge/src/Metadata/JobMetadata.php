@@ -61,7 +61,12 @@ final class JobMetadata
             return $models->describe($job);
         });
         $out['failed'] = method_exists($job, 'failed');
-        $out['stores'] = (object) $stores->all();
+        // Left out when empty: PHP has one empty value for a map and a
+        // list, so `queue:retry` (json_decode to arrays, json_encode)
+        // would turn {} into [], which a reader expecting a map refuses.
+        if ($stores->all() !== []) {
+            $out['stores'] = (object) $stores->all();
+        }
         $out['errors'] = $errors;
 
         return self::encodable($out, get_class($job));

@@ -3,14 +3,17 @@ package admincmd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/internal/queuepause"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/urfave/cli/v2"
 )
 
@@ -70,9 +73,12 @@ type failedJSON struct {
 
 func printFailed(c *cli.Context, failed []jobqueue.FailedJob) error {
 	if c.Bool("json") {
+		// An exception text may quote a password (a driver's message): the
+		// app's secrets are redacted from it, as from the logs.
+		secrets := output.Secrets(c.App)
 		out := make([]failedJSON, 0, len(failed))
 		for _, f := range failed {
-			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, f.Exception, f.FailedAt})
+			out = append(out, failedJSON{f.ID, f.UUID, f.Connection, f.Queue, f.Class, f.FailedAt, secrets.String(f.Exception), f.FailedAt})
 		}
 		return output.WriteJSON(c.App.Writer, out)
 	}
@@ -378,7 +384,12 @@ func sizeCommand() *cli.Command {
 		Name:  "size",
 		Usage: "count the jobs of each queue: ready, delayed, reserved",
 		Description: `reserved counts every reserved row; in --json, expired says how many of
-those were reserved longer than retry_after (a worker may claim them again).`,
+those were reserved longer than retry_after (a worker may claim them again).
+A paused queue says who holds it (a "paused" column; "paused" in --json):
+queue:pause (php artisan queue:pause connection:queue, Laravel 12.40+),
+queue:pause --all (13.25+), both read from the app's cache store, which every
+PHP and Go worker obeys; laraworker pause (laraworker's own pause, which only
+Go workers obey).`,
 		Flags: adminFlags(&cli.StringFlag{Name: "queue", Usage: "only these queues, comma separated (listed even when empty)"}),
 		Action: cmdline.NoArgs(func(c *cli.Context) error {
 			s, err := queueconn.OpenSession(c)
@@ -390,7 +401,8 @@ those were reserved longer than retry_after (a worker may claim them again).`,
 			if err != nil {
 				return s.Fail(err)
 			}
-			return printSizes(c, selectQueues(sizes, c.String("queue")))
+			sizes = selectQueues(sizes, c.String("queue"))
+			return printSizes(c, sizes, queuePauses(c, s, sizes))
 		}),
 	}
 }
@@ -426,21 +438,73 @@ type sizeJSON struct {
 	Reserved int64  `json:"reserved"`
 	Expired  int64  `json:"expired"`
 	Total    int64  `json:"total"`
+	// Paused names who holds the queue (pausedBy...); left out when no one.
+	Paused []string `json:"paused,omitempty"`
 }
 
-func printSizes(c *cli.Context, sizes []jobqueue.QueueSize) error {
+func printSizes(c *cli.Context, sizes []jobqueue.QueueSize, paused map[string][]string) error {
 	if c.Bool("json") {
 		out := make([]sizeJSON, 0, len(sizes))
 		for _, s := range sizes {
-			out = append(out, sizeJSON{s.Queue, s.Ready, s.Delayed, s.Reserved + s.Expired, s.Expired, s.Total()})
+			out = append(out, sizeJSON{s.Queue, s.Ready, s.Delayed, s.Reserved + s.Expired, s.Expired, s.Total(), paused[s.Queue]})
 		}
 		return output.WriteJSON(c.App.Writer, out)
 	}
+	headers := []string{"queue", "ready", "delayed", "reserved", "total"}
+	if len(paused) > 0 {
+		headers = append(headers, "paused")
+	}
 	rows := make([][]string, 0, len(sizes))
 	for _, s := range sizes {
-		rows = append(rows, []string{s.Queue, itoa(s.Ready), itoa(s.Delayed), itoa(s.Reserved + s.Expired), itoa(s.Total())})
+		row := []string{s.Queue, itoa(s.Ready), itoa(s.Delayed), itoa(s.Reserved + s.Expired), itoa(s.Total())}
+		if len(paused) > 0 {
+			row = append(row, strings.Join(paused[s.Queue], ", "))
+		}
+		rows = append(rows, row)
 	}
-	return output.WriteTable(c.App.Writer, []string{"queue", "ready", "delayed", "reserved", "total"}, rows)
+	return output.WriteTable(c.App.Writer, headers, rows)
+}
+
+// Who holds a paused queue, as size shows it.
+const (
+	pausedByLaravel    = "queue:pause"
+	pausedByLaravelAll = "queue:pause --all"
+	pausedByLaraworker = "laraworker pause"
+)
+
+// queuePauses says who holds each listed queue: Laravel's pauses in the
+// app's cache store (every worker obeys them) and laraworker's own
+// (pauses table; Go workers only). What cannot be read is said on stderr
+// and left out.
+func queuePauses(c *cli.Context, s *queueconn.Session, sizes []jobqueue.QueueSize) map[string][]string {
+	names := make([]string, 0, len(sizes))
+	for _, q := range sizes {
+		names = append(names, q.Queue)
+	}
+	out := map[string][]string{}
+	if len(names) > 0 {
+		st, err := queuepause.Read(c.Context, s.Conn.SharedCache(), s.Conn.Name, names)
+		if err != nil {
+			output.Warn(c, "%s", s.Clean("reading Laravel's queue pauses (queue:pause) failed: "+err.Error()))
+		}
+		for _, q := range st.Queues {
+			if st.All {
+				out[q] = append(out[q], pausedByLaravelAll)
+			} else {
+				out[q] = append(out[q], pausedByLaravel)
+			}
+		}
+	}
+	if own, err := s.Conn.Database("pause requests"); err == nil {
+		// laraworker's tables may not exist: then nothing is paused by it.
+		pauses, _ := own.Fleet.Pauses(c.Context)
+		for _, p := range pauses {
+			if p.Scope == fleet.ScopeQueue && slices.Contains(names, p.Target) {
+				out[p.Target] = append(out[p.Target], pausedByLaraworker)
+			}
+		}
+	}
+	return out
 }
 
 func itoa(n int64) string { return fmt.Sprint(n) }

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/clitest"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 func TestFailedListsFailedJobs(t *testing.T) {
@@ -162,7 +162,7 @@ func TestRetryRefreshesAnExpiredRetryUntil(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uuid := clitest.FailJob(t, tg.Ctx, tg.Q, tg.JobByID(t, id))
+		uuid := clitest.FailJob(t, tg.Ctx, tg.Q, tg.JobByID(t, id.Num))
 		tg.MustRun(t, "retry", uuid)
 		p, err := payload.Parse(tg.Jobs(t)[0].Payload)
 		if err != nil {
@@ -195,7 +195,7 @@ func TestForget(t *testing.T) {
 func failedHoursAgo(t *testing.T, tg *clitest.Target, class string, hoursAgo int) string {
 	t.Helper()
 	past := time.Now().Add(-time.Duration(hoursAgo) * time.Hour)
-	q, err := dbqueue.Open(tg.Ctx, tg.Cfg, dbqueue.Options{Clock: func() time.Time { return past }})
+	q, err := database.Open(tg.Ctx, tg.Cfg, database.Options{Clock: func() time.Time { return past }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,5 +293,30 @@ func TestTablesIsIdempotent(t *testing.T) {
 	tg.MustRun(t, "tables")
 	if n := len(tg.Jobs(t)); n != 1 {
 		t.Errorf("tables touched an existing table: %d rows", n)
+	}
+}
+
+// TestFailedJSONRedactsSecrets: an exception quoting the app's DB password
+// (as a driver or a DSN would) shows [redacted] in `failed --json`.
+func TestFailedJSONRedactsSecrets(t *testing.T) {
+	const password = `Zq+8/&<>'pw-38`
+	t.Setenv("LARAWORKER_DB_PASSWORD", password)
+	tg := clitest.NewTarget(t, appconfig.EngineSQLite)
+	j := tg.Pushed(t, `App\Jobs\Leak`)
+	p, err := payload.Parse(j.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exc := `PDOException: SQLSTATE[HY000] [1045] (using password: ` + password + `) dsn mysql://app:Zq%2B8%2F%26%3C%3E%27pw-38@db`
+	if err := tg.Q.Fail(tg.Ctx, j, p.UUID, exc, jobqueue.Followup{}); err != nil {
+		t.Fatal(err)
+	}
+	out := tg.MustRun(t, "failed", "--json")
+	var listed []map[string]any
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := listed[0]["exception"]; got != `PDOException: SQLSTATE[HY000] [1045] (using password: [redacted]) dsn mysql://app:[redacted]@db` {
+		t.Errorf("failed --json shows the exception %q", got)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/clitest"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // terminal is stdin as a person at a terminal answers it.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // TestAppEnvAsLaravelReadsIt: the environment wins over the .env,

@@ -1,6 +1,7 @@
 package admincmd
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -64,19 +65,34 @@ func runMove(c *cli.Context, classes []string) error {
 		return s.Fail(err)
 	}
 	rows, err := countMove(c, s.Q, classes, from, to, nil)
-	if err != nil {
+	// A queue that cannot count its jobs by class (SQS) moves without
+	// the counts.
+	counted := !errors.Is(err, jobqueue.ErrNotSupported)
+	if !counted {
+		if c.Bool("dry-run") {
+			return s.Fail(fmt.Errorf("%w: --dry-run has nothing to show", err))
+		}
+		rows = make([]moveRow, len(classes))
+		for i, class := range classes {
+			rows[i].Class = class
+		}
+	} else if err != nil {
 		return s.Fail(err)
 	}
-	if err := warnAbsentClasses(c, s.Conn.Classes, rows, from); err != nil {
-		return s.Fail(err)
+	if counted {
+		if err := warnAbsentClasses(c, s.Q, rows, from); err != nil {
+			return s.Fail(err)
+		}
 	}
 	if !c.Bool("dry-run") {
 		moved, err := s.Q.Move(c.Context, from, to, classes)
 		if err != nil {
 			return s.Fail(fmt.Errorf("%w (%d jobs were moved before the error)", err, sum(moved)))
 		}
-		if rows, err = countMove(c, s.Q, classes, from, to, rows); err != nil {
-			return s.Fail(err)
+		if counted {
+			if rows, err = countMove(c, s.Q, classes, from, to, rows); err != nil {
+				return s.Fail(err)
+			}
 		}
 		for i := range rows {
 			rows[i].Moved = moved[rows[i].Class]
@@ -88,10 +104,7 @@ func runMove(c *cli.Context, classes []string) error {
 // checkJobsTable: without the jobs table there is nothing to move; the
 // other tables do not matter here.
 func checkJobsTable(c *cli.Context, conn *queueconn.Connection) error {
-	if conn.Schema == nil {
-		return nil
-	}
-	missing, err := conn.Schema.MissingTables(c.Context)
+	missing, err := conn.Store.MissingTables(c.Context)
 	if err != nil {
 		return err
 	}
@@ -132,15 +145,16 @@ func countMove(c *cli.Context, q jobqueue.Admin, classes []string, from, to stri
 // warnAbsentClasses says so on stderr when a class has no job on --from,
 // with a "did you mean" from the classes that are there (when q, the
 // store's class sample, is not nil).
-func warnAbsentClasses(c *cli.Context, q jobqueue.ClassSampler, rows []moveRow, from string) error {
+func warnAbsentClasses(c *cli.Context, q jobqueue.Admin, rows []moveRow, from string) error {
 	var present map[string]int64
 	for _, r := range rows {
 		if r.FromBefore+r.FromReservedBefore > 0 {
 			continue
 		}
-		if present == nil && q != nil {
+		if present == nil {
 			var err error
-			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, queueconn.ClassSample); err != nil {
+			// A store that cannot sample its queues names no suggestion.
+			if present, _, err = q.ClassesOnQueues(c.Context, []string{from}, queueconn.ClassSample); err != nil && !errors.Is(err, jobqueue.ErrNotSupported) {
 				return err
 			}
 		}

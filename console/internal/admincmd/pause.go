@@ -10,7 +10,7 @@ import (
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
-	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/internal/fleet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,8 +25,11 @@ live in laraworker's pauses table, beside the queue), so it applies within
 seconds. --queue pauses a queue for every Go worker, also those started
 later; --worker pauses one worker (its id, as the dashboard lists it, or
 every running Go worker of that --name); --all pauses every running Go
-worker. PHP workers are not paused (php artisan queue:work has no such
-switch; Horizon's horizon:pause pauses Horizon's own). ` + "`laraworker continue`" + `
+worker. PHP workers are not paused (Horizon's horizon:pause pauses Horizon's
+own). On Laravel 12.40+, php artisan queue:pause connection:queue (and 13.25's
+queue:pause --all) pauses PHP and Go workers alike: Go workers read it from
+the app's cache store; php artisan queue:continue lifts it, not this command.
+A Go worker claims a queue only when neither pause holds it. ` + "`laraworker continue`" + `
 withdraws pauses with the same flags (--all: every pause). The dashboard's
 Control page shows and changes the same requests.`
 
@@ -286,7 +289,7 @@ func printPauses(c *cli.Context, on bool, targets []pauseTarget) error {
 		}
 	}
 	if on {
-		output.Say(c, "Go workers stop claiming within seconds; the jobs they run finish. PHP workers are not paused.")
+		output.Say(c, "Go workers stop claiming within seconds; the jobs they run finish. PHP workers are not paused (php artisan queue:pause, Laravel 12.40+, pauses both).")
 	} else {
 		output.Say(c, "Go workers claim again within seconds.")
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/console/internal/admincmd"
 	"github.com/laraworker/laraworker/console/internal/clitest"
-	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/internal/fleet"
 )
 
 // withOwnFleet gives tg laraworker's tables behind a table prefix of its

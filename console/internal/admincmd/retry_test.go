@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 func TestRefreshedRetryUntilRules(t *testing.T) {

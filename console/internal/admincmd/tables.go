@@ -3,10 +3,10 @@ package admincmd
 import (
 	"context"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/urfave/cli/v2"
 )
 

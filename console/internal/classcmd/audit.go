@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/laraworker/laraworker/classaudit"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
-	"github.com/laraworker/laraworker/phpclass"
+	"github.com/laraworker/laraworker/internal/classaudit"
+	"github.com/laraworker/laraworker/internal/phpclass"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,7 +20,7 @@ const ExitLost = 1
 func AuditCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "audit",
-		Usage:     "say, for each job class the bridge routes (or each CLASS), what carries over to Go and what does not",
+		Usage:     "say, for each job class of the app (or each CLASS), what carries over to Go and what does not",
 		ArgsUsage: "[CLASS...]",
 		Description: `Reads each job class through the app's own PHP (the app booted as artisan
 boots it; no job is constructed and nothing of the class runs: middleware()
@@ -38,11 +38,24 @@ runs in Go:
   will not carry over     closures, the app's own middleware, hooks without
                           the bridge: nobody does it once the class is in Go
 
-Without CLASS, the classes are those config/laraworker.php routes (a parent
-class, interface or trait stands for every job class under app/ that extends,
-implements or uses it). Exit status 1 when something would not carry over
-(items marked "only ..." do not count: the class may never be used that way).`,
-		Flags:  auditFlags(cmdline.JSONFlag()),
+A property's line says the Go type gen writes for it, which decodes every value
+its declaration admits as Laravel serializes it, and "Go might not decode it in
+another type" where some of those values need that type: a Collection holding
+Eloquent models arrives as their class and keys, a model of a class without
+SerializesModels arrives whole, a property the constructor may leave unset is
+left out of the job.
+
+Without CLASS, every job class of the app: the concrete ShouldQueue classes
+under app/ and the app's composer.json psr-4 folders, found by its PHP, with or
+without the bridge (each routed class says which route of config/laraworker.php
+sends it to Go); the queued classes Laravel wraps in its own commands
+(listeners, mailables, notifications) are named and left out. --routed: only
+the classes config/laraworker.php routes (a parent class, interface or trait
+stands for every job class under app/ that extends, implements or uses it).
+Exit status 1 when something would not carry over (items marked "only ..." do
+not count: the class may never be used that way).`,
+		Flags: auditFlags(cmdline.JSONFlag(),
+			&cli.BoolFlag{Name: "routed", Usage: "without CLASS: only the classes the bridge's config/laraworker.php routes to Go"}),
 		Action: cmdline.Action(runAudit),
 	}
 }
@@ -52,8 +65,9 @@ func auditFlags(extra ...cli.Flag) []cli.Flag {
 	return append([]cli.Flag{cmdline.AppFlag(), cmdline.EnvFlag(), cmdline.PHPFlag()}, extra...)
 }
 
-// reflectClasses runs the app's PHP over the classes.
-func reflectClasses(c *cli.Context, classes []string) (*phpclass.App, error) {
+// reflectClasses runs the app's PHP over the classes; without classes,
+// every job class of the app (allJobs) or those the bridge routes.
+func reflectClasses(c *cli.Context, classes []string, allJobs bool) (*phpclass.App, error) {
 	app := c.String("app")
 	if app == "" {
 		app = "."
@@ -61,16 +75,20 @@ func reflectClasses(c *cli.Context, classes []string) (*phpclass.App, error) {
 			app = filepath.Dir(env)
 		}
 	}
-	return phpclass.Reflect(c.Context, phpclass.Options{AppDir: app, EnvFile: c.String("env"), PHP: c.String("php"), Classes: classes})
+	return phpclass.Reflect(c.Context, phpclass.Options{AppDir: app, EnvFile: c.String("env"), PHP: c.String("php"), Classes: classes, AllJobs: allJobs})
 }
 
 func runAudit(c *cli.Context, classes []string) error {
-	app, err := reflectClasses(c, classes)
+	routed := c.Bool("routed")
+	if routed && len(classes) > 0 {
+		return cmdline.UsageError("audit: name classes or give --routed, not both")
+	}
+	app, err := reflectClasses(c, classes, !routed)
 	if err != nil {
 		return err
 	}
-	if len(app.Classes) == 0 {
-		return cli.Exit("audit: no classes: name them (laraworker audit 'App\\Jobs\\X'), or route them to Go in config/laraworker.php (the bridge)", cmdline.ExitUsage)
+	if len(app.Classes) == 0 && routed {
+		return cli.Exit("audit: no classes: config/laraworker.php (the bridge) routes none to Go; name them (laraworker audit 'App\\Jobs\\X'), or leave out --routed for every job class of the app", cmdline.ExitUsage)
 	}
 	report := classaudit.Audit(app)
 	if c.Bool("json") {
@@ -98,6 +116,12 @@ func printAudit(c *cli.Context, r classaudit.Report) error {
 	for _, route := range r.UnmatchedRoutes {
 		output.Warn(c, "audit: the route %s of config/laraworker.php matches no job class under app/", route)
 	}
+	for _, s := range r.Skipped {
+		output.Say(c, "Not audited: %s: %s.", output.Printable(s.Class), output.Printable(s.Why))
+	}
+	if len(r.Classes) == 0 {
+		output.Say(c, "No job class (a concrete class implementing ShouldQueue) under app/ or the app's psr-4 folders.")
+	}
 	for _, cr := range r.Classes {
 		output.Say(c, "")
 		output.Say(c, "%s", output.Printable(classHeading(cr)))
@@ -124,6 +148,9 @@ func printAudit(c *cli.Context, r classaudit.Report) error {
 		if cr.Lost > 0 {
 			output.Say(c, "%d item(s) of %s would not carry over.", cr.Lost, cr.Class)
 		}
+		if risky := riskyProperties(cr); len(risky) > 0 {
+			output.Say(c, "%d property(ies) of %s decode only into the Go type gen writes (see above): %s.", len(risky), cr.Class, strings.Join(risky, ", "))
+		}
 	}
 	return nil
 }
@@ -147,4 +174,16 @@ func noneIfEmpty(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// riskyProperties are the properties of a class some of whose values a Go
+// type other than gen's fails on.
+func riskyProperties(cr classaudit.ClassReport) []string {
+	var out []string
+	for _, it := range cr.Items {
+		if it.Area == "property" && it.Risk != "" {
+			out = append(out, output.Printable(it.Name))
+		}
+	}
+	return out
 }

@@ -23,12 +23,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testutil/testdsn"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/urfave/cli/v2"
 )
 
@@ -52,14 +53,14 @@ func RunStdin(t *testing.T, stdin string, args ...string) (string, string, int) 
 }
 
 // Target is one database engine with freshly named tables, reached by the
-// CLI through flags and by the test through a dbqueue.Queue on the same
+// CLI through flags and by the test through a database.Queue on the same
 // configuration.
 type Target struct {
 	Engine string
 	// Flags select the engine and the tables; Run appends them.
 	Flags []string
 	Cfg   appconfig.Config
-	Q     *dbqueue.Queue
+	Q     *database.Queue
 	Ctx   context.Context
 }
 
@@ -91,6 +92,7 @@ func NewTarget(t *testing.T, engine string) *Target {
 		"--env", filepath.Join(dir, "no.env"), "--db", engine,
 		"--table", "jobs_" + sfx, "--failed-table", "failed_jobs_" + sfx, "--batches-table", "job_batches_" + sfx,
 	}
+	testdsn.NeedEngine(t, engine)
 	switch engine {
 	case appconfig.EngineMySQL:
 		mc, err := mysql.ParseDSN(envOr("LARAWORKER_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"))
@@ -119,7 +121,7 @@ func NewTarget(t *testing.T, engine string) *Target {
 		t.Fatalf("tables: exit %d: %s", code, stderr)
 	}
 	tg.Cfg = tg.config(t)
-	q, err := dbqueue.Open(ctx, tg.Cfg, dbqueue.Options{})
+	q, err := database.Open(ctx, tg.Cfg, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func (tg *Target) Pushed(t *testing.T, args ...string) jobqueue.JobRow {
 
 // FailJob moves a pushed job to failed_jobs as a worker would, with q's
 // clock, and returns its uuid.
-func FailJob(t *testing.T, ctx context.Context, q *dbqueue.Queue, j jobqueue.JobRow) string {
+func FailJob(t *testing.T, ctx context.Context, q *database.Queue, j jobqueue.JobRow) string {
 	t.Helper()
 	p, err := payload.Parse(j.Payload)
 	if err != nil {

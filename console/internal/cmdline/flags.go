@@ -51,13 +51,13 @@ func JSONFlag() cli.Flag {
 // LARAWORKER_DB_PASSWORD.
 func ConnectionFlags() []cli.Flag {
 	return append(KeyFlags(),
-		&cli.StringFlag{Name: "db", Usage: "DB_CONNECTION: mysql, mariadb, pgsql or sqlite (default sqlite at database/database.sqlite)"},
+		&cli.StringFlag{Name: "db", Usage: "DB_CONNECTION: mysql, mariadb, pgsql or sqlite, over the app's .env and config (with sqlite, --db-database names the file); there is no default database: without an app, a .env or DB_* variables a command stops and says so"},
 		&cli.StringFlag{Name: "db-host", Usage: "DB_HOST"},
 		&cli.StringFlag{Name: "db-port", Usage: "DB_PORT"},
 		&cli.StringFlag{Name: "db-database", Usage: "DB_DATABASE (the file for sqlite)"},
 		&cli.StringFlag{Name: "db-username", Usage: "DB_USERNAME"},
 		&cli.StringFlag{Name: "db-socket", Usage: "DB_SOCKET"},
-		&cli.StringFlag{Name: "connection", Usage: "queue connection name written to failed_jobs.connection (default database)"},
+		&cli.StringFlag{Name: "connection", Usage: "the queue `CONNECTION` to serve, as php artisan queue:work CONNECTION does (config/queue.php: a database or redis one; a name the app does not define is refused); default: the bridge's connection, else queue.default (without an app: the name written to failed_jobs.connection, default database)"},
 		&cli.StringFlag{Name: "table", Usage: "jobs table (default jobs)"},
 		&cli.StringFlag{Name: "failed-table", Usage: "failed jobs table (default failed_jobs)"},
 		&cli.StringFlag{Name: "batches-table", Usage: "job batches table (default job_batches)"},

@@ -15,13 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/urfave/cli/v2"
 )
@@ -82,7 +82,7 @@ func runDemo(c *cli.Context) error {
 	if err := q.CreateTables(ctx); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
-	n, err := pushDemoJobs(ctx, q.Admin)
+	n, err := pushDemoJobs(ctx, q.Store)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -199,7 +199,7 @@ func registerDemoHandlers(reg *handlers.Registry) {
 
 func printDemoSummary(ctx context.Context, c *cli.Context, q *queueconn.Connection) error {
 	out := c.App.Writer
-	sizes, err := q.Admin.Sizes(ctx)
+	sizes, err := q.Store.Sizes(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -207,7 +207,7 @@ func printDemoSummary(ctx context.Context, c *cli.Context, q *queueconn.Connecti
 	for _, s := range sizes {
 		left += s.Total()
 	}
-	failed, err := q.Failed.ListFailed(ctx, "")
+	failed, err := q.Store.ListFailed(ctx, "")
 	if err != nil {
 		return cli.Exit(err.Error(), 1)
 	}

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/laraworker/laraworker/internal/visible"
 	"github.com/urfave/cli/v2"
 )
 
@@ -115,11 +117,18 @@ func invalidAt(s string, i int) bool {
 
 // WriteJSON prints v indented, with a final newline. HTML escaping is off:
 // class names hold backslashes and the output is not meant for a browser.
+// C1 and bidirectional control characters in strings are written as \u
+// escapes (the same value for a program; visible on a terminal).
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(visible.JSON(b.Bytes()))
+	return err
 }
 
 // Say prints one line of a command's human output.

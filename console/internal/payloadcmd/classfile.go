@@ -10,8 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/internal/phparray"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // A class file states, once per PHP job class, what `push` cannot learn
@@ -79,17 +80,18 @@ func loadClassDecl(path, class string) (*classDecl, error) {
 	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("<?php")) {
 		return nil, fmt.Errorf("this is PHP source; --class-file takes a JSON declaration of the class, not its PHP file: %s", classFileFormat)
 	}
+	// The file may come from PHP's json_encode: [] for an empty array.
 	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
+	if err := phparray.Unmarshal(raw, &entries); err != nil {
 		return nil, fmt.Errorf("not a JSON class declaration (%v): %s", err, classFileFormat)
 	}
 	for name, entry := range entries {
 		if !strings.EqualFold(strings.TrimPrefix(name, `\`), class) {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(entry))
-		dec.DisallowUnknownFields()
 		var d classDecl
+		dec := json.NewDecoder(bytes.NewReader(phparray.Reshape(entry, &d)))
+		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
 			return nil, fmt.Errorf("%s: %v (%s)", name, err, classFileFormat)
 		}

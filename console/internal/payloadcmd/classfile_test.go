@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/console/internal/clitest"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // classFile1267 declares the 12.67 fixture classes as their PHP sources
@@ -122,5 +122,21 @@ func TestPushRefusesWhatPHPCannotHold(t *testing.T) {
 	bad := clitest.Write(t, "bad.json", `{"App\\Jobs\\X": {"tries": 1, "retries": 2}}`)
 	if _, stderr, code := tg.Run(t, "push", `App\Jobs\X`, "--class-file", bad); code == 0 || !strings.Contains(stderr, `unknown field "retries"`) {
 		t.Errorf("an unknown class-file key: exit %d, %q", code, stderr)
+	}
+}
+
+// TestClassFileAsPHPWritesIt: a class file made with PHP's json_encode
+// (an empty properties array is [], an app without entries is []) is read
+// as one written by hand.
+func TestClassFileAsPHPWritesIt(t *testing.T) {
+	tg := clitest.NewTarget(t, "sqlite")
+	classes := clitest.Write(t, "classes.json", `{"App\\Jobs\\NoopJob":{"tries":2,"encrypted":false,"properties":[]}}`)
+	job := tg.Pushed(t, `App\Jobs\NoopJob`, "--class-file", classes)
+	if !strings.Contains(string(job.Payload), `"maxTries":2,`) {
+		t.Errorf("payload %s, want the class file's maxTries 2", job.Payload)
+	}
+	empty := clitest.Write(t, "empty.json", `[]`)
+	if _, stderr, code := tg.Run(t, "push", `App\Jobs\NoopJob`, "--class-file", empty, "--prop", "x=1"); code == 0 || !strings.Contains(stderr, `has no entry for App\Jobs\NoopJob`) {
+		t.Errorf("an empty class file: exit %d, %q", code, stderr)
 	}
 }

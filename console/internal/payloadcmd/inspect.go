@@ -13,8 +13,8 @@ import (
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -66,15 +66,19 @@ func runInspect(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-	} else {
-		if input, err = readInput(c.Args().First(), c.App.Reader); err != nil {
-			return cli.Exit("inspect: "+err.Error(), 1)
-		}
+	} else if input, err = readInput(c.Args().First(), c.App.Reader); err != nil {
+		return cli.Exit("inspect: "+err.Error(), 1)
+	}
+	doc, err := inspect(input, enc)
+	if !fromQueue && (errors.Is(err, payload.ErrEncrypted) || c.IsSet("key-file")) {
+		// Only an encrypted command needs the app's key (--key-file, the
+		// .env, APP_KEY): a file is decoded without any app, database or
+		// .env at hand.
 		if enc, err = queueconn.EncrypterFromFlags(c); err != nil {
 			return cli.Exit("inspect: "+err.Error(), 1)
 		}
+		doc, err = inspect(input, enc)
 	}
-	doc, err := inspect(input, enc)
 	if err != nil {
 		return cli.Exit("inspect: "+output.OneLine(err.Error()), 1)
 	}
@@ -120,14 +124,14 @@ func inspectFromQueue(c *cli.Context) ([]byte, map[string]any, *payload.Encrypte
 			return nil, nil, nil, s.Fail(fmt.Errorf("no failed job %s in [%s] (retried, forgotten or pruned)", key, s.Cfg.FailedTable))
 		}
 	}
-	if s.Conn.Jobs == nil {
-		return nil, nil, nil, s.Fail(s.Conn.Lacks("lookup of single jobs"))
-	}
 	var j jobqueue.JobRow
 	if uuid != "" {
-		j, err = s.Conn.Jobs.FindJobByUUID(c.Context, uuid)
+		j, err = s.Q.FindJobByUUID(c.Context, uuid)
 	} else {
-		j, err = s.Conn.Jobs.FindJob(c.Context, id)
+		j, err = s.Q.FindJob(c.Context, id)
+	}
+	if errors.Is(err, jobqueue.ErrNotSupported) {
+		return nil, nil, nil, s.Fail(s.Conn.Lacks("lookup of single jobs"))
 	}
 	if errors.Is(err, jobqueue.ErrJobNotFound) {
 		if uuid != "" {
@@ -303,9 +307,16 @@ func markAbsent(doc any, input []byte, enc *payload.Encrypter, classFile string)
 }
 
 func formatJSON(doc any, compact bool) ([]byte, error) {
-	out, err := json.Marshal(doc)
-	if err != nil || compact {
-		return out, err
+	// For people: "&", "<" and ">" as they are, not \u0026, \u003c, \u003e.
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSuffix(plain.Bytes(), []byte{'\n'})
+	if compact {
+		return out, nil
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, out, "", "  "); err != nil {

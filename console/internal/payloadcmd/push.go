@@ -1,7 +1,6 @@
 package payloadcmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -9,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -135,15 +134,26 @@ func runPush(c *cli.Context, args []string) error {
 			return cli.Exit("push: --encrypt needs an APP_KEY (in the .env, APP_KEY or LARAWORKER_APP_KEY, or --key-file)", 1)
 		}
 	}
-	raw, err := payload.BuildObjectPayload(command, build)
-	if err != nil {
-		return s.Fail(err)
-	}
 	queue := req.queue
 	if queue == "" {
 		queue = s.Cfg.DefaultQueue
 	}
-	id, err := pushWithID(c.Context, s.Q.Admin, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
+	if build.UUID == "" {
+		if build.UUID, err = payload.NewUUID(); err != nil {
+			return s.Fail(err)
+		}
+	}
+	tp, ts, endSpan, err := pushTrace(c.Context, traceDestination(s.Info.QueueDriver, queue), build.UUID, command.Class)
+	if err != nil {
+		return cli.Exit("push: "+err.Error(), 1)
+	}
+	defer endSpan()
+	build.Carried = payload.Carried{Traceparent: tp, Tracestate: ts}
+	raw, err := payload.BuildObjectPayload(command, build)
+	if err != nil {
+		return s.Fail(err)
+	}
+	id, err := s.Q.Push(c.Context, jobqueue.PushItem{Queue: queue, Payload: raw, Delay: req.delay})
 	if err != nil {
 		return s.Fail(err)
 	}
@@ -158,19 +168,14 @@ func runPush(c *cli.Context, args []string) error {
 	return nil
 }
 
-// idPusher is a store whose job ids are not numbers (Redis's are the
-// payload's "id"): it names the job it pushed by its own id.
-type idPusher interface {
-	PushID(ctx context.Context, item jobqueue.PushItem) (string, error)
-}
-
-// pushWithID pushes item and returns the new job's id: a number for the
-// database queue, a string for the Redis one.
-func pushWithID(ctx context.Context, admin jobqueue.Admin, item jobqueue.PushItem) (any, error) {
-	if p, ok := admin.(idPusher); ok {
-		return p.PushID(ctx, item)
+// traceDestination names the queue as OpenTelemetry's PHP
+// instrumentation does: RedisQueue::getQueue's "queues:<name>" on Redis,
+// the queue's name elsewhere (where PHP says "(anonymous)").
+func traceDestination(driver, queue string) string {
+	if driver == "redis" {
+		return "queues:" + queue
 	}
-	return admin.Push(ctx, item)
+	return queue
 }
 
 // pushRequest is everything push needs besides the database and the

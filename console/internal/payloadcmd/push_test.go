@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/clitest"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 func TestPushStoresTheBuiltPayload(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/console/internal/clitest"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // classFileFixtures declares the classes of the 10.50 and 12.67 fixture

@@ -1,13 +1,17 @@
 package queueconn
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/output"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/internal/didyoumean"
+	"github.com/laraworker/laraworker/internal/redact"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,6 +21,19 @@ import (
 // files), the .env and the environment, the version's and Laravel's
 // defaults.
 func LoadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
+	cfg, info, err := loadAppConfig(c, overrides)
+	if err == nil {
+		err = appFound(cfg, info)
+	}
+	if err == nil {
+		err = ConnectionConfigured(info)
+	}
+	return cfg, info, err
+}
+
+// loadAppConfig is LoadAppConfig without its checks of the database and
+// the connection: what a command that needs only the app's key reads.
+func loadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, appconfig.AppInfo, error) {
 	if overrides == nil {
 		overrides = map[string]string{}
 	}
@@ -37,10 +54,34 @@ func LoadAppConfig(c *cli.Context, overrides map[string]string) (appconfig.Confi
 		Connection: c.String("connection"),
 		Overrides:  overrides,
 	})
-	if err == nil {
-		err = appFound(cfg, info)
-	}
+	output.Secrets(c.App).Add(appconfig.SecretValues(cfg, info)...)
 	return cfg, info, err
+}
+
+// ConnectionConfigured refuses a queue connection the app's
+// config/queue.php does not define, as artisan does (`php artisan
+// queue:work nosuch`: "The [nosuch] queue connection has not been
+// configured."), instead of serving the jobs table with defaults that are
+// not the app's (retry_after 60 where the app says 90). Without the app's
+// config (only a .env) there is nothing to check.
+func ConnectionConfigured(info appconfig.AppInfo) error {
+	if info.QueueConnections == nil || info.Connection == "" {
+		return nil
+	}
+	if _, ok := info.QueueConnections[info.Connection]; ok {
+		return nil
+	}
+	names := make([]string, 0, len(info.QueueConnections))
+	for n := range info.QueueConnections {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("the [%s] queue connection has not been configured: queue connection %q (%s) is not in the app's config/queue.php, which has %s",
+		info.Connection, info.Connection, info.ConnectionFrom, strings.Join(names, ", "))
+	if s, ok := didyoumean.Suggest(info.Connection, names, nil); ok {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return errors.New(msg)
 }
 
 // defaultSQLite is the database Laravel's defaults leave when nothing
@@ -98,8 +139,10 @@ func LoadConfig(c *cli.Context, overrides map[string]string) (appconfig.Config, 
 
 // EncrypterFromFlags returns nil (and no error) when no key is configured:
 // plain commands need none, encrypted ones then fail with ErrEncrypted.
+// It reads the key only (--key-file, APP_KEY, the .env, the app's config):
+// no database need be named, nor a .env be here.
 func EncrypterFromFlags(c *cli.Context) (*payload.Encrypter, error) {
-	cfg, err := LoadConfig(c, nil)
+	cfg, _, err := loadAppConfig(c, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +174,9 @@ func Encrypter(cfg appconfig.Config) (*payload.Encrypter, error) {
 	return payload.NewEncrypter(key, cipher, previous...)
 }
 
-// ErrorLine is msg on one line with every secret of cfg (DB password,
-// APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]".
+// ErrorLine is msg on one line with every secret of cfg (DB and Redis
+// passwords, APP_KEY, APP_PREVIOUS_KEYS) replaced by "[redacted]", in any
+// escaping (package redact).
 func ErrorLine(cfg appconfig.Config, msg string) string {
-	secrets := append([]appconfig.Secret{cfg.Password, cfg.AppKey}, cfg.AppPreviousKeys...)
-	for _, sec := range secrets {
-		if sec.IsSet() {
-			msg = strings.ReplaceAll(msg, sec.Reveal(), "[redacted]")
-		}
-	}
-	return output.OneLine(msg)
+	return output.OneLine(redact.New(appconfig.SecretValues(cfg, appconfig.AppInfo{})...).String(msg))
 }

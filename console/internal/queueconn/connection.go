@@ -5,21 +5,24 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard/snapshot"
-	"github.com/laraworker/laraworker/fleet"
+	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/internal/sqldb"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/redis/horizon"
+	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
 // Connection is one queue connection as the commands use it. They reach
-// the store only through it, by the jobqueue contract: the Store the
-// worker runs on, the admin side, and the capabilities only some stores
-// have (nil when the store lacks them). Open picks the store by the
-// driver of the queue connection served; each driver's constructor
-// (dbconnection.go for "database") is the one place that names its
-// package.
+// the store only through it, by the jobqueue contract (Store: the worker's
+// side, the admin side, the failed jobs, batches and tables). Open picks
+// the store by the driver of the queue connection served; each driver's
+// constructor (dbconnection.go for "database", redisconnection.go,
+// beanstalkdconnection.go, sqsconnection.go) is the one place that names
+// its package.
 type Connection struct {
 	Cfg appconfig.Config
 	// Name and Driver are the queue connection served and its driver, for
@@ -30,21 +33,27 @@ type Connection struct {
 	// claim reported at start take it from here.
 	Exact bool
 
-	Store  jobqueue.Store
-	Admin  jobqueue.Admin
-	Failed jobqueue.FailedJobs
-	// Schema checks and creates the queue's tables; Classes samples the
-	// classes waiting on a queue.
-	Schema  jobqueue.Schema
-	Classes jobqueue.ClassSampler
-	// Jobs reads one queued job (inspect --id, --uuid); Batches lists and
-	// cancels batches (the dashboard).
-	Jobs    jobqueue.JobFinder
-	Batches jobqueue.BatchAdmin
+	Store jobqueue.Store
 	// sql is the SQL database the queue lives in, for what reads or writes
 	// it beside the store: laraworker's own tables (the fleet), the
 	// dashboard's reads, handlers' App.DB.
 	sql *QueueDatabase
+
+	// Redis is the Redis queue of a redis connection, for what reads its
+	// jobs beside the store (the dashboard, the long-wait monitor); nil
+	// for a database connection, whose jobs are in QueueDatabase.JobsTable.
+	Redis *protocol.Queue
+
+	// Horizon writes Laravel Horizon's records on a redis connection
+	// whose store writes them (--horizon): `work` lists the worker in
+	// Horizon's masters and supervisors through it. Nil otherwise.
+	Horizon *horizon.Recorder
+
+	// SharedRedisErr is why a database queue's app Redis (its redis cache
+	// store, the ...WithRedis middleware's connections) could not be
+	// opened, nil when it was or there is none: the commands warn and go
+	// on without it; `work` stops on a *protocol.ConfigError.
+	SharedRedisErr error
 
 	// Ping tells whether the store is reachable (/healthz).
 	Ping  func(ctx context.Context) error
@@ -55,17 +64,24 @@ type Connection struct {
 	claimPlan func(ctx context.Context, log zerolog.Logger) (lock, claim string)
 }
 
-// QueueDatabase is the SQL database a queue lives in.
+// QueueDatabase is the SQL database a queue lives in, or keeps its
+// failed jobs in (a Redis queue's): for what reads or writes it beside
+// the store (laraworker's own tables, the dashboard's and the long-wait
+// monitor's reads, handlers' App.DB).
 type QueueDatabase struct {
 	DB *sql.DB
+	// Dialect is the database engine's SQL.
+	Dialect sqldb.Dialect
 	// Fleet is laraworker's own tables there (workers, pauses, history).
 	Fleet *fleet.Store
-	// Tables are the queue's tables as the dashboard reads them:
-	// failed_jobs, and the jobs table of a database queue.
-	Tables snapshot.Tables
-	// Jobs reads the pending jobs of a queue that has no jobs table (a
-	// Redis queue); nil: the dashboard reads Tables.Jobs.
-	Jobs snapshot.JobSource
+	// JobsTable and FailedTable are Laravel's jobs and failed_jobs tables
+	// (with the connection's table prefix); JobsTable is "" for a queue
+	// whose jobs are elsewhere (Connection.Redis). Location is the app's
+	// timezone, which failed_at is written in.
+	JobsTable, FailedTable string
+	Location               *time.Location
+	// RetryAfter is the queue connection's retry_after.
+	RetryAfter time.Duration
 }
 
 // Options are how a command opens its connection.
@@ -81,6 +97,10 @@ type Options struct {
 	// Horizon is work's --horizon: whether a redis connection's store
 	// writes Horizon's records ("" is auto).
 	Horizon string
+	// NoLongPoll: an empty claim returns at once (an SQS store otherwise
+	// waits on the queue for a job): --once, --stop-when-empty and
+	// --laravel-exact stop or sleep as artisan does.
+	NoLongPoll bool
 }
 
 // HooksQueue is where the worker's store pushes the bridge's hook jobs:
@@ -91,9 +111,17 @@ type HooksQueue struct {
 
 // Drivers of Laravel queue connections (config/queue.php).
 const (
-	DriverDatabase = "database"
-	DriverRedis    = "redis"
+	DriverDatabase   = "database"
+	DriverRedis      = "redis"
+	DriverBeanstalkd = "beanstalkd"
+	DriverSQS        = "sqs"
 )
+
+// Served reports whether laraworker serves queue connections of driver:
+// database, redis, beanstalkd and sqs.
+func Served(driver string) bool {
+	return driver == DriverDatabase || driver == DriverRedis || driver == DriverBeanstalkd || driver == DriverSQS
+}
 
 // Open opens the queue connection the configuration serves, with the
 // store of its driver.
@@ -104,8 +132,12 @@ func Open(ctx context.Context, cfg appconfig.Config, info appconfig.AppInfo, opt
 	switch driver {
 	case DriverRedis:
 		conn, err = openRedisConnection(ctx, name, cfg, info, opts)
+	case DriverBeanstalkd:
+		conn, err = openBeanstalkdConnection(ctx, name, cfg, info, opts)
+	case DriverSQS:
+		conn, err = openSQSConnection(ctx, name, cfg, info, opts)
 	default:
-		// database, and the drivers no Go store serves (sync, sqs...):
+		// database, and the drivers no Go store serves (sync, null...):
 		// logAppConfig has warned that PHP does not push to the tables,
 		// which are served as before.
 		conn, err = openDatabaseConnection(ctx, cfg, info, opts)
@@ -114,10 +146,6 @@ func Open(ctx context.Context, cfg appconfig.Config, info appconfig.AppInfo, opt
 		return nil, err
 	}
 	conn.Name, conn.Driver = name, driver
-	if conn.Admin == nil || conn.Failed == nil {
-		conn.Close()
-		return nil, fmt.Errorf("queue connection %q: the %s store lacks the admin operations or the failed jobs", name, driver)
-	}
 	return conn, nil
 }
 
@@ -136,16 +164,9 @@ func servedConnection(cfg appconfig.Config, info appconfig.AppInfo) (name, drive
 	return name, driver
 }
 
-// newConnection is a connection on store, with the capabilities store has.
+// newConnection is a connection on store.
 func newConnection(cfg appconfig.Config, store jobqueue.Store, opts Options) *Connection {
-	c := &Connection{Cfg: cfg, Store: store, Exact: opts.Exact}
-	c.Admin, _ = store.(jobqueue.Admin)
-	c.Failed, _ = store.(jobqueue.FailedJobs)
-	c.Schema, _ = store.(jobqueue.Schema)
-	c.Classes, _ = store.(jobqueue.ClassSampler)
-	c.Jobs, _ = store.(jobqueue.JobFinder)
-	c.Batches, _ = store.(jobqueue.BatchAdmin)
-	return c
+	return &Connection{Cfg: cfg, Store: store, Exact: opts.Exact}
 }
 
 // Close closes the store.
@@ -166,10 +187,7 @@ func (c *Connection) DB() *sql.DB {
 
 // CreateTables creates the queue's tables (work --create-tables, tables).
 func (c *Connection) CreateTables(ctx context.Context) error {
-	if c.Schema == nil {
-		return c.Lacks("tables to create")
-	}
-	return c.Schema.CreateTables(ctx)
+	return c.Store.CreateTables(ctx)
 }
 
 // Database is the queue's SQL database, or an error naming what needs it.
@@ -180,8 +198,15 @@ func (c *Connection) Database(what string) (*QueueDatabase, error) {
 	return c.sql, nil
 }
 
-// Lacks is the error for a capability the connection's store does not
-// have.
+// SharedCache is the app's default cache store as the store shares it
+// with PHP (the queue:restart signal, Laravel's queue pauses); nil when
+// Go shares none.
+func (c *Connection) SharedCache() jobqueue.Cache {
+	return c.Store.SharedCache()
+}
+
+// Lacks is the error for what the connection's store does not have, or
+// cannot do (its method returned jobqueue.ErrNotSupported).
 func (c *Connection) Lacks(what string) error {
 	return fmt.Errorf("queue connection %q (driver %s) has no %s", c.Name, c.Driver, what)
 }
@@ -192,26 +217,6 @@ func (c *Connection) Claim(ctx context.Context, log zerolog.Logger) (lock, claim
 		return "", ""
 	}
 	return c.claimPlan(ctx, log)
-}
-
-// ClassReader tells which classes wait on queues: a sample, then exact
-// counts. nil when the store cannot sample.
-func (c *Connection) ClassReader() ClassReader {
-	if c.Classes == nil {
-		return nil
-	}
-	return sampledAdmin{c.Classes, c.Admin}
-}
-
-// ClassReader is ClassSampler's sample with Admin's exact counts.
-type ClassReader interface {
-	jobqueue.ClassSampler
-	CountClasses(ctx context.Context, queue string, classes []string) ([]jobqueue.ClassCount, error)
-}
-
-type sampledAdmin struct {
-	jobqueue.ClassSampler
-	jobqueue.Admin
 }
 
 // SortedClasses lists a ClassesOnQueues result, most jobs first.

@@ -2,18 +2,16 @@ package queueconn
 
 import (
 	"context"
-	"errors"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard/snapshot"
-	"github.com/laraworker/laraworker/dbqueue"
-	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/redisshared"
+	"github.com/laraworker/laraworker/internal/cache/redisshared"
+	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/rs/zerolog"
 )
 
 // This file is the database driver's constructor: the one place of the
-// CLI that names package dbqueue. Everything else reaches the store through
+// CLI that names package store/database. Everything else reaches the store through
 // the connection's jobqueue interfaces.
 
 // openDatabaseConnection opens Laravel's database queue on cfg's database,
@@ -21,24 +19,20 @@ import (
 // its workers (a redis default cache store, the ...WithRedis middleware's
 // connections) when its config says it.
 func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, info appconfig.AppInfo, opts Options) (*Connection, error) {
-	shared := sharedRedis(cfg, info, opts.Log)
-	q, err := dbqueue.Open(ctx, cfg, dbqueue.Options{ExactStatements: opts.Exact, HooksQueue: opts.Hooks.dbqueue(), Shared: dbqueue.SharedStores{
-		Cache: shared.Cache, Locks: shared.Locks, StateStores: shared.StateStores, DurationLimiters: shared.DurationLimiters,
-	}})
+	app, err := openAppDatabase(ctx, cfg, info, opts)
 	if err != nil {
-		shared.Close()
 		return nil, err
 	}
+	q := app.db
 	conn := newConnection(cfg, q, opts)
+	conn.SharedRedisErr = app.sharedErr
 	qcfg := q.Config()
 	conn.sql = &QueueDatabase{
-		DB:    q.DB(),
-		Fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
-		Tables: snapshot.Tables{DB: q.DB(), Dialect: q.Dialect(), Jobs: qcfg.JobsTable, Failed: qcfg.FailedTable,
-			Location: qcfg.Location(), RetryAfter: q.RetryAfter()},
+		DB: q.DB(), Dialect: q.Dialect(), Fleet: fleet.On(q.DB(), q.Dialect(), qcfg.TablePrefix),
+		JobsTable: qcfg.JobsTable, FailedTable: qcfg.FailedTable, Location: qcfg.Location(), RetryAfter: q.RetryAfter(),
 	}
 	conn.Ping = q.DB().PingContext
-	conn.close = func() error { return errors.Join(q.Close(), shared.Close()) }
+	conn.close = app.Close
 	conn.claimPlan = func(ctx context.Context, log zerolog.Logger) (string, string) {
 		return q.LockClause(), detectClaimPath(ctx, q, opts.Exact, log)
 	}
@@ -46,16 +40,17 @@ func openDatabaseConnection(ctx context.Context, cfg appconfig.Config, info appc
 }
 
 // sharedRedis opens, for the database store, what the app keeps in Redis
-// for its workers, as package redisstore does beside a redis queue: with
+// for its workers, as package store/redis does beside a redis queue: with
 // a redis default cache store, Go then reads `php artisan queue:restart`'s
 // signal and the maxExceptions counters there and shares unique locks and
 // RateLimited/WithoutOverlapping state with PHP. The clients dial on first
 // use. An app whose Redis config was not read gets empty Stores (the
-// startup warning of cachewarning.go then says what is not shared).
-func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logger) *redisshared.Stores {
+// startup warning of cachewarning.go then says what is not shared); one
+// that cannot be opened, empty Stores and the error.
+func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logger) (*redisshared.Stores, error) {
 	r := info.SharedRedis
 	if r == nil {
-		return &redisshared.Stores{}
+		return &redisshared.Stores{}, nil
 	}
 	app := redisshared.App{Redis: map[string]any(r.Redis), StoreName: cfg.CacheStore, CachePrefix: cfg.CachePrefix, Version: info.Version}
 	// A cache store set by LARAWORKER_CACHE_STORE wins over the app's
@@ -65,12 +60,13 @@ func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logge
 	}
 	st, err := redisshared.Open(app)
 	if err != nil {
-		if redisshared.IsRedisStore(app.CacheStore) {
-			log.Warn().Err(err).Msg("the app's redis cache store cannot be opened: queue:restart, maxExceptions, unique locks and job middleware state are not shared with PHP")
+		if !redisshared.IsRedisStore(app.CacheStore) {
+			return &redisshared.Stores{}, nil
 		}
-		return &redisshared.Stores{}
+		log.Warn().Err(err).Msg("the app's redis cache store cannot be opened: queue:restart, maxExceptions, unique locks and job middleware state are not shared with PHP")
+		return &redisshared.Stores{}, err
 	}
-	return st
+	return st, nil
 }
 
 // detectClaimPath finds out whether the claim index is there (the worker
@@ -80,17 +76,17 @@ func sharedRedis(cfg appconfig.Config, info appconfig.AppInfo, log zerolog.Logge
 // the worker's sessions), past every delayed row and every row of another
 // queue ahead of the ready ones.
 // The worker never runs ANALYZE on the user's table itself.
-func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zerolog.Logger) string {
+func detectClaimPath(ctx context.Context, q *database.Queue, exact bool, log zerolog.Logger) string {
 	// Once, when claims with Laravel's query (no claim index) read far
 	// more rows than they take: delayed rows or other classes' rows ahead.
-	q.OnCostlyClaims(func(c dbqueue.ClaimCost) {
+	q.OnCostlyClaims(func(c database.ClaimCost) {
 		log.Warn().Str("table", q.Config().JobsTable).Str("queue", c.Queue).Int64("rows_read", c.RowsRead).
 			Int("claimed", c.Claimed).Dur("claim_time", c.Took).Msg(c.String())
 	})
 	info, err := q.DetectClaimPath(ctx)
 	if err != nil {
 		log.Warn().Err(err).Msg("could not look for the claim index; claiming with Laravel's query")
-		return string(dbqueue.ClaimPathLaravel)
+		return string(database.ClaimPathLaravel)
 	}
 	if exact {
 		return "laravel-exact"
@@ -106,10 +102,10 @@ func detectClaimPath(ctx context.Context, q *dbqueue.Queue, exact bool, log zero
 	return string(info.Path)
 }
 
-// dbqueue is the hooks queue as package dbqueue takes it.
-func (h *HooksQueue) dbqueue() *dbqueue.HooksQueue {
+// store/database is the hooks queue as package store/database takes it.
+func (h *HooksQueue) dbqueue() *database.HooksQueue {
 	if h == nil {
 		return nil
 	}
-	return &dbqueue.HooksQueue{Connection: h.Connection, Table: h.Table, Queue: h.Queue}
+	return &database.HooksQueue{Connection: h.Connection, Table: h.Table, Queue: h.Queue}
 }

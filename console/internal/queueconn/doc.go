@@ -5,5 +5,7 @@
 // redisconnection.go, the only files of the CLI that name those
 // packages), and a command's Session on it, whose errors never show a
 // secret. Everything else reaches the store through the Connection's
-// jobqueue interfaces.
+// jobqueue.Store. It names no dashboard package: it says where the
+// queue's tables are (QueueDatabase) and which Redis queue holds its jobs
+// (Connection.Redis), and the CLI builds the dashboard's reads from them.
 package queueconn

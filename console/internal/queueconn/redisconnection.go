@@ -2,20 +2,19 @@ package queueconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dashboard/redisjobs"
-	"github.com/laraworker/laraworker/dashboard/snapshot"
-	"github.com/laraworker/laraworker/dbqueue"
-	"github.com/laraworker/laraworker/fleet"
-	"github.com/laraworker/laraworker/redisstore"
+	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/database"
+	"github.com/laraworker/laraworker/store/redis"
 	"github.com/rs/zerolog"
 )
 
 // This file is the redis driver's constructor: the one place of the CLI
-// that names package redisstore (and the dashboard's Redis source).
+// that names package store/redis.
 
 // openRedisConnection opens Laravel's Redis queue on the app's redis
 // queue connection, with its failed jobs, batches and laraworker's own
@@ -30,15 +29,25 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 		// Commands without --horizon (push, retry) read the variable.
 		mode = os.Getenv("LARAWORKER_HORIZON")
 	}
-	horizon, err := redisstore.ParseHorizonRecords(mode)
+	horizon, err := redis.ParseHorizonRecords(mode)
 	if err != nil {
 		return nil, err
 	}
-	st, err := redisstore.Open(ctx, redisstore.App{
-		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
-		Version: info.Version, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig, DB: cfg,
-	}, redisstore.OpenOptions{DB: dbqueue.Options{ExactStatements: opts.Exact, HooksQueue: opts.Hooks.dbqueue()}, Logger: opts.Log, Horizon: horizon})
+	// The database side: failed_jobs, job_batches, the hooks queue and
+	// laraworker's own tables, under the redis connection's name.
+	dbCfg := cfg
+	dbCfg.ConnectionName = name
+	db, err := database.Open(ctx, dbCfg, database.Options{ExactStatements: opts.Exact, HooksQueue: opts.Hooks.dbqueue(), LaravelVersion: info.Version})
 	if err != nil {
+		return nil, err
+	}
+	st, err := redis.Open(ctx, redis.App{
+		Connection: name, Queue: r.Queue, Redis: map[string]any(r.Redis), CacheStore: r.CacheStore,
+		CacheStoreName: cfg.CacheStore, CachePrefix: cfg.CachePrefix,
+		Version: info.Version, Horizon: r.Horizon, HorizonConfig: r.HorizonConfig,
+	}, redis.OpenOptions{Repository: db, Logger: opts.Log, Horizon: horizon})
+	if err != nil {
+		db.Close()
 		return nil, err
 	}
 	if h := st.Horizon(); h != nil {
@@ -47,26 +56,23 @@ func openRedisConnection(ctx context.Context, name string, cfg appconfig.Config,
 			Msg("writing Laravel Horizon's records of the jobs this worker runs (--horizon): status, completed and failed lists, metrics and tags, as Horizon's listeners do after a PHP worker")
 	}
 	conn := newConnection(cfg, st, opts)
-	db := st.Database()
+	conn.Horizon = st.Horizon()
 	qcfg := db.Config()
 	conn.sql = &QueueDatabase{
-		DB:    db.DB(),
-		Fleet: fleet.On(db.DB(), db.Dialect(), qcfg.TablePrefix),
+		DB: db.DB(), Dialect: db.Dialect(), Fleet: fleet.On(db.DB(), db.Dialect(), qcfg.TablePrefix),
 		// No jobs table: the dashboard reads the pending jobs in Redis
-		// (the connection's default queue always watched), failed_jobs and
-		// the fleet in the database.
-		Tables: snapshot.Tables{DB: db.DB(), Dialect: db.Dialect(), Failed: qcfg.FailedTable,
-			Location: qcfg.Location(), RetryAfter: st.RetryAfter()},
-		Jobs: redisjobs.New(st.Queue(), redisjobs.Options{Queues: []string{st.Queue().Config().Queue}}),
+		// (Connection.Redis), failed_jobs and the fleet in the database.
+		FailedTable: qcfg.FailedTable, Location: qcfg.Location(), RetryAfter: st.RetryAfter(),
 	}
+	conn.Redis = st.Queue()
 	conn.Ping = st.Ping
-	conn.close = st.Close
+	conn.close = func() error { return errors.Join(st.Close(), db.Close()) }
 	conn.claimPlan = func(context.Context, zerolog.Logger) (string, string) { return "", "redis" }
 	return conn, nil
 }
 
 // CheckHorizonFlag checks work's --horizon value.
 func CheckHorizonFlag(v string) error {
-	_, err := redisstore.ParseHorizonRecords(v)
+	_, err := redis.ParseHorizonRecords(v)
 	return err
 }

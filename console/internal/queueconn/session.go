@@ -1,9 +1,10 @@
 package queueconn
 
 import (
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/console/internal/cmdline"
+	"github.com/laraworker/laraworker/console/internal/output"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,15 +16,9 @@ type Session struct {
 	Cfg  appconfig.Config
 	Info appconfig.AppInfo
 	Conn *Connection
-	// Q is the connection's admin side: artisan's queue:* operations and
-	// the failed job provider.
-	Q QueueAdmin
-}
-
-// QueueAdmin is what the admin commands run on a queue connection.
-type QueueAdmin struct {
-	jobqueue.Admin
-	jobqueue.FailedJobs
+	// Q is the connection's store: artisan's queue:* operations and the
+	// failed job provider.
+	Q jobqueue.Store
 }
 
 // OpenSession reads the app's configuration as the connection flags say
@@ -38,7 +33,7 @@ func OpenSession(c *cli.Context) (*Session, error) {
 	if s.Conn, err = Open(c.Context, cfg, info, Options{}); err != nil {
 		return nil, s.Fail(err)
 	}
-	s.Q = QueueAdmin{s.Conn.Admin, s.Conn.Failed}
+	s.Q = s.Conn.Store
 	return s, nil
 }
 
@@ -52,5 +47,8 @@ func (s *Session) Fail(err error) error {
 	return cli.Exit(s.Clean(s.c.Command.Name+": "+err.Error()), 1)
 }
 
-// Clean is msg on one line without the config's secrets.
-func (s *Session) Clean(msg string) string { return ErrorLine(s.Cfg, msg) }
+// Clean is msg on one line without the app's secrets (the config's, every
+// connection's credentials).
+func (s *Session) Clean(msg string) string {
+	return ErrorLine(s.Cfg, output.Secrets(s.c.App).String(msg))
+}

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
+	"github.com/laraworker/laraworker/store/database"
 )
 
 // FixtureKey is the APP_KEY of the fixtures' app (testdata).
@@ -22,7 +22,7 @@ const FixtureKey = "base64:bGFyYXdvcmtlciBmaXh0dXJlIGtleSwgMzIgYnl0ZXM="
 
 // SqliteApp is a Laravel-like app dir with a .env pointing at SQLite and
 // the tables created.
-func SqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
+func SqliteApp(t *testing.T) (dir string, q *database.Queue) {
 	t.Helper()
 	dir = t.TempDir()
 	env := "DB_CONNECTION=sqlite\nDB_DATABASE=" + filepath.Join(dir, "db.sqlite") + "\nAPP_KEY=" + FixtureKey + "\nDB_PASSWORD=hunter2-secret\n"
@@ -33,7 +33,7 @@ func SqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err = dbqueue.Open(context.Background(), cfg, dbqueue.Options{})
+	q, err = database.Open(context.Background(), cfg, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func SqliteApp(t *testing.T) (dir string, q *dbqueue.Queue) {
 }
 
 // PushJob pushes a job of class with props and returns its uuid.
-func PushJob(t *testing.T, q *dbqueue.Queue, class string, props ...phpserialize.Entry) string {
+func PushJob(t *testing.T, q *database.Queue, class string, props ...phpserialize.Entry) string {
 	t.Helper()
 	raw, err := payload.BuildObjectPayload(phpserialize.Object(class, props...), payload.BuildOptions{})
 	if err != nil {
@@ -60,7 +60,7 @@ func PushJob(t *testing.T, q *dbqueue.Queue, class string, props ...phpserialize
 
 // CountRows counts a table's rows ("jobs where queue = 'go'" counts
 // some).
-func CountRows(t *testing.T, q *dbqueue.Queue, table string) int {
+func CountRows(t *testing.T, q *database.Queue, table string) int {
 	t.Helper()
 	var n int
 	if err := q.DB().QueryRow("select count(*) from " + table).Scan(&n); err != nil {

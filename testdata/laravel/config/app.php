@@ -31,6 +31,9 @@ return [
         // Rate limiters and a JobFailed listener for the bridge's hook tests
         // (they touch only App\Jobs\Hooks\* jobs).
         App\Providers\HooksServiceProvider::class,
+        // Queue::forward's table as Laravel 13.26 keeps it, when
+        // TEST_QUEUE_FORWARDS is set (Laravel 8.83 has no forwards).
+        App\Providers\QueueForwardsServiceProvider::class,
         // The laraworker bridge, when this app sits in the repository (no
         // package discovery without Composer). It routes nothing until a
         // config/laraworker.php lists job classes.

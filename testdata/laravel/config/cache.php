@@ -20,10 +20,12 @@ return [
         ],
 
         // As the 8.x skeleton's redis store (its unique-job locks: the e2e Redis test).
+        // The skeleton's connections, which the e2e Sentinel and TLS tests
+        // move with REDIS_CACHE_CONNECTION and REDIS_CACHE_LOCK_CONNECTION.
         'redis' => [
             'driver' => 'redis',
-            'connection' => 'cache',
-            'lock_connection' => 'default',
+            'connection' => env('REDIS_CACHE_CONNECTION', 'cache'),
+            'lock_connection' => env('REDIS_CACHE_LOCK_CONNECTION', 'default'),
         ],
 
         'file' => [

@@ -73,6 +73,42 @@ return [
             ],
         ],
 
+        // Redis Sentinel as predis takes it (REDIS_CLIENT=predis), for the e2e
+        // Sentinel tests: the queue's connection names it with
+        // REDIS_QUEUE_CONNECTION=sentinel. The connection is the list of
+        // sentinels; options.service is the name they monitor the master
+        // under, options.parameters the master's password and database.
+        'sentinel' => [
+            'tcp://'.env('REDIS_SENTINEL_HOST', '127.0.0.1').':'.env('REDIS_SENTINEL_PORT', '26379').'?timeout=0.5',
+            'options' => [
+                'replication' => 'sentinel',
+                'service' => env('REDIS_SENTINEL_SERVICE', 'mymaster'),
+                'parameters' => [
+                    'password' => env('REDIS_PASSWORD', null),
+                    'database' => env('REDIS_DB', '0'),
+                ],
+            ],
+        ],
+
+        // TLS with a client certificate, as phpredis takes it (the SSL context
+        // under context.stream), for the e2e TLS tests:
+        // REDIS_QUEUE_CONNECTION=tls with REDIS_TLS_CA, REDIS_TLS_CERT and
+        // REDIS_TLS_KEY set (PHP reads an option set to null as "").
+        'tls' => [
+            'scheme' => 'tls',
+            'host' => env('REDIS_HOST', '127.0.0.1'),
+            'port' => env('REDIS_PORT', '6379'),
+            'password' => env('REDIS_PASSWORD', null),
+            'database' => env('REDIS_DB', '0'),
+            'context' => [
+                'stream' => [
+                    'cafile' => env('REDIS_TLS_CA'),
+                    'local_cert' => env('REDIS_TLS_CERT'),
+                    'local_pk' => env('REDIS_TLS_KEY'),
+                ],
+            ],
+        ],
+
         'default' => [
             'url' => env('REDIS_URL'),
             'host' => env('REDIS_HOST', '127.0.0.1'),

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // Info is what the worker needs to know of a batch's options.

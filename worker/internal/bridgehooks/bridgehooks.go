@@ -16,27 +16,14 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/worker/internal/phpexception"
 	"github.com/rs/zerolog"
 )
-
-// Bridge is what the app's laraworker bridge does.
-type Bridge struct {
-	// Capabilities are LaraworkerServiceProvider::CAPABILITIES: what the
-	// installed bridge, with a worker that supports it, does
-	// (bridgeproto.CapFailed, CapBatchCallbacks, CapChainCatch, CapUnique,
-	// CapModels, CapMiddleware).
-	Capabilities []string
-}
-
-func (b *Bridge) has(capability string) bool {
-	return b != nil && bridgeproto.HasCapability(b.Capabilities, capability)
-}
 
 // NotRunWithoutBridge is what a job Go fails misses without the bridge.
 const NotRunWithoutBridge = "the class's failed() method and JobFailed listeners did not run (and a chain's catch callbacks): install the bridge, see README"
@@ -56,21 +43,17 @@ type Builder struct {
 // New checks that the bridge's hook jobs can be written where
 // it runs them: a store with a hooks queue, and the app's Laravel version
 // (the hook jobs' payload shape and the batch callbacks depend on it).
-func New(bridge *Bridge, version string, store jobqueue.Store, log zerolog.Logger) (*Builder, error) {
+func New(bridge *bridgeproto.Bridge, version string, store jobqueue.Store, log zerolog.Logger) (*Builder, error) {
 	h := &Builder{
-		Failures: bridge.has(bridgeproto.CapFailed), Batches: bridge.has(bridgeproto.CapBatchCallbacks),
+		Failures: bridge.Has(bridgeproto.CapFailed), Batches: bridge.Has(bridgeproto.CapBatchCallbacks),
 		version: version, connection: store.Connection, log: log,
 	}
-	h.ChainCatch = h.Failures && bridge.has(bridgeproto.CapChainCatch)
+	h.ChainCatch = h.Failures && bridge.Has(bridgeproto.CapChainCatch)
 	if !h.Failures && !h.Batches {
 		return h, nil
 	}
-	pusher, ok := store.(jobqueue.HookPusher)
-	if ok {
-		_, _, ok = pusher.HooksQueue()
-	}
-	if !ok {
-		return nil, errors.New("worker: the bridge runs failed() and batch callbacks in PHP from hook jobs the worker pushes onto its hooks_queue, but the store has no hooks queue (open it with the bridge's hooks_queue: dbqueue.Options.HooksQueue)")
+	if _, _, ok := store.HooksQueue(); !ok {
+		return nil, errors.New("worker: the bridge runs failed() and batch callbacks in PHP from hook jobs the worker pushes onto its hooks_queue, but the store has no hooks queue (open it with the bridge's hooks_queue: database.Options.HooksQueue)")
 	}
 	if _, err := bridgeproto.AfterSuccess(h.version, bridgeproto.BatchState{}); err != nil {
 		return nil, fmt.Errorf("worker: the bridge's hook jobs are written for the app's Laravel version: set LaravelVersion (work --laravel-version): %w", err)
@@ -80,7 +63,7 @@ func New(bridge *Bridge, version string, store jobqueue.Store, log zerolog.Logge
 
 // LogBridge says once, at start, what runs in PHP after a job Go ran and
 // what does not.
-func (h *Builder) LogBridge(b *Bridge, store jobqueue.Store) {
+func (h *Builder) LogBridge(b *bridgeproto.Bridge, store jobqueue.Store) {
 	switch {
 	case b == nil:
 		h.log.Warn().Msg("the laraworker bridge is not installed: when Go fails a job, the class's failed() method and JobFailed listeners do not run, nor a failed chain link's catch callbacks; members of batches with then/catch/finally callbacks stay on PHP workers: install the bridge, see README")
@@ -91,8 +74,7 @@ func (h *Builder) LogBridge(b *Bridge, store jobqueue.Store) {
 	if !h.Batches {
 		h.log.Warn().Msg("the installed laraworker bridge does not run batch callbacks for Go: members of batches with then/catch/finally callbacks stay on PHP workers: update the bridge, see README")
 	}
-	if pusher, ok := store.(jobqueue.HookPusher); ok && (h.Failures || h.Batches) {
-		connection, queue, _ := pusher.HooksQueue()
+	if connection, queue, ok := store.HooksQueue(); ok && (h.Failures || h.Batches) {
 		h.log.Info().Str("connection", connection).Str("queue", queue).
 			Msg("hooks: failed(), JobFailed, chain catch and batch callbacks of the jobs Go runs run in PHP from jobs pushed onto this queue: a `php artisan queue:work` must serve it")
 	}
@@ -102,7 +84,7 @@ func (h *Builder) LogBridge(b *Bridge, store jobqueue.Store) {
 // batch callbacks its batch update triggers. Nil when the bridge does
 // not run failure hooks, or for a payload PHP could not read either
 // (logged).
-func (h *Builder) ForFailure(row jobqueue.JobRow, p *payload.Payload, err error, allowFailures bool) *jobqueue.Hooks {
+func (h *Builder) ForFailure(row jobqueue.JobRow, p *payload.Payload, err error, allowFailures bool, carried func() payload.Carried) *jobqueue.Hooks {
 	if h == nil || !h.Failures || p == nil {
 		return nil
 	}
@@ -111,7 +93,7 @@ func (h *Builder) ForFailure(row jobqueue.JobRow, p *payload.Payload, err error,
 		Payload: row.Payload, Connection: h.connection(), Queue: row.Queue, JobID: jobIDOf(row, p),
 		Attempts: int64(row.Attempts), ExceptionClass: class, ExceptionMessage: message,
 	}
-	opts := bridgeproto.Options{LaravelVersion: h.version}
+	opts := bridgeproto.Options{LaravelVersion: h.version, Carried: carried()}
 	// Built once here so that nothing fails inside the store's
 	// transaction (which the worker would retry for ever).
 	if _, err := bridgeproto.FailureHooksPayload(f, opts); err != nil {
@@ -136,11 +118,11 @@ func (h *Builder) ForFailure(row jobqueue.JobRow, p *payload.Payload, err error,
 
 // ForSuccess is a batch member's success's hook jobs: the batch
 // callbacks its update triggers. Nil when the bridge does not run them.
-func (h *Builder) ForSuccess() *jobqueue.Hooks {
+func (h *Builder) ForSuccess(carried func() payload.Carried) *jobqueue.Hooks {
 	if h == nil || !h.Batches {
 		return nil
 	}
-	opts := bridgeproto.Options{LaravelVersion: h.version}
+	opts := bridgeproto.Options{LaravelVersion: h.version, Carried: carried()}
 	return &jobqueue.Hooks{
 		BatchCallbacks: h.decide(true, false),
 		Batch: func(batchID string, which []string) ([]byte, error) {
@@ -198,12 +180,13 @@ func jobIDOf(row jobqueue.JobRow, p *payload.Payload) string {
 // --unrouted=fail (failing one would push another).
 var HookClasses = []string{bridgeproto.RunFailureHooksClass, bridgeproto.RunBatchCallbacksClass}
 
-// WarnUnknowable says once, at start, for each route whose class Go knows
-// nothing of beyond its payload, what it cannot know without the bridge:
-// whether the class is ShouldBeUnique (a Laravel 8-11.38 payload does not
-// carry the lock). Laravel 11.39+ writes the lock into the payload.
-func WarnUnknowable(bridge *Bridge, version string, reg *handlers.Registry, log zerolog.Logger) {
-	if bridge.has(bridgeproto.CapUnique) {
+// WarnUnknowable says once, at start, in one line naming the routes whose
+// class Go knows nothing of beyond its payload, what it cannot know
+// without the bridge: whether the class is ShouldBeUnique (a Laravel
+// 8-11.38 payload does not carry the lock). Laravel 11.39+ writes the
+// lock into the payload.
+func WarnUnknowable(bridge *bridgeproto.Bridge, version string, reg *handlers.Registry, log zerolog.Logger) {
+	if bridge.Has(bridgeproto.CapUnique) {
 		return
 	}
 	if version != "" && appconfig.VersionCompare(version, "11.39") >= 0 {
@@ -212,10 +195,14 @@ func WarnUnknowable(bridge *Bridge, version string, reg *handlers.Registry, log 
 	unique := reg.Unique()
 	names := reg.Names()
 	sort.Strings(names)
+	var unknown []string
 	for _, class := range names {
-		if _, declared := unique[class]; declared {
-			continue
+		if _, declared := unique[class]; !declared {
+			unknown = append(unknown, class)
 		}
-		log.Warn().Str("class", class).Msg("without the laraworker bridge, Go cannot tell from a Laravel 8-11.38 payload whether this class is ShouldBeUnique: if it is, Go does not release its lock and Laravel drops its new dispatches until uniqueFor expires; install the bridge (see README), or declare it (handlers.ShouldBeUnique)")
 	}
+	if len(unknown) == 0 {
+		return
+	}
+	log.Warn().Strs("classes", unknown).Msg("without the laraworker bridge, Go cannot tell from a Laravel 8-11.38 payload whether a class is ShouldBeUnique: for one that is, Go does not release its lock and Laravel drops its new dispatches until uniqueFor expires; install the bridge (see README), or declare it (handlers.ShouldBeUnique)")
 }

@@ -22,13 +22,13 @@ import (
 
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 
 // Error is a configuration problem, as the worker's Health reports it.
 type Error struct {
-	Kind  string // "app_key", "schema", "permission", "middleware"
+	Kind  string // "app_key", "schema", "permission", "middleware", "debounce"
 	Class string // the job class it stopped, for app_key and middleware
 	Err   error
 	Since time.Time
@@ -54,10 +54,13 @@ const (
 	// KindMiddleware: a class's job middleware cannot be applied in Go
 	// (package jobmiddleware).
 	KindMiddleware = "middleware"
+	// KindDebounce: a #[DebounceFor] class's owner key is in a store Go
+	// cannot read, or Go cannot compute the key.
+	KindDebounce = "debounce"
 )
 
 // Kinds are every kind of configuration problem.
-var Kinds = []string{KindAppKey, KindSchema, KindPermission, KindMiddleware}
+var Kinds = []string{KindAppKey, KindSchema, KindPermission, KindMiddleware, KindDebounce}
 
 // configLogEvery is how often a persisting problem is logged again.
 const configLogEvery = time.Minute
@@ -202,6 +205,8 @@ func configAdvice(e *Error) string {
 		return "the database user lacks a permission on the queue tables; retrying"
 	case KindMiddleware:
 		return "its jobs are left to PHP workers; the class is claimed again in a minute"
+	case KindDebounce:
+		return "Go cannot tell whether a newer dispatch superseded its jobs (#[DebounceFor]): they are left to PHP workers; the class is claimed again in a minute"
 	}
 	return "retrying"
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
 	"github.com/rs/zerolog"
 )
 

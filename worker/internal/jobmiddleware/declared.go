@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 )
 
 // PlanFromRegistration is the plan of the middleware a registration

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/laraworker/laraworker/appconfig"
 	"github.com/laraworker/laraworker/internal/phphash"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // The keys Laravel's job middleware compute, per version, for the

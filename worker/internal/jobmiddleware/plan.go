@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/jobqueue"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/rs/zerolog"
 )
@@ -30,8 +30,8 @@ type Step struct {
 	m bridgeproto.Middleware
 	// cache and locks are the cache store's sides (cache-backed types);
 	// limiter the Redis connection's DurationLimiter (...WithRedis).
-	cache   jobqueue.CacheStore
-	locks   jobqueue.Locker
+	cache   jobqueue.Cache
+	locks   jobqueue.LockStore
 	limiter jobqueue.DurationLimiter
 	// lockSeconds is WithoutOverlapping's lock lifetime, the store's
 	// default for 0 resolved (the database store's lock timeout).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // RateLimiter is Illuminate\Cache\RateLimiter on one cache store, for the
@@ -17,7 +17,7 @@ import (
 // whole (the store's prefix included) and already cleaned
 // (cleanRateLimiterKey), as the bridge records them.
 type RateLimiter struct {
-	Cache jobqueue.CacheStore
+	Cache jobqueue.Cache
 	Now   func() time.Time
 }
 

@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/dbqueue"
-	"github.com/laraworker/laraworker/internal/phptest"
-	"github.com/laraworker/laraworker/internal/testdb"
-	"github.com/laraworker/laraworker/internal/testredis"
+	"github.com/laraworker/laraworker/internal/cache/rediscache"
+	"github.com/laraworker/laraworker/internal/cache/redislimiter"
+	"github.com/laraworker/laraworker/internal/cache/redislock"
+	"github.com/laraworker/laraworker/internal/testutil/phptest"
+	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/rediscache"
-	"github.com/laraworker/laraworker/redislimiter"
-	"github.com/laraworker/laraworker/redislock"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/store/database"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -78,7 +78,7 @@ var lockOps = []cacheOp{
 	{Op: "lock", Name: "l2", Seconds: 0, Owner: "ownerA"},
 	{Op: "lock", Name: "l4", Seconds: 0, Owner: "ownerA"},
 	{Op: "release", Name: "l1", Owner: "ownerA"},
-	{Op: "lock", Name: "l1", Seconds: 5, Owner: "ownerB"},
+	{Op: "lock", Name: "l1", Seconds: 60, Owner: "ownerB"}, // outlives a slow PHP run: DatabaseLock's lottery sweeps expired locks
 	{Op: "forceRelease", Name: "l2"},
 	{Op: "lock", Name: "l3", Seconds: 1, Owner: "ownerA"},
 	{Op: "sleep", MS: 2100},
@@ -174,8 +174,8 @@ func phpDBEnv(t *testing.T, cfg appconfig.Config) []string {
 }
 
 // openFrozen opens a second queue on cfg's database whose clock is now.
-func openFrozen(t *testing.T, cfg appconfig.Config, now func() time.Time) *dbqueue.Queue {
-	q, err := dbqueue.Open(context.Background(), cfg, dbqueue.Options{Clock: now})
+func openFrozen(t *testing.T, cfg appconfig.Config, now func() time.Time) *database.Queue {
+	q, err := database.Open(context.Background(), cfg, database.Options{Clock: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func compareRows(t *testing.T, rows map[string]stored, tolerance int64) {
 
 // dumpTable reads a cache or cache_locks table: key, value (or owner),
 // expiration.
-func dumpTable(t *testing.T, q *dbqueue.Queue, table, column string) map[string]stored {
+func dumpTable(t *testing.T, q *database.Queue, table, column string) map[string]stored {
 	t.Helper()
 	d := q.Dialect()
 	rows, err := q.DB().Query(fmt.Sprintf("select %s, %s, %s from %s", d.Quote("key"), d.Quote(column), d.Quote("expiration"), d.Quote(table)))

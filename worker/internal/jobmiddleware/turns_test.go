@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/laraworker/laraworker/internal/testwait"
+	"github.com/laraworker/laraworker/internal/testutil/testwait"
 )
 
 // TestKeyedMutexDropsIdleKeys: one key's holders take turns, other keys do

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/rs/zerolog"
 )
 

@@ -9,10 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/laraworker/laraworker/handlers"
 )
@@ -24,38 +27,24 @@ const (
 	ManuallyFailedClass      = `Illuminate\Queue\ManuallyFailedException`
 )
 
-// Exception is an error with the PHP class name failed_jobs should show
-// (Laravel's own exceptions, or a handler's choice).
-type Exception struct {
-	Class   string
-	Message string
-}
-
-func (e *Exception) Error() string {
-	if e.Message == "" {
-		return e.Class
-	}
-	return e.Class + ": " + e.Message
-}
-
 // MaxAttemptsExceeded is Worker::maxAttemptsExceededException: Laravel
 // 10.10+'s text, or the older one (legacy) that 8.x and 9.x write.
-func MaxAttemptsExceeded(name string, legacy bool) *Exception {
+func MaxAttemptsExceeded(name string, legacy bool) *handlers.PHPException {
 	if legacy {
-		return &Exception{Class: MaxAttemptsExceededClass, Message: name +
+		return &handlers.PHPException{Class: MaxAttemptsExceededClass, Message: name +
 			" has been attempted too many times or run too long. The job may have previously timed out."}
 	}
-	return &Exception{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
+	return &handlers.PHPException{Class: MaxAttemptsExceededClass, Message: name + " has been attempted too many times."}
 }
 
 // TimeoutExceeded is what a timed-out job fails with: 10.10+'s
 // TimeoutExceededException, or before it (legacy) MaxAttemptsExceeded with
 // its old text.
-func TimeoutExceeded(name string, legacy bool) *Exception {
+func TimeoutExceeded(name string, legacy bool) *handlers.PHPException {
 	if legacy {
 		return MaxAttemptsExceeded(name, true)
 	}
-	return &Exception{Class: TimeoutExceededClass, Message: name + " has timed out."}
+	return &handlers.PHPException{Class: TimeoutExceededClass, Message: name + " has timed out."}
 }
 
 // Text renders err as PHP's (string) $exception does, which is
@@ -123,7 +112,7 @@ func oneException(err error, where Frame) string {
 // error: Laravel's own for the cases it has, else a valid PHP class name
 // made from the Go type (goExceptionClass).
 func ClassAndMessage(err error) (string, string) {
-	var php *Exception
+	var php *handlers.PHPException
 	if errors.As(err, &php) && php == err {
 		return php.Class, php.Message
 	}
@@ -210,8 +199,49 @@ func HandlerFrame(h any) Frame {
 		return Frame{File: "laraworker", Func: "handler"}
 	}
 	file, line := fn.FileLine(v.Pointer())
-	return Frame{File: file, Line: line, Func: fn.Name()}
+	return Frame{File: trimBuildPath(file, fn.Name()), Line: line, Func: fn.Name()}
 }
+
+// trimBuildPath is what `go build -trimpath` would have recorded for file,
+// the source file of function fn: its package's import path and the
+// file's name ("github.com/acme/worker/jobs/mail.go", "runtime/panic.go"),
+// so failed_jobs never shows the folders the worker was built in
+// (/home/alice/src/..., the module cache). A path that is not absolute is
+// already trimmed.
+func trimBuildPath(file, fn string) string {
+	if !filepath.IsAbs(file) && !strings.HasPrefix(file, "/") {
+		return file
+	}
+	pkg := funcPackage(fn)
+	switch {
+	case pkg == "":
+		return path.Base(filepath.ToSlash(file))
+	case pkg == "main":
+		pkg = mainPackage()
+	}
+	return pkg + "/" + path.Base(filepath.ToSlash(file))
+}
+
+// funcPackage is the import path in a function's full name
+// ("github.com/acme/w/jobs.(*T).Run.func1": github.com/acme/w/jobs).
+func funcPackage(fn string) string {
+	slash := strings.LastIndexByte(fn, '/')
+	dot := strings.IndexByte(fn[slash+1:], '.')
+	if dot < 0 {
+		return ""
+	}
+	return fn[:slash+1+dot]
+}
+
+// mainPackage is the import path of the program's main package (its
+// module path for one at the module's root), "main" when the build did
+// not record it.
+var mainPackage = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Path != "" && bi.Path != "command-line-arguments" {
+		return bi.Path
+	}
+	return "main"
+})
 
 // panicFrames turns runtime/debug.Stack output into frames, starting at
 // the function that panicked (frames of the runtime and of the recovery
@@ -226,7 +256,10 @@ func panicFrames(stack []byte) []Frame {
 			i--
 			continue
 		}
-		if j := strings.LastIndexByte(fn, '('); j > 0 {
+		if created, ok := strings.CutPrefix(fn, "created by "); ok {
+			// "created by pkg.(*T).Run in goroutine 7": no arguments.
+			fn, _, _ = strings.Cut(created, " in goroutine")
+		} else if j := strings.LastIndexByte(fn, '('); j > 0 {
 			fn = fn[:j]
 		}
 		if k := strings.LastIndexByte(loc, ' '); k > 0 {
@@ -237,7 +270,7 @@ func panicFrames(stack []byte) []Frame {
 			file = loc[:k]
 			lineNo, _ = strconv.Atoi(loc[k+1:])
 		}
-		frames = append(frames, Frame{File: file, Line: lineNo, Func: fn})
+		frames = append(frames, Frame{File: trimBuildPath(file, fn), Line: lineNo, Func: fn})
 	}
 	return dropUntilPanic(frames)
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/payload"
-	"github.com/laraworker/laraworker/phpserialize"
+	"github.com/laraworker/laraworker/laravel/payload"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // failed_jobs.exception is what `php artisan queue:failed` users read: it
@@ -37,7 +38,7 @@ func TestExceptionText(t *testing.T) {
 			errors.New("smtp is down"),
 			"LaraWorker\\GoException: smtp is down in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"a class without a message",
-			&Exception{Class: ManuallyFailedClass},
+			&handlers.PHPException{Class: ManuallyFailedClass},
 			"Illuminate\\Queue\\ManuallyFailedException in /app/handlers/mail.go:42\nStack trace:\n#0 /app/handlers/mail.go(42): main.sendMail()\n#1 {main}"},
 		{"wrapped errors print innermost first, as PHP's previous exceptions",
 			fmt.Errorf("sending: %w", &fs.PathError{Op: "open", Path: "/tmp/x", Err: fs.ErrNotExist}),
@@ -65,7 +66,7 @@ func (w wrapped) Error() string { return w.msg }
 func (w wrapped) Unwrap() error { return w.err }
 
 func TestJoinedErrorsAreSeparateExceptions(t *testing.T) {
-	got := Text(errors.Join(errors.New("first"), &Exception{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
+	got := Text(errors.Join(errors.New("first"), &handlers.PHPException{Class: `LaraWorker\ChainStoppedException`, Message: "stop"}), where)
 	parts := strings.Split(got, "\n\nNext ")
 	if len(parts) != 2 || !strings.HasPrefix(parts[0], `LaraWorker\GoException: first in `) ||
 		!strings.HasPrefix(parts[1], `LaraWorker\ChainStoppedException: stop in `) {
@@ -128,3 +129,35 @@ func TestGoErrorsGetPHPClassNames(t *testing.T) {
 type pair[T any] []T
 
 func (pair[T]) Error() string { return "pair" }
+
+// TestTracesHoldNoBuildPaths: the files of a failed job's trace are
+// named as `go build -trimpath` names them (import path and file name),
+// never by the folders the worker was built in, which failed_jobs would
+// show to whoever reads it.
+func TestTracesHoldNoBuildPaths(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = handlers.Recover()(handlers.HandlerFunc(func(_ context.Context, _ *handlers.Job) error {
+		panicky()
+		return nil
+	})).Handle(context.Background(), nil)
+	text := Text(err, HandlerFrame(panicky))
+	const own = "github.com/laraworker/laraworker/worker/internal/phpexception/phpexception_test.go:"
+	if strings.Contains(text, wd) || !strings.Contains(text, " in "+own) || strings.Contains(text, "#0 /") || strings.Contains(text, "/usr/local/go/src") {
+		t.Errorf("the trace shows build paths, or not the import path:\n%s", text)
+	}
+	if f := HandlerFrame(panicky); f.File != strings.TrimSuffix(own, ":") || f.Line == 0 {
+		t.Errorf("handler frame %+v", f)
+	}
+	if got := trimBuildPath("/usr/local/go/src/runtime/panic.go", "runtime.gopanic"); got != "runtime/panic.go" {
+		t.Errorf("runtime frame: %s", got)
+	}
+	if got := trimBuildPath("/home/a/go/pkg/mod/github.com/x/y@v1.2.3/z/z.go", "github.com/x/y/z.(*T).Run.func1"); got != "github.com/x/y/z/z.go" {
+		t.Errorf("module cache frame: %s", got)
+	}
+	if got := trimBuildPath("github.com/x/y/z/z.go", "github.com/x/y/z.Run"); got != "github.com/x/y/z/z.go" {
+		t.Errorf("a trimmed path changed: %s", got)
+	}
+}

@@ -22,13 +22,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/appconfig"
-	"github.com/laraworker/laraworker/bridgeproto"
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/clock"
 	"github.com/laraworker/laraworker/internal/phphash"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/payload"
+	"github.com/laraworker/laraworker/laravel/appconfig"
+	"github.com/laraworker/laraworker/laravel/bridgeproto"
+	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/worker/internal/onceset"
 	"github.com/rs/zerolog"
 )

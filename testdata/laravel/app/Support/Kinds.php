@@ -10,6 +10,7 @@ use App\Jobs\DeletableModelJob;
 use App\Jobs\DelayedJob;
 use App\Jobs\EncryptedJob;
 use App\Jobs\EnumsDatesJob;
+use App\Jobs\LeakyJob;
 use App\Jobs\FailingJob;
 use App\Jobs\MaxExceptionsJob;
 use App\Jobs\ModelsJob;
@@ -21,10 +22,13 @@ use App\Jobs\RetryUntilJob;
 use App\Jobs\Routed\MonthlyReport;
 use App\Jobs\Routed\UniqueReport;
 use App\Jobs\ScalarsJob;
+use App\Jobs\Shapes\ExchangeRatesJob;
+use App\Jobs\Shapes\WholeModelsJob;
 use App\Jobs\SleepJob;
 use App\Jobs\UniqueJob;
 use App\Models\Podcast;
 use App\Models\User;
+use Carbon\Carbon;
 use Illuminate\Bus\Batch;
 use Illuminate\Queue\CallQueuedClosure;
 use Illuminate\Support\Facades\Bus;
@@ -122,6 +126,12 @@ class Kinds
             'deletable-model' => fn ($q, $d) => self::job(new DeletableModelJob(
                 Podcast::query()->firstOrCreate(['id' => 77], ['title' => 'Soon gone'])), $q, $d),
             'declared-retry' => fn ($q, $d) => self::job(new DeclaredRetryJob(2), $q, $d),
+            'exchange-rates' => fn ($q, $d) => self::seeded(fn () => new ExchangeRatesJob, $q, $d),
+            'exchange-rates-dated' => fn ($q, $d) => self::seeded(fn () => new ExchangeRatesJob(Carbon::parse('2026-03-04 15:16:17', 'Europe/Paris')), $q, $d),
+            'whole-models' => fn ($q, $d) => self::seeded(fn () => new WholeModelsJob(
+                Podcast::query()->findOrFail(42), User::query()->orderBy('id')->get(), collect([Podcast::query()->findOrFail(42), 'x' => 7])), $q, $d),
+            'leaky' => fn ($q, $d) => self::job(new LeakyJob(
+                config('database.connections.'.config('database.default').'.password'), config('app.key')), $q, $d),
         ];
     }
 
@@ -140,6 +150,15 @@ class Kinds
 
     private static function models(?string $queue, ?int $delay): string
     {
+        $podcast = self::seedModels();
+        $users = User::query()->whereIn('id', [1, 2])->orderBy('id')->get();
+
+        return self::job(new ModelsJob($podcast, $users), $queue, $delay);
+    }
+
+    /** Podcast 42 and users 1 and 2, as the model kinds hold them. */
+    private static function seedModels(): Podcast
+    {
         $podcast = Podcast::query()->firstOrCreate(['id' => 42], ['title' => 'Laravel Stories']);
         foreach ([1 => 'Ada', 2 => 'Linus'] as $id => $name) {
             User::query()->firstOrCreate(['id' => $id], [
@@ -148,9 +167,16 @@ class Kinds
                 'password' => 'not-a-real-hash',
             ]);
         }
-        $users = User::query()->whereIn('id', [1, 2])->orderBy('id')->get();
 
-        return self::job(new ModelsJob($podcast, $users), $queue, $delay);
+        return $podcast;
+    }
+
+    /** Dispatches the job make() builds once the models exist. */
+    private static function seeded(callable $make, ?string $queue, ?int $delay): string
+    {
+        self::seedModels();
+
+        return self::job($make(), $queue, $delay);
     }
 
     private static function closure(?string $queue, ?int $delay): string

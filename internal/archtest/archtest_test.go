@@ -1,0 +1,124 @@
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// modulePackages lists the module's packages and their imports within
+// the module (not their tests'), by path in the module, as `go list`
+// reports them.
+func modulePackages(t *testing.T) []Package {
+	t.Helper()
+	mod, err := exec.Command("go", "list", "-m").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	module := strings.TrimSpace(string(mod))
+	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	inModule := func(path string) (string, bool) {
+		if path == module {
+			return "", true
+		}
+		rest, ok := strings.CutPrefix(path, module+"/")
+		return rest, ok
+	}
+	var pkgs []Package
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		path, _ := inModule(fields[0])
+		p := Package{Path: path}
+		for _, imp := range fields[1:] {
+			if rel, ok := inModule(imp); ok {
+				p.Imports = append(p.Imports, rel)
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 50 {
+		t.Fatalf("go list found %d packages: %s", len(pkgs), out)
+	}
+	return pkgs
+}
+
+// TestImportsFollowTheLayers: no package imports outside what its group
+// may (layers.go), and every package has a group.
+func TestImportsFollowTheLayers(t *testing.T) {
+	if v := Violations(modulePackages(t)); len(v) > 0 {
+		t.Errorf("imports the layers forbid:\n\t%s\n\nthe layers:\n%s", strings.Join(v, "\n\t"), Rules())
+	}
+}
+
+// TestTheRulesAreLayered: a group may import only groups that exist and
+// sit in a lower layer, so the rules themselves run one way.
+func TestTheRulesAreLayered(t *testing.T) {
+	byName := map[string]group{}
+	for _, g := range groups {
+		if _, dup := byName[g.name]; dup {
+			t.Errorf("group %s twice", g.name)
+		}
+		byName[g.name] = g
+	}
+	for _, g := range groups {
+		for _, m := range g.may {
+			name := strings.TrimPrefix(m, "store:")
+			if m == "*" || m == "store:*" {
+				continue
+			}
+			if name != m {
+				name = "store"
+			}
+			to, ok := byName[name]
+			switch {
+			case !ok:
+				t.Errorf("group %s may import %s, which is no group", g.name, m)
+			case to.layer >= g.layer:
+				t.Errorf("group %s (layer %d) may import %s (layer %d): not a lower layer", g.name, g.layer, m, to.layer)
+			}
+		}
+	}
+}
+
+// TestViolationsAreFound: the seams the check keeps, each crossed once in
+// a made-up tree, are each reported.
+func TestViolationsAreFound(t *testing.T) {
+	pkgs := []Package{
+		{Path: "store/redis", Imports: []string{"jobqueue", "store/redis/protocol", "store/database"}},
+		{Path: "store/sqs", Imports: []string{"jobqueue", "internal/sqldb", "worker"}},
+		{Path: "internal/sqldb", Imports: []string{"laravel/appconfig", "jobqueue"}},
+		{Path: "console/internal/queueconn", Imports: []string{"store/database", "store/sqs", "internal/dashboard/snapshot"}},
+		{Path: "internal/fleet", Imports: []string{"jobqueue", "worker"}},
+		{Path: "internal/dashboard/snapshot", Imports: []string{"internal/fleet", "worker"}},
+		{Path: "internal/testutil/testredis", Imports: []string{"internal/testutil/testdsn", "store/redis"}},
+		{Path: "jobqueue", Imports: []string{"laravel/payload"}},
+		{Path: "worker", Imports: []string{"jobqueue", "handlers", "store/database"}},
+		{Path: "laravel/payload", Imports: []string{"internal/phparray", "console"}},
+		{Path: "internal/newthing", Imports: nil},
+	}
+	got := strings.Join(Violations(pkgs), "\n")
+	for _, want := range []string{
+		"store/redis (store:redis, layer 4) imports store/database (store:database, layer 4)",
+		"store/sqs (store:sqs, layer 4) imports worker (engine, layer 4)",
+		"internal/sqldb (sqldb, layer 2) imports jobqueue (vocabulary, layer 0)",
+		"console/internal/queueconn (cli-connection, layer 7) imports internal/dashboard/snapshot (dashboard, layer 5)",
+		"internal/fleet (fleet, layer 4) imports worker (engine, layer 4)",
+		"internal/dashboard/snapshot (dashboard, layer 5) imports worker (engine, layer 4)",
+		"internal/testutil/testredis (fixtures, layer 3) imports store/redis (store:redis, layer 4)",
+		"jobqueue (vocabulary, layer 0) imports laravel/payload (laravel, layer 1)",
+		"worker (engine, layer 4) imports store/database (store:database, layer 4)",
+		"laravel/payload (laravel, layer 1) imports console (cli, layer 8)",
+		"internal/newthing is in no group",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("not reported: %s\ngot:\n%s", want, got)
+		}
+	}
+	if n := len(Violations(pkgs)); n != 11 {
+		t.Errorf("%d violations, want 11 (the allowed imports reported too?):\n%s", n, got)
+	}
+}

@@ -1,0 +1,20 @@
+<?php
+
+namespace App\Jobs\X13;
+
+use Illuminate\Contracts\Queue\ShouldQueue;
+use Illuminate\Foundation\Queue\Queueable;
+
+#[\Illuminate\Queue\Attributes\Queue('attrq'), \Illuminate\Queue\Attributes\Connection('database')]
+class OnAttrQueue implements ShouldQueue
+{
+    use Queueable;
+
+    public function __construct(public int $n)
+    {
+    }
+
+    public function handle(): void
+    {
+    }
+}

@@ -1,0 +1,92 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/laraworker/laraworker/jobqueue"
+)
+
+// The wait after a claim that found nothing. A store that signals pushes
+// (jobqueue.Waiter: Redis's :notify lists) is waited on for up to --sleep,
+// so a pushed job starts within milliseconds and an idle worker costs one
+// blocking call per --sleep. Any other store is polled adaptively: right
+// after a claim that found work the loop claims again at once; after an
+// empty one it waits pollFirst, doubling after each further empty claim
+// up to the shorter of --idle-poll and --sleep, with jitter so that
+// processes started together do not claim in step. At 50 jobs/s the
+// interval stays near pollFirst; idle, one claim per --idle-poll.
+
+// pollFirst is the first wait after a claim that found nothing.
+const pollFirst = 20 * time.Millisecond
+
+// idlePoll is the adaptive poll's state: the last interval waited.
+type idlePoll struct {
+	last time.Duration
+}
+
+// found resets the poll after a claim that found work.
+func (p *idlePoll) found() { p.last = 0 }
+
+// next is the interval to wait after an empty claim: double the last,
+// from pollFirst, up to ceiling, less a random quarter of it (jitter that
+// never passes the ceiling).
+func (p *idlePoll) next(ceiling time.Duration) time.Duration {
+	d := pollFirst
+	if p.last > 0 {
+		d = 2 * p.last
+	}
+	d = min(d, ceiling)
+	p.last = d
+	return d - rand.N(d/4+1)
+}
+
+// idleWait waits after a claim on queues found nothing.
+func (w *Worker) idleWait(ctx context.Context, queues []string) {
+	sleep := w.idleSleep()
+	if sleep <= 0 {
+		return
+	}
+	if w.waitForPush(ctx, queues, sleep) {
+		return
+	}
+	ceiling := sleep
+	if w.cfg.IdlePoll > 0 && !w.lpause.allHeld {
+		ceiling = min(ceiling, w.cfg.IdlePoll)
+	}
+	w.sleepOrWake(ctx, w.poll.next(ceiling))
+}
+
+// waitForPush waits on the store's signal of a push, for up to d or until
+// the loop is woken (a job left, Resume): false when the store has none
+// (the caller polls).
+func (w *Worker) waitForPush(ctx context.Context, queues []string, d time.Duration) bool {
+	waiter, ok := w.store.(jobqueue.Waiter)
+	if !ok || len(queues) == 0 || w.cfg.StopWhenEmpty || w.lpause.allHeld {
+		// --stop-when-empty must see the jobs it waits for finish, and a
+		// paused queue is looked at again every laravelPauseEvery.
+		return false
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-w.wake:
+			cancel()
+		case <-stop:
+		}
+	}()
+	_, err := waiter.WaitForJob(wctx, queues, d)
+	switch {
+	case errors.Is(err, jobqueue.ErrNotSupported):
+		return false
+	case err != nil && ctx.Err() == nil:
+		w.log.Warn().Err(err).Msg("waiting for a job to be pushed failed; polling instead")
+		return false
+	}
+	return true
+}
