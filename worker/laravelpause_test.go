@@ -122,7 +122,9 @@ func TestLaravelQueuePauseStopsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Until(t, 5*time.Second, "the paused job to run after queue:continue", func() bool { return ran.count(held) == 1 })
-	if took := time.Since(resumed); took > 2*time.Second {
+	// The key is read about once a second; 3 s leaves room for a loaded
+	// machine under -race and still fails a key read less often.
+	if took := time.Since(resumed); took > 3*time.Second {
 		t.Errorf("resumed after %s; want within about a second", took)
 	}
 	mustContain(t, "log", logs.String(), "resumed by Laravel")
