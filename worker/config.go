@@ -107,7 +107,9 @@ type Config struct {
 	// Default 5s.
 	Abandon time.Duration
 	// LaravelVersion is the app's Laravel version (e.g. "8.83"); it picks
-	// the exception texts written to failed_jobs. Empty means 10.10+.
+	// the exception texts written to failed_jobs, and before 12.40 no
+	// queue:pause key is read (Cache). Empty means 10.10+ (and pause keys
+	// are read).
 	LaravelVersion string
 
 	// Logger receives the worker's logs. The zero value discards them.

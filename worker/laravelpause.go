@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/queuepause"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // Laravel's own queue pauses: `php artisan queue:pause connection:queue`
@@ -18,7 +19,9 @@ import (
 // second, and `queue:continue` lets it be claimed again as fast. They are
 // separate from laraworker's own pauses (the dashboard's, `laraworker
 // pause`: Pause, PauseQueues), which only Go workers obey; a queue is
-// claimed only when neither holds it.
+// claimed only when neither holds it. On an app whose Laravel predates
+// `queue:pause` (before 12.40, when the version is known) no key is read:
+// its PHP workers read none.
 
 // laravelPauseEvery is how long one read of Laravel's pause flags holds:
 // a handful of cache reads a second at most, never one per job.
@@ -26,6 +29,9 @@ const laravelPauseEvery = time.Second
 
 // laravelPauses is the producer's view of Laravel's pauses.
 type laravelPauses struct {
+	// none: the app's Laravel has no queue pause, so its workers read no
+	// pause key and neither does Go (a key there is not Laravel's).
+	none bool
 	// The producer alone reads and writes these.
 	read    time.Time
 	state   queuepause.State
@@ -36,6 +42,12 @@ type laravelPauses struct {
 	allHeld bool
 	// published is state.Queues for Stats.
 	published atomic.Pointer[[]string]
+}
+
+// hasLaravelPause reports whether Laravel at version (empty: unknown)
+// may have paused a queue: `queue:pause` came in 12.40.
+func hasLaravelPause(version string) bool {
+	return version == "" || appconfig.VersionCompare(version, "12.40") >= 0
 }
 
 // pauseName is the name Laravel's pause key uses for a configured queue:
@@ -53,7 +65,7 @@ func (w *Worker) pauseName(queue string) string {
 // (and says so once): a cache that is down must not stop the queue.
 func (w *Worker) laravelPaused(ctx context.Context, queues []string) []string {
 	lp := &w.lpause
-	if w.cfg.Cache == nil {
+	if w.cfg.Cache == nil || lp.none {
 		return nil
 	}
 	if now := w.clock.Now(); now.Sub(lp.read) >= laravelPauseEvery {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -207,4 +208,72 @@ func TestQueueForwardClaimsTheTarget(t *testing.T) {
 	testwait.Until(t, 5*time.Second, "the pause of old, the name given", func() bool {
 		return slices.Equal(store.last(), []string{"dflt", "new"})
 	})
+}
+
+// TestLaravelBeforeQueuePauseReadsNoPauseKey: on an app whose Laravel
+// predates `queue:pause` (12.40) its PHP workers read no pause key, so Go
+// reads none either: a key found there (not Laravel's) holds nothing and
+// the worker's cache sees no read of it; from 12.40 (and when the version
+// is unknown) the same key holds the queue.
+func TestLaravelBeforeQueuePauseReadsNoPauseKey(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		holds   bool
+	}{{"8.83", false}, {"12.39", false}, {"12.40", true}, {"", true}} {
+		t.Run("laravel "+c.version, func(t *testing.T) {
+			q := pausedCacheQueue(t)
+			ctx := context.Background()
+			ran := newCounter()
+			reg := handlers.NewRegistry()
+			reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
+			cfg := testConfig()
+			cfg.StopWhenEmpty = false
+			cfg.LaravelVersion = c.version
+			reads := &countingCache{Cache: q.Cache()}
+			cfg.Cache = reads
+			w, _ := newTestWorker(t, q, reg, cfg, nil)
+			if err := q.Cache().Put(ctx, queuepause.QueueKey("database", "default"), []byte("b:1;"), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			job := push(t, q, "", classA)
+			run := startWorker(w, time.Minute)
+			defer run.wait(t)
+			defer run.stop()
+			if !c.holds {
+				testwait.Until(t, 5*time.Second, "the job to run", func() bool { return ran.count(job) == 1 })
+				if n := reads.of(queuepause.QueueKey("database", "default")); n != 0 {
+					t.Fatalf("the pause key was read %d times", n)
+				}
+				return
+			}
+			loops := w.Stats().Loops
+			testwait.Until(t, 5*time.Second, "more claims", func() bool { return w.Stats().Loops >= loops+5 })
+			if ran.count(job) != 0 || reads.of(queuepause.QueueKey("database", "default")) == 0 {
+				t.Fatalf("the paused queue's job ran (%d) or the key was not read", ran.count(job))
+			}
+		})
+	}
+}
+
+// countingCache counts the reads of each key.
+type countingCache struct {
+	jobqueue.Cache
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	c.mu.Lock()
+	if c.reads == nil {
+		c.reads = map[string]int{}
+	}
+	c.reads[key]++
+	c.mu.Unlock()
+	return c.Cache.Get(ctx, key)
+}
+
+func (c *countingCache) of(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads[key]
 }

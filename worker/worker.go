@@ -162,6 +162,7 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		setupProblem: w.problems.SetupProblem,
 	})
 	w.inflight = newInFlight(cfg.Concurrency, w.nudge)
+	w.lpause.none = !hasLaravelPause(cfg.LaravelVersion)
 	w.exec = &executorDeps{
 		cfg: &w.cfg, reg: reg, log: w.log, clock: w.clock,
 		completer: w.completer, inflight: w.inflight, problems: w.problems, skip: w.skip,

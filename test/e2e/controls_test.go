@@ -237,7 +237,11 @@ func TestLaravelQueuePauseHoldsGo(t *testing.T) { onControlApps(t, testLaravelQu
 
 func testLaravelQueuePauseHoldsGo(t *testing.T, c *controlApp) {
 	s := c.s
-	goRun := s.start(t, c.goCmd(t, noopJob, "--queue", "default,other"))
+	// The app is Laravel 8.83, which has no queue:pause (12.40+): its
+	// workers read no pause key and neither does Go on it. The worker is
+	// told the app is 13.26, whose commands write these keys with these
+	// Cache calls (laravel-13.26 fixtures).
+	goRun := s.start(t, c.goCmd(t, noopJob, "--queue", "default,other", "--laravel-version", "13.26"))
 	c.cache(t, fmt.Sprintf("forever('%s', true)", pauseKey(c.connection, "default")))
 	paused := time.Now()
 	waitFor(t, 15*time.Second, "the Go worker to see the pause", func() bool {
