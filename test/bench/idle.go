@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/servercpu"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 )
 
 // idleSettle is how long a worker runs on the empty queue before its idle
@@ -47,7 +48,9 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 }
 
 // idleWorkCommand is `laraworker work` as a user starts it: the default
-// concurrency and sleep.
+// concurrency and sleep, and, beside an app, the app's Laravel version,
+// which a worker started with --app reads from it (the bench's worker
+// reads a .env of its own, outside the app).
 func (b *runner) idleWorkCommand() *exec.Cmd {
 	cmd := b.workCommand(contender{concurrency: 1})
 	args := cmd.Args[:0:0]
@@ -57,6 +60,11 @@ func (b *runner) idleWorkCommand() *exec.Cmd {
 			continue
 		}
 		args = append(args, cmd.Args[i])
+	}
+	if b.phpApp != "" {
+		if v, _ := appconfig.DetectLaravelVersion(b.phpApp); v != "" {
+			args = append(args, "--laravel-version", v)
+		}
 	}
 	cmd.Args = args
 	return cmd
