@@ -83,11 +83,8 @@ func pausedCacheQueue(t *testing.T) *database.Queue {
 func TestLaravelQueuePauseStopsClaims(t *testing.T) {
 	q := pausedCacheQueue(t)
 	ctx := context.Background()
-	ran := newCounter()
-	reg := handlers.NewRegistry()
-	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
-	cfg := testConfig()
-	cfg.StopWhenEmpty = false
+	reg, ran := countingClassA()
+	cfg := daemonConfig()
 	cfg.Queues = []string{"", "other"}
 	w, logs := newTestWorker(t, q, reg, cfg, nil)
 	run := startWorker(w, time.Minute)
@@ -142,11 +139,8 @@ func TestLaravelPauseAllAndTTL(t *testing.T) {
 	}
 	q := pausedCacheQueue(t)
 	ctx := context.Background()
-	ran := newCounter()
-	reg := handlers.NewRegistry()
-	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
-	cfg := testConfig()
-	cfg.StopWhenEmpty = false
+	reg, ran := countingClassA()
+	cfg := daemonConfig()
 	cfg.Queues = []string{"default", "other"}
 	store := newClaimedQueues(q)
 	w, logs := newTestWorker(t, store, reg, cfg, nil)
@@ -184,11 +178,8 @@ func TestLaravelPauseAllAndTTL(t *testing.T) {
 func TestQueueForwardClaimsTheTarget(t *testing.T) {
 	q := pausedCacheQueue(t)
 	ctx := context.Background()
-	ran := newCounter()
-	reg := handlers.NewRegistry()
-	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
-	cfg := testConfig()
-	cfg.StopWhenEmpty = false
+	reg, ran := countingClassA()
+	cfg := daemonConfig()
 	cfg.Queues = []string{"old", "", "new"}
 	cfg.QueueForwards = map[string]string{"old": "new", "default": "dflt"}
 	store := newClaimedQueues(q)
@@ -223,11 +214,8 @@ func TestLaravelBeforeQueuePauseReadsNoPauseKey(t *testing.T) {
 		t.Run("laravel "+c.version, func(t *testing.T) {
 			q := pausedCacheQueue(t)
 			ctx := context.Background()
-			ran := newCounter()
-			reg := handlers.NewRegistry()
-			reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
-			cfg := testConfig()
-			cfg.StopWhenEmpty = false
+			reg, ran := countingClassA()
+			cfg := daemonConfig()
 			cfg.LaravelVersion = c.version
 			reads := &countingCache{Cache: q.Cache()}
 			cfg.Cache = reads
@@ -276,4 +264,20 @@ func (c *countingCache) of(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.reads[key]
+}
+
+// countingClassA is a registry whose classA handler counts its runs.
+func countingClassA() (*handlers.Registry, *counter) {
+	ran := newCounter()
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(_ context.Context, job *handlers.Job) error { ran.add(job); return nil })
+	return reg, ran
+}
+
+// daemonConfig is testConfig for a worker that keeps running when the
+// queues are empty, as the daemon does.
+func daemonConfig() Config {
+	cfg := testConfig()
+	cfg.StopWhenEmpty = false
+	return cfg
 }
