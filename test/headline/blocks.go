@@ -104,8 +104,13 @@ func command(ctx context.Context, dir, name string, args ...string) ([]byte, err
 }
 
 // lastJSON is the JSON report the programs print after their tables: the
-// last line that is a lone "{" starts it (the report is indented).
+// last line that is a lone "{" starts it (the report is indented), or,
+// for a program that prints its report on one line (`laraworker bench
+// pickup --json`), the last line when it is a JSON object by itself.
 func lastJSON(out []byte) (json.RawMessage, error) {
+	if last := lastLine(out); bytes.HasPrefix(last, []byte("{")) && json.Valid(last) {
+		return last, nil
+	}
 	i := bytes.LastIndex(out, []byte("\n{\n"))
 	if i < 0 {
 		if !bytes.HasPrefix(out, []byte("{\n")) {
@@ -118,6 +123,12 @@ func lastJSON(out []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("the JSON report does not parse")
 	}
 	return raw, nil
+}
+
+// lastLine is out's last non-empty line, trimmed.
+func lastLine(out []byte) []byte {
+	out = bytes.TrimSpace(out)
+	return bytes.TrimSpace(out[bytes.LastIndexByte(out, '\n')+1:])
 }
 
 // load1 is the 1-minute load average.
@@ -319,12 +330,13 @@ func latencyHook(ctx context.Context, p programs, o options) json.RawMessage {
 		}
 		out, err := command(ctx, o.repo, p.laraworker, args...)
 		if err == nil {
-			if raw, err := lastJSON(out); err == nil {
+			var raw json.RawMessage
+			if raw, err = lastJSON(out); err == nil {
 				reports[q.name] = raw
 				continue
 			}
 		}
-		msg, _ := json.Marshal(map[string]string{"error": fmt.Sprint(err)})
+		msg, _ := json.Marshal(map[string]string{"error": err.Error()})
 		reports[q.name] = msg
 	}
 	raw, _ := json.Marshal(reports)
