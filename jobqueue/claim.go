@@ -1,6 +1,10 @@
 package jobqueue
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // ClaimOptions restricts what a claim may reserve.
 type ClaimOptions struct {
@@ -22,6 +26,17 @@ type ClaimOptions struct {
 	// (Redis), a claim leaves such a job in place and takes the jobs it
 	// may take from behind it.
 	ExcludeIDs []int64
+}
+
+// Takes reports whether a store that reads the displayName itself (not
+// in its query) takes a job of class name: never an excluded class, and
+// with DisplayNames only one of them, ignoring case.
+func (o ClaimOptions) Takes(name string) bool {
+	equal := func(x string) bool { return strings.EqualFold(x, name) }
+	if slices.ContainsFunc(o.ExcludeDisplayNames, equal) {
+		return false
+	}
+	return len(o.DisplayNames) == 0 || slices.ContainsFunc(o.DisplayNames, equal)
 }
 
 // ClaimError is returned when reserving a selected job failed because of

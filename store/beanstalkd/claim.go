@@ -207,22 +207,14 @@ func (s *Store) warnShortTTR(tube string, st protocol.JobStats) {
 
 // filter is a claim's options as the heads it leaves.
 type filter struct {
-	only, except []string
-	givenBack    map[uint64]bool
+	classes   jobqueue.ClaimOptions // the classes to take (Takes)
+	givenBack map[uint64]bool
 }
 
 // filter maps the worker's options, and forgets the jobs given back that
 // the worker no longer excludes.
 func (s *Store) filter(opts jobqueue.ClaimOptions) filter {
-	f := filter{except: opts.ExcludeDisplayNames}
-	if len(opts.DisplayNames) > 0 {
-		f.only = slices.DeleteFunc(slices.Clone(opts.DisplayNames), func(name string) bool {
-			return slices.ContainsFunc(opts.ExcludeDisplayNames, func(x string) bool { return strings.EqualFold(x, name) })
-		})
-		if len(f.only) == 0 {
-			f.only = []string{"\x00"} // every listed class is excluded
-		}
-	}
+	f := filter{classes: jobqueue.ClaimOptions{DisplayNames: opts.DisplayNames, ExcludeDisplayNames: opts.ExcludeDisplayNames}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := map[int64]uint64{}
@@ -250,15 +242,14 @@ func (f filter) leaves(head *protocol.Job) string {
 	if f.givenBack[head.ID] {
 		return jobqueue.LeftGivenBack
 	}
-	if len(f.only) == 0 && len(f.except) == 0 {
+	if len(f.classes.DisplayNames) == 0 && len(f.classes.ExcludeDisplayNames) == 0 {
 		return ""
 	}
 	name, ok := displayName(head.Body)
 	if !ok {
 		return "" // unreadable: claimed, for the worker to fail
 	}
-	equal := func(x string) bool { return strings.EqualFold(x, name) }
-	if (len(f.only) > 0 && !slices.ContainsFunc(f.only, equal)) || slices.ContainsFunc(f.except, equal) {
+	if !f.classes.Takes(name) {
 		return jobqueue.LeftClass
 	}
 	return ""

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/laraworker/laraworker/jobqueue"
@@ -222,28 +220,30 @@ func wanted(body []byte, opts jobqueue.ClaimOptions) bool {
 	if len(opts.DisplayNames) == 0 && len(opts.ExcludeDisplayNames) == 0 {
 		return true
 	}
-	var p struct {
-		DisplayName any `json:"displayName"`
-	}
-	if json.Unmarshal(body, &p) != nil {
+	name, readable := readDisplayName(body)
+	if !readable {
 		return true // unreadable: the worker fails it, as PHP's would
 	}
-	name := displayName(body)
-	equal := func(x string) bool { return strings.EqualFold(x, name) }
-	if slices.ContainsFunc(opts.ExcludeDisplayNames, equal) {
-		return false
-	}
-	return len(opts.DisplayNames) == 0 || slices.ContainsFunc(opts.DisplayNames, equal)
+	return opts.Takes(name)
 }
 
 // displayName is a payload's displayName ("" when it has none).
 func displayName(body []byte) string {
+	name, _ := readDisplayName(body)
+	return name
+}
+
+// readDisplayName is a payload's displayName ("" when it has none or it
+// is not a string), and whether the payload is JSON at all.
+func readDisplayName(body []byte) (name string, readable bool) {
 	var p struct {
 		DisplayName any `json:"displayName"`
 	}
-	_ = json.Unmarshal(body, &p)
-	name, _ := p.DisplayName.(string)
-	return name
+	if json.Unmarshal(body, &p) != nil {
+		return "", false
+	}
+	name, _ = p.DisplayName.(string)
+	return name, true
 }
 
 // giveBack returns a received message the worker does not run to the
