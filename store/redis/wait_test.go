@@ -197,6 +197,30 @@ func TestAWaitCutShortHandsItsTokenBack(t *testing.T) {
 	}
 }
 
+// TestAWaitRightAfterACutShortOneTakesItsToken: a push that lands between
+// a wait cut short and the next wait is taken by the BLPOP the first left
+// running; its token must reach the next wait, whose own BLPOP holds the
+// waiter's one connection meanwhile. Round after round, so that the hand
+// back and the next BLPOP race in both orders.
+func TestAWaitRightAfterACutShortOneTakesItsToken(t *testing.T) {
+	e := newEnv(t, appconfig.EngineSQLite, envOptions{})
+	for round := range 40 {
+		if woke, err := e.s.WaitForJob(e.ctx, []string{""}, 20*time.Millisecond); woke || err != nil {
+			t.Fatalf("round %d: the wait on an empty queue returned %t, %v", round, woke, err)
+		}
+		e.push(t, "", classA)
+		start := time.Now()
+		// Well under the wait's 5 s: it returned on the token, not its end.
+		if woke, err := e.s.WaitForJob(e.ctx, []string{""}, 5*time.Second); !woke || err != nil || time.Since(start) > 3*time.Second {
+			t.Fatalf("round %d: the wait after the push returned %t, %v after %s", round, woke, err, time.Since(start))
+		}
+		e.claim(t, "", 1)
+		if n := e.notifyLen(t, "default"); n != 0 {
+			t.Fatalf("round %d: the notify list holds %d after the job was taken, want 0", round, n)
+		}
+	}
+}
+
 // TestWaitOnACluster: on a cluster the wait blocks on a queue's notify
 // list (its hash tag's slot) and wakes on a push there; queues of
 // different slots cannot share one BLPOP, so the worker polls them.

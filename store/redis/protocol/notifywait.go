@@ -130,10 +130,13 @@ func (w *NotifyWaiter) run(client redis.UniversalClient, b *blpop) {
 		// Nobody waits for this token: give it back, so the list holds
 		// what it would without this BLPOP, unless the job it was for is
 		// gone already (this worker's own next pop may have taken it,
-		// finding no token to take). A closed client fails here, and the
-		// token is lost as with a PHP worker killed in BLPOP.
+		// finding no token to take). Through the pops' pool, never the
+		// waiter's one connection: the next wait's BLPOP may hold that
+		// already, and would block on the very list this token is for.
+		// A closed queue fails here, and the token is lost as with a PHP
+		// worker killed in BLPOP.
 		ready := strings.TrimSuffix(b.key, ":notify")
-		_ = handBackScript.Run(context.Background(), client, []string{ready, b.key}).Err()
+		_ = handBackScript.Run(context.Background(), w.q.rdb, []string{ready, b.key}).Err()
 	}
 }
 
