@@ -18,3 +18,4 @@ func TestRSSCoversTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
