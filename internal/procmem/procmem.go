@@ -12,9 +12,9 @@ import (
 
 // statm is /proc/self/statm, opened on first use and kept open: the
 // worker reads it after every claim (Laravel's memoryExceeded runs on each
-// loop), and one pread is a fifth of the system calls of opening,
-// reading and closing it each time (an idle worker's claim a second
-// spent about a tenth of its CPU there).
+// loop), and ReadAt's two preads (the text, then its end) are two of the
+// five system calls of opening, reading and closing it each time (an idle
+// worker's claim a second spent about a tenth of its CPU there).
 var statm struct {
 	once sync.Once
 	mu   sync.Mutex
