@@ -18,4 +18,3 @@ func TestRSSCoversTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
-
