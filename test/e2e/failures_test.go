@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,21 @@ func testGoFailureRetriedByArtisan(t *testing.T, s *suite) {
 	}
 }
 
+// bridgeStamp is the bridge record's "at", the second its job was
+// dispatched (bridge/src/Metadata/JobMetadata.php).
+var bridgeStamp = regexp.MustCompile(`"laraworker":\{"v":1,"laravel":"[^"]*","at":[0-9]+`)
+
+// bridgeStampAs gives payload the bridge stamp of like: two jobs
+// dispatched by one command straddle a second now and then, and a retry
+// keeps each job's own.
+func bridgeStampAs(payload, like string) string {
+	stamp := bridgeStamp.FindString(like)
+	if stamp == "" {
+		return payload
+	}
+	return bridgeStamp.ReplaceAllLiteralString(payload, stamp)
+}
+
 // TestPHPFailureRetriedByLaraworker (b, reverse): a FailingJob PHP failed
 // is pushed back by `laraworker retry <uuid>` with the payload
 // `queue:retry` writes (checked against a second failure retried by
@@ -97,8 +113,14 @@ func testPHPFailureRetriedByLaraworker(t *testing.T, s *suite) {
 		t.Fatalf("jobs after the retries: %+v", rows)
 	}
 	goRow, phpRow := rows[0], rows[1]
-	if got := strings.ReplaceAll(goRow.Payload, byGo.UUID, byPHP.UUID); got != phpRow.Payload {
-		t.Errorf("payload pushed back by laraworker retry differs from queue:retry's (modulo uuid):\n go  %s\n php %s", got, phpRow.Payload)
+	for _, pair := range [][2]string{{byGo.Payload, goRow.Payload}, {byPHP.Payload, phpRow.Payload}} {
+		if was, is := bridgeStamp.FindString(pair[0]), bridgeStamp.FindString(pair[1]); was != is {
+			t.Errorf("a retry changed the bridge record's stamp: %q in failed_jobs, %q pushed back", was, is)
+		}
+	}
+	got := bridgeStampAs(strings.ReplaceAll(goRow.Payload, byGo.UUID, byPHP.UUID), phpRow.Payload)
+	if got != phpRow.Payload {
+		t.Errorf("payload pushed back by laraworker retry differs from queue:retry's (modulo uuid and the bridge's dispatch second):\n go  %s\n php %s", got, phpRow.Payload)
 	}
 	if !strings.Contains(phpRow.Payload, `caf\u00e9`) {
 		t.Errorf("queue:retry did not re-encode non-ASCII as \\uXXXX, so the comparison proves less: %s", phpRow.Payload)
