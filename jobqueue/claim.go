@@ -28,6 +28,12 @@ type ClaimOptions struct {
 	ExcludeIDs []int64
 }
 
+// FiltersClasses reports whether the options restrict classes at all: a
+// store that reads the displayName itself need not read it otherwise.
+func (o ClaimOptions) FiltersClasses() bool {
+	return len(o.DisplayNames) > 0 || len(o.ExcludeDisplayNames) > 0
+}
+
 // Takes reports whether a store that reads the displayName itself (not
 // in its query) takes a job of class name: never an excluded class, and
 // with DisplayNames only one of them, ignoring case.

@@ -28,3 +28,21 @@ func TestClaimOptionsTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimOptionsFiltersClasses: only options naming classes (to take or
+// to exclude) filter them; excluded ids do not.
+func TestClaimOptionsFiltersClasses(t *testing.T) {
+	for _, c := range []struct {
+		opts ClaimOptions
+		want bool
+	}{
+		{ClaimOptions{}, false},
+		{ClaimOptions{ExcludeIDs: []int64{1}}, false},
+		{ClaimOptions{DisplayNames: []string{`App\Jobs\A`}}, true},
+		{ClaimOptions{ExcludeDisplayNames: []string{`App\Jobs\A`}}, true},
+	} {
+		if got := c.opts.FiltersClasses(); got != c.want {
+			t.Errorf("%+v.FiltersClasses() = %v, want %v", c.opts, got, c.want)
+		}
+	}
+}

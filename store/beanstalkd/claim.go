@@ -242,7 +242,7 @@ func (f filter) leaves(head *protocol.Job) string {
 	if f.givenBack[head.ID] {
 		return jobqueue.LeftGivenBack
 	}
-	if len(f.classes.DisplayNames) == 0 && len(f.classes.ExcludeDisplayNames) == 0 {
+	if !f.classes.FiltersClasses() {
 		return ""
 	}
 	name, ok := displayName(head.Body)

@@ -217,7 +217,7 @@ func (s *Store) resolve(ctx context.Context, h *held) ([]byte, error) {
 
 // wanted reports whether the worker runs a payload's class.
 func wanted(body []byte, opts jobqueue.ClaimOptions) bool {
-	if len(opts.DisplayNames) == 0 && len(opts.ExcludeDisplayNames) == 0 {
+	if !opts.FiltersClasses() {
 		return true
 	}
 	name, readable := readDisplayName(body)
