@@ -10,8 +10,8 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/cmdline"
 	"github.com/laraworker/laraworker/console/internal/queueconn"
+	"github.com/laraworker/laraworker/internal/horizon"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/horizon"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"

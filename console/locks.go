@@ -6,9 +6,9 @@ import (
 
 	"github.com/laraworker/laraworker/internal/cache/redislimiter"
 	"github.com/laraworker/laraworker/internal/cache/redislock"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -69,11 +69,11 @@ func redisLockStore(redisCfg appconfig.RedisConfig, shared *appconfig.SharedRedi
 		r, err := redislock.New(redisCfg)
 		return r, redisCfg.Prefix, err
 	}
-	conn, err := protocol.RedisConnection(redisCfg.LockConnection, map[string]any(shared.Redis), version)
+	conn, err := redisproto.RedisConnection(redisCfg.LockConnection, map[string]any(shared.Redis), version)
 	if err != nil {
 		return nil, "", err
 	}
-	client, err := protocol.NewClient(conn)
+	client, err := redisproto.NewClient(conn)
 	if err != nil {
 		return nil, "", err
 	}

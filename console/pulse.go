@@ -7,9 +7,9 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/queueconn"
 	"github.com/laraworker/laraworker/internal/pulse"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/sqldb"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -90,11 +90,11 @@ func pulseIngest(ctx context.Context, s pulse.Settings, conn *queueconn.Connecti
 		if info.SharedRedis == nil {
 			return nil, nil, "", errors.New("the app's config('database.redis') was not read")
 		}
-		rc, err := protocol.RedisConnection(s.RedisConnection, info.SharedRedis.Redis, info.Version)
+		rc, err := redisproto.RedisConnection(s.RedisConnection, info.SharedRedis.Redis, info.Version)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		rdb, err := protocol.NewClient(rc)
+		rdb, err := redisproto.NewClient(rc)
 		if err != nil {
 			return nil, nil, "", err
 		}

@@ -21,10 +21,10 @@ import (
 	"github.com/laraworker/laraworker/internal/fleet"
 	"github.com/laraworker/laraworker/internal/gctune"
 	"github.com/laraworker/laraworker/internal/procmem"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -119,7 +119,7 @@ func runWork(c *cli.Context, reg *handlers.Registry) error {
 		// touched: a configuration error, as a bad flag is.
 		return startError(err)
 	}
-	if err := conn.SharedRedisErr; protocol.IsConfigError(err) {
+	if err := conn.SharedRedisErr; redisproto.IsConfigError(err) {
 		conn.Close()
 		return cli.Exit("work: the app's redis cache store (queue:restart, unique locks, job middleware state): "+err.Error(), 2)
 	}

@@ -30,8 +30,8 @@ var removedDirs = map[string]string{
 	"sqldb":        "moved to internal/sqldb",
 	"dbcache":      "moved to internal/cache/dbcache",
 	"redisstore":   "moved to store/redis",
-	"redisqueue":   "moved to store/redis/protocol",
-	"redishorizon": "moved to store/redis/horizon",
+	"redisqueue":   "moved to internal/redisproto",
+	"redishorizon": "moved to internal/horizon",
 	"rediscache":   "moved to internal/cache/rediscache",
 	"redislock":    "moved to internal/cache/redislock",
 	"redislimiter": "moved to internal/cache/redislimiter",
@@ -97,11 +97,37 @@ func checkLink(from, target string, anchorsOf map[string]map[string]bool) string
 	return ""
 }
 
+// movedPaths are folders below the top level that moved, with where to:
+// the CHANGELOG names them as they were when it says what changed; any
+// other document names where they are now.
+var movedPaths = map[string]string{
+	"store/redis/protocol":      "internal/redisproto",
+	"store/redis/horizon":       "internal/horizon",
+	"store/sqs/protocol":        "internal/sqsproto",
+	"store/beanstalkd/protocol": "internal/beanstalkproto",
+}
+
+// movedTo is where the path p (or the folder it lies in) moved.
+func movedTo(p string) (string, bool) {
+	for from, to := range movedPaths {
+		if p == from || strings.HasPrefix(p, from+"/") {
+			return to, true
+		}
+	}
+	return "", false
+}
+
 func TestDocPathsExist(t *testing.T) {
 	for _, f := range markdownFiles(t) {
 		prose := proseOnly(f.text)
 		for _, m := range codeSpan.FindAllStringSubmatchIndex(prose, -1) {
 			span := prose[m[2]:m[3]]
+			if to, moved := movedTo(strings.TrimPrefix(span, "./")); moved {
+				if f.path != "CHANGELOG.md" {
+					t.Errorf("%s:%d: `%s`: no longer exists: moved to %s", f.path, lineOf(f.text, m[0]), span, to)
+				}
+				continue
+			}
 			if msg := checkRepoPath(span); msg != "" {
 				t.Errorf("%s:%d: `%s`: %s", f.path, lineOf(f.text, m[0]), span, msg)
 			}

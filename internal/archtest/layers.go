@@ -40,8 +40,12 @@ var groups = []group{
 		why: "the lowest SQL layer (connections, dialects, retried transactions): no vocabulary"},
 	{name: "laravel-rules", layer: 2, paths: []string{"internal/queuepause"}, may: []string{"leaf", "laravel", "vocabulary"},
 		why: "Laravel's rules on the shared cache (queue:pause), read by the engine and the dashboard"},
-	{name: "redis-protocol", layer: 2, paths: []string{"store/redis/protocol", "store/redis/horizon"}, may: []string{"leaf", "laravel", "vocabulary"},
+	{name: "redis-protocol", layer: 2, paths: []string{"internal/redisproto", "internal/horizon"}, may: []string{"leaf", "laravel", "vocabulary"},
 		why: "Laravel's Redis queue and Horizon's records on the wire: below the Redis store, the cache stores and the dashboard"},
+	{name: "sqs-protocol", layer: 2, paths: []string{"internal/sqsproto"}, may: []string{"leaf"},
+		why: "Laravel's SqsQueue requests on the AWS SDK: below the SQS store"},
+	{name: "beanstalkd-protocol", layer: 2, paths: []string{"internal/beanstalkproto"}, may: []string{"leaf"},
+		why: "beanstalkd's text protocol: below the beanstalkd store"},
 	{name: "class-tools", layer: 2, paths: []string{"internal/phpclass", "internal/jobgen", "internal/classaudit"}, may: []string{"leaf", "laravel"},
 		why: "reading the app's PHP classes (class audit and gen)"},
 	{name: "cache", layer: 3, paths: []string{"internal/cache"}, may: []string{"leaf", "laravel", "vocabulary", "sqldb", "redis-protocol"},
@@ -77,6 +81,11 @@ var groups = []group{
 		why: "the binary, examples, development suites and checks"},
 }
 
+// storeProtocols: the wire protocol group a store sits on, which no
+// other store may import (the protocols live in internal/ so that the CLI
+// and the dashboard share them without making them API).
+var storeProtocols = map[string]string{"redis": "redis-protocol", "sqs": "sqs-protocol", "beanstalkd": "beanstalkd-protocol"}
+
 // storePrefix is where the stores live: each store/<name> is a group of
 // its own ("store:<name>"), with the store group's rules.
 const storePrefix = "store/"
@@ -99,8 +108,8 @@ func groupOf(path string) (g group, name string, ok bool) {
 				g, name, best = cand, "store:"+store, len(storePrefix)+len(store)
 			}
 		}
-		if store == "redis" {
-			g.may = append(append([]string(nil), g.may...), "redis-protocol")
+		if wire, ok := storeProtocols[store]; ok {
+			g.may = append(append([]string(nil), g.may...), wire)
 		}
 	}
 	return g, name, best >= 0

@@ -19,13 +19,13 @@ import (
 	"github.com/laraworker/laraworker/internal/dashboard/redisjobs"
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
 	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
@@ -182,8 +182,8 @@ func TestLongWaitOnTheDatabaseQueue(t *testing.T) {
 // wait is read from its createdAt (a real Laravel 12.67 payload).
 func TestLongWaitOnRedis(t *testing.T) {
 	srv := testredis.Start(t)
-	rq, err := protocol.Open(context.Background(), protocol.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
-		Redis: protocol.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{srv.Addr}, Prefix: "app_"}})
+	rq, err := redisproto.Open(context.Background(), redisproto.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
+		Redis: redisproto.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{srv.Addr}, Prefix: "app_"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestLongWaitOnRedis(t *testing.T) {
 	old := func() {
 		created := strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10)
 		raw := strings.Replace(string(fixture), `"createdAt":1796032508`, `"createdAt":`+created, 1)
-		p, _, err := protocol.PreparePayload([]byte(raw))
+		p, _, err := redisproto.PreparePayload([]byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ type RedisConfig struct {
 	// LockConnection is the connection name; Err is set when it is one Go
 	// cannot read from the environment, or one that is not a single server
 	// (a Redis Sentinel setup, whose sentinels and master no Addr can say:
-	// package store/redis/protocol's RedisConnection reads it from the app's
+	// package internal/redisproto's RedisConnection reads it from the app's
 	// database.redis).
 	LockConnection string
 	Err            error

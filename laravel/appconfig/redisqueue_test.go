@@ -324,7 +324,7 @@ func TestConfigArraysPHPWritesAsLists(t *testing.T) {
 // connection is a list of sentinels (the test app's "sentinel"
 // connection), Config.Redis says so in Err, through PHP and from the
 // files, instead of holding REDIS_HOST's 127.0.0.1:6379; database.redis
-// comes back whole for package store/redis/protocol to read it.
+// comes back whole for package internal/redisproto to read it.
 func TestSentinelLockConnectionIsNoHost(t *testing.T) {
 	app := copyTestApp(t)
 	db := filepath.Join(app, "database", "app.sqlite")

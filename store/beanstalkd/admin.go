@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // ErrUnsupported is returned for what beanstalkd cannot do without
@@ -39,7 +39,7 @@ func (s *Store) Sizes(ctx context.Context) ([]jobqueue.QueueSize, error) {
 	var out []jobqueue.QueueSize
 	for _, tube := range tubes {
 		st, err := c.c.StatsTube(tube)
-		if errors.Is(err, protocol.ErrNotFound) {
+		if errors.Is(err, beanstalkproto.ErrNotFound) {
 			continue // gone since list-tubes
 		}
 		if err != nil {
@@ -133,9 +133,9 @@ func (s *Store) put(ctx context.Context, items []jobqueue.PushItem) ([]uint64, e
 	for start := 0; start < len(items); {
 		tube := s.tube(items[start].Queue)
 		end := start
-		var cmds []protocol.Cmd
+		var cmds []beanstalkproto.Cmd
 		for ; end < len(items) && s.tube(items[end].Queue) == tube; end++ {
-			cmds = append(cmds, protocol.PutCmd(protocol.DefaultPriority, protocol.Seconds(items[end].Delay), s.cfg.TTR(), items[end].Payload))
+			cmds = append(cmds, beanstalkproto.PutCmd(beanstalkproto.DefaultPriority, beanstalkproto.Seconds(items[end].Delay), s.cfg.TTR(), items[end].Payload))
 		}
 		if err := c.use(tube); err != nil {
 			return ids, err

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // How a claim reserves. Laravel's pop is `watch` the tube, `ignore` the
@@ -23,7 +23,7 @@ import (
 // and after: it was ready, and no other reserve came between, or the
 // claim puts it back as it was.
 
-var statsCmd = protocol.Cmd{Line: "list-tubes-watched"}
+var statsCmd = beanstalkproto.Cmd{Line: "list-tubes-watched"}
 
 // pollEvery is how often a claim that waits (block_for) looks again.
 const pollEvery = 50 * time.Millisecond
@@ -120,12 +120,12 @@ func (s *Store) claimHead(ctx context.Context, c *conn, tube string, f filter) (
 
 // peekHead is the ready job at the head of tube, nil when none (the
 // caller holds c).
-func (s *Store) peekHead(c *conn, tube string) (*protocol.Job, error) {
+func (s *Store) peekHead(c *conn, tube string) (*beanstalkproto.Job, error) {
 	if err := c.use(tube); err != nil {
 		return nil, err
 	}
 	j, err := c.c.PeekReady()
-	if errors.Is(err, protocol.ErrNotFound) {
+	if errors.Is(err, beanstalkproto.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -140,18 +140,18 @@ func (s *Store) peekHead(c *conn, tube string) (*protocol.Job, error) {
 // have been delayed or buried meanwhile is put back so (its attempt
 // counted: beanstalkd cannot take a reserve back).
 func (s *Store) reserveChecked(c *conn, tube string, id uint64) (jobqueue.JobRow, bool, error) {
-	replies, err := c.c.Do(protocol.StatsJobCmd(id), protocol.ReserveJobCmd(id), protocol.StatsJobCmd(id))
+	replies, err := c.c.Do(beanstalkproto.StatsJobCmd(id), beanstalkproto.ReserveJobCmd(id), beanstalkproto.StatsJobCmd(id))
 	if err != nil {
 		return jobqueue.JobRow{}, false, err
 	}
-	if errors.Is(replies[1].Err("reserve-job", "RESERVED"), protocol.ErrNotFound) {
+	if errors.Is(replies[1].Err("reserve-job", "RESERVED"), beanstalkproto.ErrNotFound) {
 		return jobqueue.JobRow{}, false, nil
 	}
 	if err := replies[1].Err("reserve-job", "RESERVED"); err != nil {
 		return jobqueue.JobRow{}, false, err
 	}
-	before, errBefore := protocol.ParseJobStats(replies[0].Data)
-	after, err := protocol.ParseJobStats(replies[2].Data)
+	before, errBefore := beanstalkproto.ParseJobStats(replies[0].Data)
+	after, err := beanstalkproto.ParseJobStats(replies[2].Data)
 	if err != nil {
 		return jobqueue.JobRow{}, false, err
 	}
@@ -174,13 +174,13 @@ func (s *Store) reserveChecked(c *conn, tube string, id uint64) (jobqueue.JobRow
 // putBack undoes a reserve-job that raced with another worker: the job
 // goes back to the state the first stats saw (delayed for what was left,
 // buried), or to ready when another reserve came between.
-func (s *Store) putBack(c *conn, id uint64, before, after protocol.JobStats) {
-	cmd := protocol.ReleaseCmd(id, after.Pri, 0)
+func (s *Store) putBack(c *conn, id uint64, before, after beanstalkproto.JobStats) {
+	cmd := beanstalkproto.ReleaseCmd(id, after.Pri, 0)
 	switch before.State {
 	case "delayed":
-		cmd = protocol.ReleaseCmd(id, after.Pri, max(before.TimeLeft, 0))
+		cmd = beanstalkproto.ReleaseCmd(id, after.Pri, max(before.TimeLeft, 0))
 	case "buried":
-		cmd = protocol.BuryCmd(id, before.Pri)
+		cmd = beanstalkproto.BuryCmd(id, before.Pri)
 	}
 	replies, err := c.c.Do(cmd)
 	if err == nil {
@@ -197,7 +197,7 @@ func (s *Store) putBack(c *conn, id uint64, before, after protocol.JobStats) {
 // warnShortTTR says when a job's time-to-run is shorter than a third of
 // retry_after: pushed under another retry_after, it can run out before
 // the worker's first touch.
-func (s *Store) warnShortTTR(tube string, st protocol.JobStats) {
+func (s *Store) warnShortTTR(tube string, st beanstalkproto.JobStats) {
 	if time.Duration(st.TTR)*time.Second*3 >= s.cfg.RetryAfter {
 		return
 	}
@@ -238,7 +238,7 @@ func (s *Store) filter(opts jobqueue.ClaimOptions) filter {
 }
 
 // leaves says why a claim leaves head in place ("" when it takes it).
-func (f filter) leaves(head *protocol.Job) string {
+func (f filter) leaves(head *beanstalkproto.Job) string {
 	if f.givenBack[head.ID] {
 		return jobqueue.LeftGivenBack
 	}
@@ -269,7 +269,7 @@ func displayName(body []byte) (string, bool) {
 
 // noteLeft records what the last claim of tube left at its head (nil:
 // nothing).
-func (s *Store) noteLeft(tube string, head *protocol.Job, reason string) {
+func (s *Store) noteLeft(tube string, head *beanstalkproto.Job, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if head == nil {
@@ -315,7 +315,7 @@ func (s *Store) CountClaimable(ctx context.Context, queues []string, opts jobque
 			continue
 		}
 		st, err := c.c.StatsTube(tube)
-		if err != nil && !errors.Is(err, protocol.ErrNotFound) {
+		if err != nil && !errors.Is(err, beanstalkproto.ErrNotFound) {
 			return 0, err
 		}
 		total += max(st.Ready, 1)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 )
 
 // Config is one Laravel queue connection with driver "beanstalkd", as
@@ -40,7 +40,7 @@ func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.P
 
 // TTR is the time-to-run a push gives a job: retry_after in seconds
 // (beanstalkd makes 0 one second).
-func (c Config) TTR() int64 { return protocol.Seconds(c.RetryAfter) }
+func (c Config) TTR() int64 { return beanstalkproto.Seconds(c.RetryAfter) }
 
 // defaultConnectTimeout is pheanstalk 4's Connection::DEFAULT_CONNECT_TIMEOUT.
 const defaultConnectTimeout = 2 * time.Second
@@ -63,16 +63,16 @@ func FromLaravel(connection string, conf map[string]any) (Config, error) {
 	if c.Host == "" {
 		return fail("no host (config/queue.php's host, BEANSTALKD_QUEUE_HOST)")
 	}
-	port, err := wholeOr(conf["port"], protocol.DefaultPort)
+	port, err := wholeOr(conf["port"], beanstalkproto.DefaultPort)
 	if err != nil || port < 1 || port > 65535 {
 		return fail("port %q is not a TCP port", phpString(conf["port"]))
 	}
 	c.Port = int(port)
 	c.Queue = phpString(conf["queue"])
-	if err := protocol.CheckTube(c.Queue); err != nil {
+	if err := beanstalkproto.CheckTube(c.Queue); err != nil {
 		return fail("queue (the default tube): %v", err)
 	}
-	ttr, err := wholeOr(conf["retry_after"], protocol.DefaultTTR)
+	ttr, err := wholeOr(conf["retry_after"], beanstalkproto.DefaultTTR)
 	if err != nil {
 		return fail("retry_after: %v", err)
 	}

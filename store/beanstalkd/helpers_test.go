@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/internal/testutil/testbeanstalkd"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 	"github.com/laraworker/laraworker/store/database"
 	"github.com/rs/zerolog"
 )
@@ -31,7 +31,7 @@ type env struct {
 	srv  *testbeanstalkd.Server
 	db   *database.Queue
 	s    *Store
-	bs   *protocol.Conn
+	bs   *beanstalkproto.Conn
 	logs *logBuffer
 	ctx  context.Context
 }
@@ -62,7 +62,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.s.Close() })
-	if e.bs, err = protocol.Dial(ctx, srv.Addr, time.Second); err != nil {
+	if e.bs, err = beanstalkproto.Dial(ctx, srv.Addr, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.bs.Close() })
@@ -86,7 +86,7 @@ func (e *env) put(t *testing.T, tube string, raw []byte) uint64 {
 	if err := e.bs.Use(tube); err != nil {
 		t.Fatal(err)
 	}
-	id, err := e.bs.Put(protocol.DefaultPriority, 0, 90, raw)
+	id, err := e.bs.Put(beanstalkproto.DefaultPriority, 0, 90, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func (e *env) claim(t *testing.T, n int, opts jobqueue.ClaimOptions, queues ...s
 	return rows
 }
 
-func (e *env) stats(t *testing.T, id uint64) protocol.JobStats {
+func (e *env) stats(t *testing.T, id uint64) beanstalkproto.JobStats {
 	t.Helper()
 	st, err := e.bs.StatsJob(id)
 	if err != nil {
@@ -114,13 +114,13 @@ func (e *env) stats(t *testing.T, id uint64) protocol.JobStats {
 // gone checks that the job is no longer on the server.
 func (e *env) gone(t *testing.T, id uint64) {
 	t.Helper()
-	if st, err := e.bs.StatsJob(id); !errors.Is(err, protocol.ErrNotFound) {
+	if st, err := e.bs.StatsJob(id); !errors.Is(err, beanstalkproto.ErrNotFound) {
 		t.Fatalf("job %d is still there: %+v %v", id, st, err)
 	}
 }
 
 // waitState waits until the job is in state.
-func (e *env) waitState(t *testing.T, id uint64, state string) protocol.JobStats {
+func (e *env) waitState(t *testing.T, id uint64, state string) beanstalkproto.JobStats {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

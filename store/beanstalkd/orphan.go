@@ -6,8 +6,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // A job whose connection broke is no longer reserved by anyone: the
@@ -22,23 +22,23 @@ import (
 // orphanState reads the job r (id, body) from the admin connection: ok
 // is false when it is gone, another job, or reserved since this store's
 // reservation.
-func (s *Store) orphanState(ctx context.Context, r jobqueue.JobRow, h *hold) (protocol.JobStats, bool, error) {
+func (s *Store) orphanState(ctx context.Context, r jobqueue.JobRow, h *hold) (beanstalkproto.JobStats, bool, error) {
 	c, err := s.pool.adminConn(ctx)
 	if err != nil {
-		return protocol.JobStats{}, false, err
+		return beanstalkproto.JobStats{}, false, err
 	}
 	id := uint64(r.ID)
-	replies, err := c.do(ctx, protocol.StatsJobCmd(id), protocol.Cmd{Line: "peek " + strconv.FormatUint(id, 10)})
+	replies, err := c.do(ctx, beanstalkproto.StatsJobCmd(id), beanstalkproto.Cmd{Line: "peek " + strconv.FormatUint(id, 10)})
 	if err != nil {
-		return protocol.JobStats{}, false, err
+		return beanstalkproto.JobStats{}, false, err
 	}
 	if err := replies[0].Err("stats-job", "OK"); err != nil {
-		if errors.Is(err, protocol.ErrNotFound) {
-			return protocol.JobStats{}, false, nil
+		if errors.Is(err, beanstalkproto.ErrNotFound) {
+			return beanstalkproto.JobStats{}, false, nil
 		}
-		return protocol.JobStats{}, false, err
+		return beanstalkproto.JobStats{}, false, err
 	}
-	st, err := protocol.ParseJobStats(replies[0].Data)
+	st, err := beanstalkproto.ParseJobStats(replies[0].Data)
 	if err != nil {
 		return st, false, err
 	}
@@ -63,14 +63,14 @@ func (s *Store) deleteOrphan(ctx context.Context, r jobqueue.JobRow, h *hold) (b
 	if err != nil {
 		return false, err
 	}
-	replies, err := c.do(ctx, protocol.DeleteCmd(uint64(r.ID)))
+	replies, err := c.do(ctx, beanstalkproto.DeleteCmd(uint64(r.ID)))
 	if err != nil {
 		return false, err
 	}
 	switch err := replies[0].Err("delete", "DELETED"); {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, protocol.ErrNotFound):
+	case errors.Is(err, beanstalkproto.ErrNotFound):
 		return false, nil // reserved by another worker meanwhile
 	default:
 		return false, err

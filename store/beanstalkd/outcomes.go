@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // Outcomes are written through the connection that reserved the job
@@ -50,7 +50,7 @@ func (s *Store) writeOf(h *hold) *write {
 // brokenErr reports whether err broke the connection (the exchange's
 // outcome unknown); other errors (ctx while waiting for the connection)
 // sent nothing.
-func brokenErr(err error) bool { return errors.Is(err, protocol.ErrBroken) }
+func brokenErr(err error) bool { return errors.Is(err, beanstalkproto.ErrBroken) }
 
 // Delete deletes finished jobs, pipelined per connection, and returns
 // those whose reservation was lost. On an error the jobs deleted before
@@ -94,9 +94,9 @@ func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 
 // deleteAll deletes rows, all reserved through c, in one exchange.
 func (s *Store) deleteAll(ctx context.Context, c *conn, rows []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
-	cmds := make([]protocol.Cmd, len(rows))
+	cmds := make([]beanstalkproto.Cmd, len(rows))
 	for i, r := range rows {
-		cmds[i] = protocol.DeleteCmd(uint64(r.ID))
+		cmds[i] = beanstalkproto.DeleteCmd(uint64(r.ID))
 	}
 	replies, err := c.do(ctx, cmds...)
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Store) deleteAll(ctx context.Context, c *conn, rows []jobqueue.JobRow) 
 			if h != nil {
 				s.writeOf(h).gone = true
 			}
-		case errors.Is(err, protocol.ErrNotFound):
+		case errors.Is(err, beanstalkproto.ErrNotFound):
 			lost = append(lost, r)
 		default:
 			return nil, err
@@ -137,7 +137,7 @@ func (s *Store) deleteHeld(ctx context.Context, r jobqueue.JobRow, h *hold) (gon
 	if h.conn.broken() {
 		gone, err = s.deleteOrphan(ctx, r, h)
 	} else {
-		gone, err = s.exchange(ctx, h, protocol.DeleteCmd(uint64(r.ID)), "DELETED")
+		gone, err = s.exchange(ctx, h, beanstalkproto.DeleteCmd(uint64(r.ID)), "DELETED")
 	}
 	if gone {
 		w.gone = true
@@ -148,7 +148,7 @@ func (s *Store) deleteHeld(ctx context.Context, r jobqueue.JobRow, h *hold) (gon
 // exchange runs a one-job write on the job's connection: done is false
 // when the answer is NOT_FOUND (the reservation was lost) unless an
 // earlier try of this write may have landed.
-func (s *Store) exchange(ctx context.Context, h *hold, cmd protocol.Cmd, want string) (done bool, err error) {
+func (s *Store) exchange(ctx context.Context, h *hold, cmd beanstalkproto.Cmd, want string) (done bool, err error) {
 	replies, err := h.conn.do(ctx, cmd)
 	if err != nil {
 		if brokenErr(err) {
@@ -160,7 +160,7 @@ func (s *Store) exchange(ctx context.Context, h *hold, cmd protocol.Cmd, want st
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, protocol.ErrNotFound):
+	case errors.Is(err, beanstalkproto.ErrNotFound):
 		return s.isUnsure(h), nil
 	}
 	return false, err
@@ -179,7 +179,7 @@ func (s *Store) Release(ctx context.Context, r jobqueue.JobRow, delay time.Durat
 	if h.conn.broken() {
 		done, err = s.releaseOrphan(ctx, r, h)
 	} else {
-		done, err = s.exchange(ctx, h, protocol.ReleaseCmd(uint64(r.ID), protocol.DefaultPriority, protocol.Seconds(delay)), "RELEASED")
+		done, err = s.exchange(ctx, h, beanstalkproto.ReleaseCmd(uint64(r.ID), beanstalkproto.DefaultPriority, beanstalkproto.Seconds(delay)), "RELEASED")
 	}
 	if err != nil {
 		return err
@@ -221,9 +221,9 @@ func (s *Store) Extend(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 
 // touchAll touches rows, all reserved through c.
 func (s *Store) touchAll(ctx context.Context, c *conn, rows []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
-	cmds := make([]protocol.Cmd, len(rows))
+	cmds := make([]beanstalkproto.Cmd, len(rows))
 	for i, r := range rows {
-		cmds[i] = protocol.TouchCmd(uint64(r.ID))
+		cmds[i] = beanstalkproto.TouchCmd(uint64(r.ID))
 	}
 	replies, err := c.do(ctx, cmds...)
 	if err != nil {
@@ -241,7 +241,7 @@ func (s *Store) touchAll(ctx context.Context, c *conn, rows []jobqueue.JobRow) (
 		case err == nil:
 			r.ReservedAt = &now
 			out = append(out, r)
-		case errors.Is(err, protocol.ErrNotFound):
+		case errors.Is(err, beanstalkproto.ErrNotFound):
 			s.drop(r)
 		default:
 			return out, err
@@ -261,11 +261,11 @@ func (s *Store) touch(ctx context.Context, r jobqueue.JobRow, h *hold, w *write)
 	var ok bool
 	var err error
 	if h.conn.broken() {
-		var st protocol.JobStats
+		var st beanstalkproto.JobStats
 		st, ok, err = s.orphanState(ctx, r, h)
 		ok = ok && st.State != "reserved"
 	} else {
-		ok, err = s.exchange(ctx, h, protocol.TouchCmd(uint64(r.ID)), "TOUCHED")
+		ok, err = s.exchange(ctx, h, beanstalkproto.TouchCmd(uint64(r.ID)), "TOUCHED")
 	}
 	if err != nil {
 		return err
@@ -337,8 +337,8 @@ func (s *Store) finishInBeanstalkd(ctx context.Context, r jobqueue.JobRow, h *ho
 func (s *Store) withdraw(ctx context.Context, r jobqueue.JobRow, id uint64) {
 	c, err := s.pool.adminConn(ctx)
 	if err == nil {
-		var replies []protocol.Reply
-		if replies, err = c.do(ctx, protocol.DeleteCmd(id)); err == nil {
+		var replies []beanstalkproto.Reply
+		if replies, err = c.do(ctx, beanstalkproto.DeleteCmd(id)); err == nil {
 			err = replies[0].Err("delete", "DELETED")
 		}
 	}

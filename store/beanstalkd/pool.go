@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 )
 
 // beanstalkd ties a reserved job to the connection that reserved it:
@@ -21,7 +21,7 @@ import (
 type conn struct {
 	id  uint64
 	sem chan struct{}
-	c   *protocol.Conn
+	c   *beanstalkproto.Conn
 	// used is the tube "use" last selected (put, peek-ready act on it).
 	used string
 }
@@ -41,7 +41,7 @@ func (c *conn) unlock() { <-c.sem }
 // do runs cmds as one pipelined exchange. It does not stop halfway for
 // ctx: an exchange cut short leaves the connection out of step, and
 // closing it would give back every job it holds.
-func (c *conn) do(ctx context.Context, cmds ...protocol.Cmd) ([]protocol.Reply, error) {
+func (c *conn) do(ctx context.Context, cmds ...beanstalkproto.Cmd) ([]beanstalkproto.Reply, error) {
 	if err := c.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ var errClosed = errors.New("beanstalkd: the store is closed")
 
 // dial opens a connection.
 func (p *pool) dial(ctx context.Context) (*conn, error) {
-	c, err := protocol.Dial(ctx, p.cfg.Addr(), p.cfg.ConnectTimeout)
+	c, err := beanstalkproto.Dial(ctx, p.cfg.Addr(), p.cfg.ConnectTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // TestClaimAndDelete: a claim takes the jobs Laravel put, from the first
@@ -97,7 +97,7 @@ func TestReleaseCountsTheAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.stats(t, id)
-	if st.State != "delayed" || st.Pri != protocol.DefaultPriority || st.Delay != 2 || st.Releases != 1 {
+	if st.State != "delayed" || st.Pri != beanstalkproto.DefaultPriority || st.Delay != 2 || st.Releases != 1 {
 		t.Fatalf("after release: %+v", st)
 	}
 	if rows := e.claim(t, 1, jobqueue.ClaimOptions{}, ""); len(rows) != 0 {
@@ -126,7 +126,7 @@ func TestUnreserveDoesNotCountTheAttempt(t *testing.T) {
 	if _, err := e.bs.ReserveJob(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.bs.Release(id, protocol.DefaultPriority, 0); err != nil {
+	if err := e.bs.Release(id, beanstalkproto.DefaultPriority, 0); err != nil {
 		t.Fatal(err)
 	}
 	row := e.claim(t, 1, jobqueue.ClaimOptions{}, "")[0]
@@ -152,7 +152,7 @@ func TestUnreserveDoesNotCountTheAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.stats(t, j.ID)
-	if !bytes.Equal(j.Body, raw) || st.Reserves != 2 || st.Pri != protocol.DefaultPriority || st.TTR != 90 || st.Tube != "default" {
+	if !bytes.Equal(j.Body, raw) || st.Reserves != 2 || st.Pri != beanstalkproto.DefaultPriority || st.TTR != 90 || st.Tube != "default" {
 		t.Fatalf("the job given back, as PHP reserves it: %+v %q", st, j.Body)
 	}
 }
@@ -175,7 +175,7 @@ func TestExtendTouches(t *testing.T) {
 	if err := e.bs.Use("short"); err != nil {
 		t.Fatal(err)
 	}
-	short, err := e.bs.Put(protocol.DefaultPriority, 0, 1, built(t, classA)) // another app's retry_after
+	short, err := e.bs.Put(beanstalkproto.DefaultPriority, 0, 1, built(t, classA)) // another app's retry_after
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestFailAndRetry(t *testing.T) {
 		t.Fatalf("retry: %+v %v", res, err)
 	}
 	st := e.stats(t, uint64(res[0].NewID))
-	if st.Tube != "mail" || st.State != "ready" || st.Reserves != 0 || st.TTR != 90 || st.Pri != protocol.DefaultPriority {
+	if st.Tube != "mail" || st.State != "ready" || st.Reserves != 0 || st.TTR != 90 || st.Pri != beanstalkproto.DefaultPriority {
 		t.Fatalf("retried job %+v", st)
 	}
 	if len(testdb.FailedRows(t, e.db)) != 0 {
@@ -367,7 +367,7 @@ func TestReserveCheckedPutsBackADelayedJob(t *testing.T) {
 	if _, err := e.bs.ReserveJob(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.bs.Release(id, protocol.DefaultPriority, 60); err != nil {
+	if err := e.bs.Release(id, beanstalkproto.DefaultPriority, 60); err != nil {
 		t.Fatal(err)
 	}
 	c, err := e.s.pool.claimConn(e.ctx)

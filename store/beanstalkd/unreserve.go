@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // Giving a job back. The worker gives back a job it claimed and will not
@@ -77,31 +77,31 @@ func (s *Store) replaceWithCopy(c *conn, r jobqueue.JobRow, h *hold, w *write) (
 			return 0, err
 		}
 		w.copyID = id
-		cmds := make([]protocol.Cmd, 0, 2*(h.reserves-1))
+		cmds := make([]beanstalkproto.Cmd, 0, 2*(h.reserves-1))
 		for range h.reserves - 1 {
-			cmds = append(cmds, protocol.ReserveJobCmd(id), protocol.ReleaseCmd(id, h.pri, park))
+			cmds = append(cmds, beanstalkproto.ReserveJobCmd(id), beanstalkproto.ReleaseCmd(id, h.pri, park))
 		}
 		if err := allOK(c, cmds, "RESERVED", "RELEASED"); err != nil {
 			return 0, err
 		}
 	}
-	replies, err := c.c.Do(protocol.DeleteCmd(uint64(r.ID)))
+	replies, err := c.c.Do(beanstalkproto.DeleteCmd(uint64(r.ID)))
 	if err != nil {
 		return 0, err
 	}
 	if err := replies[0].Err("delete", "DELETED"); err != nil {
-		if !errors.Is(err, protocol.ErrNotFound) {
+		if !errors.Is(err, beanstalkproto.ErrNotFound) {
 			return 0, err
 		}
 		// Another worker has the job: the copy must not run.
-		if err := allOK(c, []protocol.Cmd{protocol.DeleteCmd(w.copyID)}, "DELETED"); err != nil {
+		if err := allOK(c, []beanstalkproto.Cmd{beanstalkproto.DeleteCmd(w.copyID)}, "DELETED"); err != nil {
 			s.log.Error().Err(err).Int64("id", r.ID).Uint64("copy_id", w.copyID).
 				Msg("a job given back turned out another worker's, and its copy could not be deleted: it may run twice")
 		}
 		return 0, jobqueue.ErrReservationLost
 	}
 	w.copyReady = true
-	if err := allOK(c, []protocol.Cmd{protocol.KickJobCmd(w.copyID)}, "KICKED"); err != nil {
+	if err := allOK(c, []beanstalkproto.Cmd{beanstalkproto.KickJobCmd(w.copyID)}, "KICKED"); err != nil {
 		return 0, err
 	}
 	return w.copyID, nil
@@ -122,27 +122,27 @@ func (s *Store) reclaimOrphan(ctx context.Context, r jobqueue.JobRow, h *hold, w
 	defer c.unlock()
 	if w.copyReady {
 		// The job is gone; the copy may still be parked.
-		err := allOK(c, []protocol.Cmd{protocol.KickJobCmd(w.copyID)}, "KICKED")
-		if errors.Is(err, protocol.ErrNotFound) {
+		err := allOK(c, []beanstalkproto.Cmd{beanstalkproto.KickJobCmd(w.copyID)}, "KICKED")
+		if errors.Is(err, beanstalkproto.ErrNotFound) {
 			err = nil // made ready already (kick landed, or its park ran out)
 		}
 		return nil, err
 	}
 	if w.copyID != 0 {
-		if err := allOK(c, []protocol.Cmd{protocol.DeleteCmd(w.copyID)}, "DELETED"); err != nil && !errors.Is(err, protocol.ErrNotFound) {
+		if err := allOK(c, []beanstalkproto.Cmd{beanstalkproto.DeleteCmd(w.copyID)}, "DELETED"); err != nil && !errors.Is(err, beanstalkproto.ErrNotFound) {
 			return nil, err
 		}
 		w.copyID = 0
 	}
-	replies, err := c.c.Do(protocol.StatsJobCmd(uint64(r.ID)), protocol.ReserveJobCmd(uint64(r.ID)), protocol.StatsJobCmd(uint64(r.ID)))
+	replies, err := c.c.Do(beanstalkproto.StatsJobCmd(uint64(r.ID)), beanstalkproto.ReserveJobCmd(uint64(r.ID)), beanstalkproto.StatsJobCmd(uint64(r.ID)))
 	if err != nil {
 		return nil, err
 	}
 	if replies[1].Err("reserve-job", "RESERVED") != nil {
 		return nil, jobqueue.ErrReservationLost
 	}
-	before, err1 := protocol.ParseJobStats(replies[0].Data)
-	after, err2 := protocol.ParseJobStats(replies[2].Data)
+	before, err1 := beanstalkproto.ParseJobStats(replies[0].Data)
+	after, err2 := beanstalkproto.ParseJobStats(replies[2].Data)
 	if err1 != nil || err2 != nil || before.State == "reserved" || before.Reserves != h.reserves || string(replies[1].Data) != string(r.Payload) {
 		s.putBack(c, uint64(r.ID), before, after)
 		return nil, jobqueue.ErrReservationLost
@@ -151,7 +151,7 @@ func (s *Store) reclaimOrphan(ctx context.Context, r jobqueue.JobRow, h *hold, w
 }
 
 // allOK runs cmds on c (held by the caller), each answering one of want.
-func allOK(c *conn, cmds []protocol.Cmd, want ...string) error {
+func allOK(c *conn, cmds []beanstalkproto.Cmd, want ...string) error {
 	if len(cmds) == 0 {
 		return nil
 	}

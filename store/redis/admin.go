@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // Sizes counts the jobs of every queue that has any, found by a scan of
@@ -112,11 +112,11 @@ func (s *Store) Move(ctx context.Context, from, to string, classes []string) (ma
 
 // Push adds a job as dispatch() would on this connection: a payload
 // built as for the database queue gets RedisQueue's "id" and "attempts"
-// (protocol.PreparePayload), then is pushed, or put in the delayed set
+// (redisproto.PreparePayload), then is pushed, or put in the delayed set
 // for a Delay. Redis ids are strings: it returns the payload's "id"
 // (JobID.Str).
 func (s *Store) Push(ctx context.Context, item jobqueue.PushItem) (jobqueue.JobID, error) {
-	raw, _, err := protocol.PreparePayload(item.Payload)
+	raw, _, err := redisproto.PreparePayload(item.Payload)
 	if err == nil {
 		raw, err = s.horizonDispatch(raw)
 	}
@@ -140,7 +140,7 @@ func (s *Store) Push(ctx context.Context, item jobqueue.PushItem) (jobqueue.JobI
 func (s *Store) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
 	prepared := make([]jobqueue.PushItem, len(items))
 	for i, it := range items {
-		raw, _, err := protocol.PreparePayload(it.Payload)
+		raw, _, err := redisproto.PreparePayload(it.Payload)
 		if err == nil {
 			raw, err = s.horizonDispatch(raw)
 		}
@@ -224,7 +224,7 @@ func (s *Store) pushFailed(ctx context.Context, f jobqueue.FailedJob, payload []
 // resettingAttempts is RetryCommand's refreshRetryUntil(resetAttempts()).
 func resettingAttempts(hook jobqueue.RetryHook) jobqueue.RetryHook {
 	return func(payload []byte) ([]byte, error) {
-		p, err := protocol.ResetAttempts(payload)
+		p, err := redisproto.ResetAttempts(payload)
 		if err != nil || hook == nil {
 			return p, err
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // maxBlock bounds one blocking claim when block_for is 0 (Laravel's
@@ -22,7 +22,7 @@ const maxBlock = 5 * time.Second
 // A pop leaves in place the jobs it must leave (a class not in
 // opts.DisplayNames or in opts.ExcludeDisplayNames, a job given back,
 // opts.ExcludeIDs) and takes the jobs behind them, within the lookahead
-// (protocol.DefaultLookahead); with none found there the claim goes on
+// (redisproto.DefaultLookahead); with none found there the claim goes on
 // to the next queue. When every queue is empty and
 // the connection has block_for, it waits on the first queue. A job the
 // pop could not read comes back as a *jobqueue.ClaimError (the jobs
@@ -50,7 +50,7 @@ func (s *Store) Claim(ctx context.Context, queues []string, n int, opts jobqueue
 }
 
 // blockingClaim is Laravel's blocking pop on the first queue.
-func (s *Store) blockingClaim(ctx context.Context, queue string, pop protocol.PopOptions) ([]jobqueue.JobRow, error) {
+func (s *Store) blockingClaim(ctx context.Context, queue string, pop redisproto.PopOptions) ([]jobqueue.JobRow, error) {
 	pop.Block = true
 	popCtx := ctx
 	if *s.q.Config().BlockFor == 0 {
@@ -70,8 +70,8 @@ func (s *Store) blockingClaim(ctx context.Context, queue string, pop protocol.Po
 }
 
 // popOptions turns the worker's claim options into a pop's.
-func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) protocol.PopOptions {
-	pop := protocol.PopOptions{Max: max(n, 1), LeaveIDs: s.leaveIDs(opts.ExcludeIDs), Migrated: s.horizon != nil}
+func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) redisproto.PopOptions {
+	pop := redisproto.PopOptions{Max: max(n, 1), LeaveIDs: s.leaveIDs(opts.ExcludeIDs), Migrated: s.horizon != nil}
 	switch {
 	case len(opts.DisplayNames) > 0:
 		pop.Only = slices.DeleteFunc(slices.Clone(opts.DisplayNames), func(name string) bool {
@@ -91,10 +91,10 @@ func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) protocol.PopOption
 // (reported: the pop reported each job its lookahead passed). A job the
 // pop could not read makes the claim a ClaimError: the others go back to
 // the head of the list untouched.
-func (s *Store) claimed(ctx context.Context, queue string, res protocol.PopResult, reported bool) ([]jobqueue.JobRow, error) {
+func (s *Store) claimed(ctx context.Context, queue string, res redisproto.PopResult, reported bool) ([]jobqueue.JobRow, error) {
 	s.heads.note(s, queue, res, reported)
-	var bad *protocol.Job
-	var back []*protocol.Job
+	var bad *redisproto.Job
+	var back []*redisproto.Job
 	for _, j := range res.Jobs {
 		if j.Err != nil && bad == nil {
 			bad = j
@@ -151,7 +151,7 @@ func (s *Store) CountClaimable(ctx context.Context, queues []string, opts jobque
 }
 
 // leaves reports whether a pop with these options stops at head.
-func leaves(pop protocol.PopOptions, head string) bool {
+func leaves(pop redisproto.PopOptions, head string) bool {
 	var p struct {
 		DisplayName any `json:"displayName"`
 		ID          any `json:"id"`

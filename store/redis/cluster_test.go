@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -30,13 +30,13 @@ func TestOnACluster(t *testing.T) {
 		c.ConnectionName = "redis"
 		return c
 	}())
-	cfg := protocol.Config{
+	cfg := redisproto.Config{
 		Connection: "redis", Queue: "{default}", RetryAfter: 90 * time.Second,
-		Redis: protocol.RedisConfig{Name: "clustered", Client: "phpredis", Addrs: cl.Addrs, Cluster: true, Prefix: prefix},
+		Redis: redisproto.RedisConfig{Name: "clustered", Client: "phpredis", Addrs: cl.Addrs, Cluster: true, Prefix: prefix},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := protocol.Open(ctx, cfg)
+	q, err := redisproto.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestOnACluster(t *testing.T) {
 	wrapped := &clearingClient{UniversalClient: q.Client(), before: "zrem", run: func() {
 		rc.Del(ctx, cfg.Keys("{default}").Reserved)
 	}}
-	q2, err := protocol.New(wrapped, cfg)
+	q2, err := redisproto.New(wrapped, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestOnACluster(t *testing.T) {
 		t.Fatalf("the link of a lost job stayed: %q", l)
 	}
 
-	if _, err := s.Move(ctx, "{default}", "{mail}", []string{classA}); !errors.Is(err, protocol.ErrCrossSlot) {
+	if _, err := s.Move(ctx, "{default}", "{mail}", []string{classA}); !errors.Is(err, redisproto.ErrCrossSlot) {
 		t.Fatalf("a move across slots: %v", err)
 	}
 	if _, err := s.Move(ctx, "{jobs}high", "{jobs}low", []string{classA}); err != nil {

@@ -1,7 +1,7 @@
 // Package redis is Laravel's Redis queue as a jobqueue.Store: the
 // worker runs on it as on the database queue, without knowing which one
 // it runs. The jobs live in Redis, with Laravel's keys and scripts
-// (package store/redis/protocol); what Laravel keeps in the database
+// (package internal/redisproto); what Laravel keeps in the database
 // whatever the queue driver (failed_jobs, job_batches, the bridge's hook
 // jobs, and the cache store when it is "database") goes through a
 // jobqueue.Repository on the app's database, which the caller opens
@@ -26,7 +26,7 @@
 // has no handler for, the claim's DisplayNames; one it gave back to PHP,
 // ExcludeIDs, which the store maps to the jobs' payload ids) the pop
 // leaves it where it is, untouched, and takes the worker's jobs from
-// behind it, looking up to protocol.DefaultLookahead jobs past the
+// behind it, looking up to redisproto.DefaultLookahead jobs past the
 // head; the store logs each class it leaves once per queue (how many, the
 // fix), counts the jobs left once each and exports what the last claim on
 // each queue left (Collector, LeftNow). When the lookahead finds nothing
@@ -47,7 +47,7 @@
 //
 // # Outcomes
 //
-// Delete, Release, Unreserve and Extend are store/redis/protocol's fenced scripts.
+// Delete, Release, Unreserve and Extend are internal/redisproto's fenced scripts.
 // Finish deletes the job and pushes its chain's next link in one script
 // (on a cluster whose link goes to another slot: Laravel's order, push
 // then delete, after an Extend, with the link taken back if the delete

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -34,14 +34,14 @@ type leftKey struct{ queue, reason string }
 // last claim that reported them, at most reportEvery ago), and whether
 // that lookahead stopped at its bound.
 type view struct {
-	head     protocol.Head
-	looked   []protocol.Head
+	head     redisproto.Head
+	looked   []redisproto.Head
 	cut      bool
 	reported time.Time
 }
 
 // all are the jobs of the view, the head first.
-func (v view) all() []protocol.Head { return append([]protocol.Head{v.head}, v.looked...) }
+func (v view) all() []redisproto.Head { return append([]redisproto.Head{v.head}, v.looked...) }
 
 // jobs counts the view's jobs by class and reason.
 func (v view) jobs() map[classKey]int64 {
@@ -53,7 +53,7 @@ func (v view) jobs() map[classKey]int64 {
 }
 
 // reportEvery is how often a claim asks the pop for each job its
-// lookahead passed (protocol.PopOptions.ReportLooked, which costs Redis
+// lookahead passed (redisproto.PopOptions.ReportLooked, which costs Redis
 // more per job): the report needs no more.
 const reportEvery = time.Second
 
@@ -92,7 +92,7 @@ func (h *heads) wantReport(queue string) bool {
 
 // note records what a pop on queue left in place; reported says whether
 // the pop reported each job its lookahead passed.
-func (h *heads) note(s *Store, queue string, res protocol.PopResult, reported bool) {
+func (h *heads) note(s *Store, queue string, res redisproto.PopResult, reported bool) {
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -134,7 +134,7 @@ func (h *heads) has(queue string) bool {
 }
 
 // reasonOf is why a pop left j in place.
-func reasonOf(j protocol.Head) string {
+func reasonOf(j redisproto.Head) string {
 	switch {
 	case j.ByID:
 		return ReasonGivenBack
@@ -187,7 +187,7 @@ func (h *heads) logFirst(s *Store, queue string, v view) {
 	}
 	if key := queue + "\x00cut"; v.cut && !h.logged[key] {
 		h.logged[key] = true
-		s.log.Warn().Str("queue", queue).Int("lookahead_jobs", protocol.DefaultLookahead).Int("lookahead_bytes", protocol.DefaultLookaheadBytes).
+		s.log.Warn().Str("queue", queue).Int("lookahead_jobs", redisproto.DefaultLookahead).Int("lookahead_bytes", redisproto.DefaultLookaheadBytes).
 			Msg("a claim looked as far past the head of this Redis queue as it may (lookahead_jobs jobs or lookahead_bytes bytes of jobs Go has no handler for) and found none of Go's: Go's jobs further down wait until PHP workers take the jobs ahead of them. Logged once per queue")
 	}
 }

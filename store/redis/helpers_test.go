@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/internal/testutil/testwait"
@@ -22,7 +23,6 @@ import (
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/laraworker/laraworker/store/database"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -40,7 +40,7 @@ const (
 type env struct {
 	srv  *testredis.Server
 	rc   *redis.Client
-	q    *protocol.Queue
+	q    *redisproto.Queue
 	db   *database.Queue
 	s    *Store
 	logs *logBuffer
@@ -78,13 +78,13 @@ func newEnvOn(t testing.TB, db *database.Queue, o envOptions) *env {
 	if retry == 0 {
 		retry = 90 * time.Second
 	}
-	rcfg := protocol.Config{
+	rcfg := redisproto.Config{
 		Connection: "redis", Queue: "default", RetryAfter: retry, BlockFor: o.blockFor,
-		Redis: protocol.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{srv.Addr}, Prefix: prefix},
+		Redis: redisproto.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{srv.Addr}, Prefix: prefix},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	q, err := protocol.Open(ctx, rcfg)
+	q, err := redisproto.Open(ctx, rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,18 +149,18 @@ func (e *env) claim(t *testing.T, queue string, n int) []jobqueue.JobRow {
 // takeOver is what another worker's pop does to a job whose reservation
 // expired: the member moves back to the list and is popped again (one
 // more attempt, another member). It returns the other worker's job.
-func (e *env) takeOver(t *testing.T, row jobqueue.JobRow) *protocol.Job {
+func (e *env) takeOver(t *testing.T, row jobqueue.JobRow) *redisproto.Job {
 	t.Helper()
 	k := e.q.Config().Keys(row.Queue)
 	if _, err := e.rc.ZScore(e.ctx, k.Reserved, row.Reservation).Result(); err != nil {
 		t.Fatalf("the job is not reserved: %v", err)
 	}
 	e.rc.ZAddXX(e.ctx, k.Reserved, redis.Z{Score: float64(time.Now().Unix() - 1), Member: row.Reservation})
-	other, err := protocol.New(e.rc, e.q.Config())
+	other, err := redisproto.New(e.rc, e.q.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := other.Pop(e.ctx, row.Queue, protocol.PopOptions{})
+	res, err := other.Pop(e.ctx, row.Queue, redisproto.PopOptions{})
 	// What a pop moves back is the member: the re-encoded payload.
 	if err != nil || len(res.Jobs) == 0 || string(res.Jobs[0].Payload) != row.Reservation {
 		t.Fatalf("the other worker's pop did not take the job: %+v %v", res, err)
@@ -169,7 +169,7 @@ func (e *env) takeOver(t *testing.T, row jobqueue.JobRow) *protocol.Job {
 }
 
 // finishElsewhere is the other worker deleting the job it took over.
-func (e *env) finishElsewhere(t *testing.T, j *protocol.Job) {
+func (e *env) finishElsewhere(t *testing.T, j *redisproto.Job) {
 	t.Helper()
 	if lost, err := e.q.Delete(e.ctx, j); err != nil || len(lost) != 0 {
 		t.Fatalf("the other worker's delete: %v %v", lost, err)

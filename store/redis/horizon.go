@@ -8,14 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/horizon"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/horizon"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // Horizon's records: with Options.Horizon set, the store writes, after
 // each outcome it has written, what Horizon's PHP listeners write for
-// the same event (package store/redis/horizon). They come after the queue's own
+// the same event (package internal/horizon). They come after the queue's own
 // write, which decides: a record whose write fails is logged (and the job
 // shows in Horizon as it was), never a reason to redo or undo the
 // outcome; a job whose reservation was lost gets no record (whoever holds
@@ -64,7 +64,7 @@ func horizonJob(r jobqueue.JobRow) horizon.Job {
 
 // horizonReserved records a pop: the jobs its migrations moved, then the
 // jobs it reserved.
-func (s *Store) horizonReserved(ctx context.Context, res protocol.PopResult, queue string, reserved []*protocol.Job) {
+func (s *Store) horizonReserved(ctx context.Context, res redisproto.PopResult, queue string, reserved []*redisproto.Job) {
 	if s.horizon == nil || (len(res.Migrated) == 0 && len(reserved) == 0) {
 		return
 	}
@@ -145,7 +145,7 @@ func (o *Opened) horizonRecorder(app App) (*horizon.Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := protocol.NewClient(conn)
+	client, err := redisproto.NewClient(conn)
 	if err != nil {
 		return nil, err
 	}
@@ -166,15 +166,15 @@ func (o *Opened) horizonRecorder(app App) (*horizon.Recorder, error) {
 // slot. Read from the config files, it is made here the same way from
 // horizon.use, which must then name a single server: which of the two
 // Horizon::use() an app runs on a cluster is only known to its PHP.
-func horizonConnection(cfg *horizon.Config, app App) (protocol.RedisConfig, error) {
+func horizonConnection(cfg *horizon.Config, app App) (redisproto.RedisConfig, error) {
 	clusters, _ := app.Redis["clusters"].(map[string]any)
 	_, useIsCluster := clusters[cfg.Use]
 	made, _ := app.HorizonConfig["connection_made"].(string)
-	var conn protocol.RedisConfig
+	var conn redisproto.RedisConfig
 	var err error
 	switch {
 	case made == "cluster":
-		if conn, err = protocol.RedisConnection("horizon", app.Redis, app.Version); err != nil {
+		if conn, err = redisproto.RedisConnection("horizon", app.Redis, app.Version); err != nil {
 			return conn, fmt.Errorf("redisstore: Horizon's records (database.redis.clusters.horizon, made by Horizon::use): %w", err)
 		}
 		if !conn.Cluster || !hasHashTag(conn.Prefix) {
@@ -183,11 +183,11 @@ func horizonConnection(cfg *horizon.Config, app App) (protocol.RedisConfig, erro
 	case useIsCluster:
 		return conn, fmt.Errorf("redisstore: Horizon's records: horizon.use names the cluster %q, and this app's Horizon writes its records to the cluster's first node as a single server (Horizon before its Redis Cluster support, laravel/horizon PR #1760 on Laravel 13.5+, or the config read without the app's php): Go does not (run with --horizon off, or upgrade Horizon)", cfg.Use)
 	case made == "standalone":
-		if conn, err = protocol.RedisConnection("horizon", app.Redis, app.Version); err != nil {
+		if conn, err = redisproto.RedisConnection("horizon", app.Redis, app.Version); err != nil {
 			return conn, fmt.Errorf("redisstore: Horizon's records (database.redis.horizon, made by Horizon::use): %w", err)
 		}
 	default:
-		if conn, err = protocol.RedisConnection(cfg.Use, app.Redis, app.Version); err != nil {
+		if conn, err = redisproto.RedisConnection(cfg.Use, app.Redis, app.Version); err != nil {
 			return conn, fmt.Errorf("redisstore: Horizon's records (horizon.use): %w", err)
 		}
 		conn.Prefix = cfg.Prefix

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/horizon"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/redis/horizon"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/redis/go-redis/v9"
 )

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/horizon"
 	"github.com/laraworker/laraworker/internal/testutil/phptest"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/horizon"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 )
@@ -110,7 +110,7 @@ type clusterReads struct {
 
 func phpClusterReads(t *testing.T, server, prefix, id string) clusterReads {
 	t.Helper()
-	reads, err := exec.Command("php", filepath.Join("horizon", "testdata", "horizon-reads.php"), server, prefix).CombinedOutput()
+	reads, err := exec.Command("php", filepath.Join("..", "..", "internal", "horizon", "testdata", "horizon-reads.php"), server, prefix).CombinedOutput()
 	if err != nil {
 		t.Fatalf("horizon-reads.php: %v\n%s", err, reads)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/laraworker/laraworker/internal/cache/redisshared"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -45,7 +45,7 @@ type OpenOptions struct {
 	Repository jobqueue.Repository
 	Logger     zerolog.Logger
 	// Horizon says whether the store writes Horizon's records (package
-	// store/redis/horizon): HorizonAuto (the zero value) when the app has
+	// internal/horizon): HorizonAuto (the zero value) when the app has
 	// Horizon installed (App.Horizon), HorizonOn always, HorizonOff never.
 	Horizon HorizonRecords
 }
@@ -98,11 +98,11 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 		o.Close()
 		return nil, err
 	}
-	cfg, err := protocol.FromLaravel(app.Connection, app.Queue, app.Redis, protocol.LaravelOptions{Version: app.Version, Horizon: app.Horizon})
+	cfg, err := redisproto.FromLaravel(app.Connection, app.Queue, app.Redis, redisproto.LaravelOptions{Version: app.Version, Horizon: app.Horizon})
 	if err != nil {
 		return nil, err
 	}
-	q, err := protocol.Open(ctx, cfg)
+	q, err := redisproto.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // write is what the store knows of an outcome under way: one whose
@@ -122,10 +122,10 @@ func (s *Store) ownEarlierWrite(r jobqueue.JobRow) bool {
 // Delete removes finished jobs (ZREM of their members) and returns those
 // whose reservation was lost.
 func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
-	jobs := make([]protocol.Job, len(rows))
-	ptrs := make([]*protocol.Job, len(rows))
+	jobs := make([]redisproto.Job, len(rows))
+	ptrs := make([]*redisproto.Job, len(rows))
 	for i, r := range rows {
-		jobs[i] = protocol.Job{Queue: r.Queue, Payload: r.Payload, Reserved: r.Reservation, Attempts: r.Attempts}
+		jobs[i] = redisproto.Job{Queue: r.Queue, Payload: r.Payload, Reserved: r.Reservation, Attempts: r.Attempts}
 		ptrs[i] = &jobs[i]
 	}
 	lostJobs, err := s.q.Delete(ctx, ptrs...)
@@ -162,7 +162,7 @@ func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 }
 
 // indexOf is the index of j in jobs, of which it is an element.
-func indexOf(jobs []protocol.Job, j *protocol.Job) int {
+func indexOf(jobs []redisproto.Job, j *redisproto.Job) int {
 	for i := range jobs {
 		if &jobs[i] == j {
 			return i
@@ -188,7 +188,7 @@ func (s *Store) Unreserve(ctx context.Context, r jobqueue.JobRow) error {
 	s.giveBack(r)
 	lost, err := s.q.Unreserve(ctx, job(r))
 	if err == nil && len(lost) > 0 {
-		err = protocol.ErrReservationLost
+		err = redisproto.ErrReservationLost
 	}
 	err = s.single(r, err)
 	s.horizonOutcome(r, err, func() error {
@@ -218,7 +218,7 @@ func (s *Store) single(r jobqueue.JobRow, err error) error {
 // Extend moves running jobs' reservations to now + retry_after and
 // returns those it refreshed with ReservedAt now.
 func (s *Store) Extend(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.JobRow, error) {
-	jobs := make([]*protocol.Job, len(rows))
+	jobs := make([]*redisproto.Job, len(rows))
 	for i, r := range rows {
 		jobs[i] = job(r)
 	}
@@ -284,7 +284,7 @@ func (s *Store) finishInRedis(ctx context.Context, r jobqueue.JobRow, w *write, 
 	var items []jobqueue.PushItem
 	if next != nil {
 		if w.next == nil {
-			prepared, _, err := protocol.PreparePayload(next.Payload)
+			prepared, _, err := redisproto.PreparePayload(next.Payload)
 			if err == nil {
 				prepared, err = s.horizonDispatch(prepared)
 			}
@@ -296,7 +296,7 @@ func (s *Store) finishInRedis(ctx context.Context, r jobqueue.JobRow, w *write, 
 		items = []jobqueue.PushItem{{Queue: next.Queue, Payload: w.next, Delay: next.Delay}}
 	}
 	err := s.q.Complete(ctx, job(r), items...)
-	if errors.Is(err, protocol.ErrCrossSlot) {
+	if errors.Is(err, redisproto.ErrCrossSlot) {
 		err = s.finishAcrossSlots(ctx, r, w, items[0])
 	}
 	switch {
@@ -354,7 +354,7 @@ func (s *Store) finishAcrossSlots(ctx context.Context, r jobqueue.JobRow, w *wri
 			s.log.Error().Str("queue", r.Queue).Str("next_queue", next.Queue).
 				Msg("the job's reservation was lost after its chain's next link was pushed to another cluster slot, and a worker took the link already: the link runs for a job another worker runs too (give the chain's queues one hash tag to make this atomic)")
 		}
-		return protocol.ErrReservationLost
+		return redisproto.ErrReservationLost
 	}
 	return nil
 }
@@ -371,7 +371,7 @@ func (s *Store) extendFor(ctx context.Context, r jobqueue.JobRow, w *write) erro
 		return err
 	}
 	if len(refreshed) == 0 {
-		return protocol.ErrReservationLost
+		return redisproto.ErrReservationLost
 	}
 	s.mu.Lock()
 	w.until, w.extended = max(w.until, refreshed[0].ReservedUntil), true
@@ -460,7 +460,7 @@ func (s *Store) failInRedis(ctx context.Context, r jobqueue.JobRow, w *write, uu
 		if err := s.forgetFailure(ctx, w); err != nil {
 			return err
 		}
-		return protocol.ErrReservationLost
+		return redisproto.ErrReservationLost
 	}
 	w.redisDone = true
 	return nil

@@ -9,16 +9,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/horizon"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/horizon"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
 // Store is one Laravel queue connection with driver "redis". It is safe
 // for concurrent use.
 type Store struct {
-	q *protocol.Queue
+	q *redisproto.Queue
 	// retry is how long a pop or an Extend reserves a job, in seconds (0:
 	// for ever), and blocking whether claims wait (block_for): q's
 	// configuration, read by every claim.
@@ -89,8 +89,9 @@ type Options struct {
 // db: a repository on the app's database (package store/database's Queue,
 // opened with the same connection name, failed_jobs.connection), whose
 // failed_jobs, job_batches and cache tables it uses. Neither is closed by
-// the store.
-func New(q *protocol.Queue, db jobqueue.Repository, opts Options) (*Store, error) {
+// the store. q's package is internal: a program outside the module opens
+// the store with Open, from the app's configuration.
+func New(q *redisproto.Queue, db jobqueue.Repository, opts Options) (*Store, error) {
 	if q == nil || db == nil {
 		return nil, errors.New("redisstore: New needs the redis queue and the app's database (a jobqueue.Repository)")
 	}
@@ -122,7 +123,7 @@ func New(q *protocol.Queue, db jobqueue.Repository, opts Options) (*Store, error
 func (s *Store) Horizon() *horizon.Recorder { return s.horizon }
 
 // Queue is the Redis side.
-func (s *Store) Queue() *protocol.Queue { return s.q }
+func (s *Store) Queue() *redisproto.Queue { return s.q }
 
 // Connection is the queue connection's name.
 func (s *Store) Connection() string { return s.q.Connection() }
@@ -195,7 +196,7 @@ var (
 )
 
 // row is the JobRow of a popped job.
-func (s *Store) row(j *protocol.Job) jobqueue.JobRow {
+func (s *Store) row(j *redisproto.Job) jobqueue.JobRow {
 	at := j.ReservedUntil - s.retry
 	return jobqueue.JobRow{
 		ID: s.seq.Add(1), Queue: j.Queue, Payload: j.Payload, Attempts: j.Attempts,
@@ -203,9 +204,9 @@ func (s *Store) row(j *protocol.Job) jobqueue.JobRow {
 	}
 }
 
-// job is the protocol.Job a JobRow names: all a write needs.
-func job(r jobqueue.JobRow) *protocol.Job {
-	return &protocol.Job{Queue: r.Queue, Payload: r.Payload, Reserved: r.Reservation, Attempts: r.Attempts}
+// job is the redisproto.Job a JobRow names: all a write needs.
+func job(r jobqueue.JobRow) *redisproto.Job {
+	return &redisproto.Job{Queue: r.Queue, Payload: r.Payload, Reserved: r.Reservation, Attempts: r.Attempts}
 }
 
 // reservedUntil is the score the row's reservation had when the worker

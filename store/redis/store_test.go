@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/store/database"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // TestClaimGivesJobsAsLaravelsPop: a claim pops as Laravel does (attempt
@@ -301,8 +301,8 @@ func TestExtendKeepsARunningJob(t *testing.T) {
 	}
 	// At the old expiry a pop finds nothing to move back.
 	waitUntil(t, 5*time.Second, "the old expiry", func() bool { return time.Now().Unix() >= claimedAt+3 })
-	other, _ := protocol.New(e.rc, e.q.Config())
-	if res, err := other.Pop(e.ctx, "", protocol.PopOptions{}); err != nil || len(res.Jobs) != 0 {
+	other, _ := redisproto.New(e.rc, e.q.Config())
+	if res, err := other.Pop(e.ctx, "", redisproto.PopOptions{}); err != nil || len(res.Jobs) != 0 {
 		t.Fatalf("another pop took a job: %+v %v", res, err)
 	}
 	if lost, err := e.s.Delete(e.ctx, refreshed); err != nil || len(lost) != 0 {

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue/storetest"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/store/redis"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 	srv := testredis.Start(t)
 	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
 		storetest.Run(t, storetest.Config{Unsupported: redisUnsupported, Open: func(t *testing.T) storetest.Opened {
-			return openRedis(t, engine, protocol.RedisConfig{Addrs: []string{srv.Addr}}, "default")
+			return openRedis(t, engine, redisproto.RedisConfig{Addrs: []string{srv.Addr}}, "default")
 		}})
 	})
 }
@@ -40,7 +40,7 @@ func TestConformanceOnACluster(t *testing.T) {
 	cl := testredis.StartCluster(t)
 	tagged := func(q string) string { return "{jobs}" + q }
 	storetest.Run(t, storetest.Config{Unsupported: redisUnsupported, QueueName: tagged, Open: func(t *testing.T) storetest.Opened {
-		return openRedis(t, appconfig.EngineSQLite, protocol.RedisConfig{Addrs: cl.Addrs, Cluster: true}, tagged("default"))
+		return openRedis(t, appconfig.EngineSQLite, redisproto.RedisConfig{Addrs: cl.Addrs, Cluster: true}, tagged("default"))
 	}})
 }
 
@@ -50,7 +50,7 @@ var prefixes atomic.Int64
 // openRedis opens a store on the redis connection rc under a fresh
 // prefix, with its database side on engine, on a fake clock the two
 // share.
-func openRedis(t *testing.T, engine string, rc protocol.RedisConfig, defaultQueue string) storetest.Opened {
+func openRedis(t *testing.T, engine string, rc redisproto.RedisConfig, defaultQueue string) storetest.Opened {
 	clock := storetest.NewClock()
 	cfg := testdb.Config(t, engine)
 	cfg.ConnectionName = "redis"
@@ -59,7 +59,7 @@ func openRedis(t *testing.T, engine string, rc protocol.RedisConfig, defaultQueu
 	rc.Prefix = fmt.Sprintf("storetest%d_%s:", prefixes.Add(1), t.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := protocol.Open(ctx, protocol.Config{Connection: "redis", Queue: defaultQueue, RetryAfter: 90 * time.Second, Redis: rc})
+	q, err := redisproto.Open(ctx, redisproto.Config{Connection: "redis", Queue: defaultQueue, RetryAfter: 90 * time.Second, Redis: rc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // The wait between claims: instead of sleeping --sleep, the worker blocks
@@ -52,7 +52,7 @@ func (s *Store) WaitForJob(ctx context.Context, queues []string, d time.Duration
 	}
 	queue, woken, err := s.q.NotifyWaiter().Wait(ctx, waitOn, until)
 	switch {
-	case errors.Is(err, protocol.ErrCrossSlot):
+	case errors.Is(err, redisproto.ErrCrossSlot):
 		return false, jobqueue.ErrNotSupported
 	case err != nil:
 		return false, err
@@ -70,7 +70,7 @@ func (s *Store) WaitForJob(ctx context.Context, queues []string, d time.Duration
 // popped it: kept (the pop took its own too) when the pop took a job,
 // given back when it left a job in place, dropped when the queue was
 // empty.
-func (s *Store) settleToken(ctx context.Context, queue string, res protocol.PopResult) {
+func (s *Store) settleToken(ctx context.Context, queue string, res redisproto.PopResult) {
 	s.mu.Lock()
 	n := s.tokens[queue]
 	delete(s.tokens, queue)

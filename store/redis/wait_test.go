@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/internal/testutil/testwait"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -233,8 +233,8 @@ func TestWaitOnACluster(t *testing.T) {
 	}())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := protocol.Open(ctx, protocol.Config{Connection: "redis", Queue: "{default}", RetryAfter: 90 * time.Second,
-		Redis: protocol.RedisConfig{Name: "clustered", Client: "phpredis", Addrs: cl.Addrs, Cluster: true, Prefix: prefix}})
+	q, err := redisproto.Open(ctx, redisproto.Config{Connection: "redis", Queue: "{default}", RetryAfter: 90 * time.Second,
+		Redis: redisproto.RedisConfig{Name: "clustered", Client: "phpredis", Addrs: cl.Addrs, Cluster: true, Prefix: prefix}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,12 @@ import (
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/internal/cache/rediscache"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -483,13 +483,13 @@ func TestWorkerLeaseKeepsALongJob(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the job did not start")
 	}
-	other, _ := protocol.New(e.rc, e.q.Config())
+	other, _ := redisproto.New(e.rc, e.q.Config())
 	// Another worker pops all along for more than twice retry_after (the
 	// expiry under test is the server's clock): it never gets the job.
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for deadline := time.Now().Add(6500 * time.Millisecond); time.Now().Before(deadline); <-tick.C {
-		res, err := other.Pop(e.ctx, "", protocol.PopOptions{})
+		res, err := other.Pop(e.ctx, "", redisproto.PopOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -540,7 +540,7 @@ func TestFrozenWorkerWritesNothing(t *testing.T) {
 					e.db.DB().Exec("delete from " + e.db.Config().BatchesTable)
 					e.insertBatch(t, fixtureBatchID, 2, fixture(t, "batch.options.txt"))
 					e.pushRaw(t, c.queue, c.raw(t))
-					var other *protocol.Job
+					var other *redisproto.Job
 					reg := handlers.NewRegistry()
 					handler := func(ctx context.Context, job *handlers.Job) error {
 						other = e.takeOverOnly(t, c.queue)
@@ -594,7 +594,7 @@ func TestFrozenWorkerWritesNothing(t *testing.T) {
 }
 
 // takeOverOnly is takeOver of the only job reserved on queue.
-func (e *env) takeOverOnly(t *testing.T, queue string) *protocol.Job {
+func (e *env) takeOverOnly(t *testing.T, queue string) *redisproto.Job {
 	t.Helper()
 	r := e.reserved(t, queue)
 	if len(r) != 1 {

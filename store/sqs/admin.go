@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // Sizes counts the jobs of the connection's default queue as SqsQueue's
@@ -70,7 +70,7 @@ const moveHold = 5 * time.Minute
 func (s *Store) Move(ctx context.Context, from, to string, classes []string) (map[string]int64, error) {
 	moved := map[string]int64{}
 	fromURL := s.q.URL(from)
-	var others []protocol.Message
+	var others []sqsproto.Message
 	defer func() {
 		for _, m := range others {
 			s.giveBack(context.WithoutCancel(ctx), m, s.isVapor(m))
@@ -78,7 +78,7 @@ func (s *Store) Move(ctx context.Context, from, to string, classes []string) (ma
 	}()
 	opts := jobqueue.ClaimOptions{DisplayNames: classes}
 	for {
-		msgs, err := s.q.Receive(ctx, fromURL, protocol.MaxBatch, 0)
+		msgs, err := s.q.Receive(ctx, fromURL, sqsproto.MaxBatch, 0)
 		if err != nil || len(msgs) == 0 {
 			return moved, err
 		}
@@ -164,9 +164,9 @@ func (s *Store) pushFailed(ctx context.Context, f jobqueue.FailedJob, payload []
 // resettingAttempts is RetryCommand's refreshRetryUntil(resetAttempts()).
 func resettingAttempts(hook jobqueue.RetryHook) jobqueue.RetryHook {
 	return func(payload []byte) ([]byte, error) {
-		if _, ok := protocol.VaporAttempts(payload); ok {
+		if _, ok := sqsproto.VaporAttempts(payload); ok {
 			var err error
-			if payload, err = protocol.SetAttempts(payload, 0); err != nil {
+			if payload, err = sqsproto.SetAttempts(payload, 0); err != nil {
 				return nil, err
 			}
 		}

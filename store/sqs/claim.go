@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // multiQueueWait bounds the long poll on the first queue when the worker
@@ -57,12 +57,12 @@ func (s *Store) Claim(ctx context.Context, queues []string, n int, opts jobqueue
 
 // receive takes up to n messages of a queue (10 a request; one a request
 // on a FIFO queue, up to 10 requests while they find any).
-func (s *Store) receive(ctx context.Context, url string, n int, wait time.Duration) ([]protocol.Message, error) {
-	if !protocol.IsFIFO(url) {
-		return s.q.Receive(ctx, url, min(n, protocol.MaxBatch), wait)
+func (s *Store) receive(ctx context.Context, url string, n int, wait time.Duration) ([]sqsproto.Message, error) {
+	if !sqsproto.IsFIFO(url) {
+		return s.q.Receive(ctx, url, min(n, sqsproto.MaxBatch), wait)
 	}
-	var out []protocol.Message
-	for len(out) < min(n, protocol.MaxBatch) {
+	var out []sqsproto.Message
+	for len(out) < min(n, sqsproto.MaxBatch) {
 		msgs, err := s.q.Receive(ctx, url, 1, wait)
 		if err != nil {
 			if len(out) > 0 {
@@ -82,9 +82,9 @@ func (s *Store) receive(ctx context.Context, url string, n int, wait time.Durati
 // longPoll waits up to wait for messages on url. A claim whose context
 // ends meanwhile returns at once; the poll goes on to its end (SQS may
 // have handed it messages already) and gives back what it received.
-func (s *Store) longPoll(ctx context.Context, url string, n int, wait time.Duration) ([]protocol.Message, error) {
+func (s *Store) longPoll(ctx context.Context, url string, n int, wait time.Duration) ([]sqsproto.Message, error) {
 	type result struct {
-		msgs []protocol.Message
+		msgs []sqsproto.Message
 		err  error
 	}
 	done := make(chan result, 1)
@@ -121,9 +121,9 @@ func (s *Store) longPoll(ctx context.Context, url string, n int, wait time.Durat
 // take turns received messages into rows, giving back those the worker
 // does not run. A pointer body whose payload is not in the cache is a
 // ClaimError (the worker fails it; the other messages are given back).
-func (s *Store) take(ctx context.Context, url string, msgs []protocol.Message, opts jobqueue.ClaimOptions, leave map[string]bool) ([]jobqueue.JobRow, error) {
+func (s *Store) take(ctx context.Context, url string, msgs []sqsproto.Message, opts jobqueue.ClaimOptions, leave map[string]bool) ([]jobqueue.JobRow, error) {
 	var rows []jobqueue.JobRow
-	var back []protocol.Message
+	var back []sqsproto.Message
 	var bad *jobqueue.ClaimError
 	for _, m := range msgs {
 		h := &held{msg: m, vapor: s.isVapor(m)}
@@ -164,7 +164,7 @@ func (s *Store) hold(h *held, body []byte) jobqueue.JobRow {
 	attempts := h.msg.ReceiveCount
 	if h.vapor {
 		// VaporJob::attempts(): the payload's attempts + 1.
-		n, _ := protocol.VaporAttempts(body)
+		n, _ := sqsproto.VaporAttempts(body)
 		attempts = n + 1
 	}
 	s.mu.Lock()
@@ -177,11 +177,11 @@ func (s *Store) hold(h *held, body []byte) jobqueue.JobRow {
 
 // isVapor: the connection is Vapor's and the message's payload counts
 // its attempts (VaporQueue wrote it).
-func (s *Store) isVapor(m protocol.Message) bool {
+func (s *Store) isVapor(m sqsproto.Message) bool {
 	if !s.q.Config().Vapor {
 		return false
 	}
-	_, ok := protocol.VaporAttempts(m.Body)
+	_, ok := sqsproto.VaporAttempts(m.Body)
 	return ok
 }
 
@@ -192,7 +192,7 @@ func (s *Store) resolve(ctx context.Context, h *held) ([]byte, error) {
 	if !ov.Enabled {
 		return h.msg.Body, nil
 	}
-	key, ok := protocol.Pointer(h.msg.Body)
+	key, ok := sqsproto.Pointer(h.msg.Body)
 	if !ok {
 		return h.msg.Body, nil
 	}
@@ -254,14 +254,14 @@ func readDisplayName(body []byte) (name string, readable bool) {
 // break; a message received before; Vapor's, which counts attempts in
 // the payload) it is made visible at once: SQS then counts one more
 // receive, which PHP's worker will count as an attempt.
-func (s *Store) giveBack(ctx context.Context, m protocol.Message, vapor bool) string {
+func (s *Store) giveBack(ctx context.Context, m sqsproto.Message, vapor bool) string {
 	// A give-back at shutdown must go through whatever ended the
 	// worker's context: a job left in flight waits the whole visibility
 	// timeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveBackTimeout)
 	defer cancel()
-	if !protocol.IsFIFO(m.QueueURL) && !vapor && m.ReceiveCount <= 1 {
-		id, err := s.q.Send(ctx, m.QueueURL, m.Body, protocol.SendOptions{})
+	if !sqsproto.IsFIFO(m.QueueURL) && !vapor && m.ReceiveCount <= 1 {
+		id, err := s.q.Send(ctx, m.QueueURL, m.Body, sqsproto.SendOptions{})
 		if err == nil {
 			if err := s.q.Delete(ctx, m.QueueURL, m.ReceiptHandle); err != nil {
 				s.log.Error().Err(err).Str("queue", m.QueueURL).Str("message_id", m.ID).

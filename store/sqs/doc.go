@@ -1,7 +1,7 @@
 // Package sqs is Laravel's SQS queue (driver "sqs") as a jobqueue.Store,
 // beside `php artisan queue:work sqs` on the same queues. The jobs live
 // in SQS, sent and received with the requests Laravel's SqsQueue and
-// SqsJob send (package store/sqs/protocol, on the AWS SDK for Go); what
+// SqsJob send (package internal/sqsproto, on the AWS SDK for Go); what
 // Laravel keeps in the database whatever the driver (failed_jobs,
 // job_batches, the cache store when it is "database") comes from a
 // *database.Queue on the app's database.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -61,11 +61,11 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 	if opts.Repository == nil {
 		return nil, errors.New("sqsstore: Open needs the app's database side (OpenOptions.Repository)")
 	}
-	cfg, err := protocol.FromLaravel(app.Connection, app.Queue, protocol.LaravelOptions{Vapor: app.Vapor})
+	cfg, err := sqsproto.FromLaravel(app.Connection, app.Queue, sqsproto.LaravelOptions{Vapor: app.Vapor})
 	if err != nil {
 		return nil, err
 	}
-	q, err := protocol.Open(ctx, cfg)
+	q, err := sqsproto.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func Open(ctx context.Context, app App, opts OpenOptions) (*Opened, error) {
 }
 
 // checkOverflow refuses an overflow store Go cannot read.
-func checkOverflow(ov protocol.Overflow, db jobqueue.Repository) error {
+func checkOverflow(ov sqsproto.Overflow, db jobqueue.Repository) error {
 	if !ov.Enabled {
 		return nil
 	}

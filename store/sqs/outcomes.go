@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // Delete is SqsJob::delete for finished jobs, in DeleteMessageBatch
@@ -41,7 +41,7 @@ func (s *Store) Delete(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 			switch {
 			case res == nil && err == nil:
 				s.deleted(ctx, r)
-			case errors.Is(res, protocol.ErrReservationLost):
+			case errors.Is(res, sqsproto.ErrReservationLost):
 				lost = append(lost, r)
 				s.forget(r)
 			case res != nil && err == nil:
@@ -72,7 +72,7 @@ func (s *Store) deleted(ctx context.Context, r jobqueue.JobRow) {
 // deleteOne deletes one held row's message.
 func (s *Store) deleteOne(ctx context.Context, r jobqueue.JobRow) error {
 	err := s.q.Delete(ctx, r.Queue, r.Reservation)
-	if errors.Is(err, protocol.ErrReservationLost) {
+	if errors.Is(err, sqsproto.ErrReservationLost) {
 		return jobqueue.ErrReservationLost
 	}
 	return err
@@ -98,7 +98,7 @@ func (s *Store) Release(ctx context.Context, r jobqueue.JobRow, delay time.Durat
 		secs = maxVisibility
 	}
 	err := s.q.ChangeVisibility(ctx, r.Queue, r.Reservation, secs)
-	if errors.Is(err, protocol.ErrReservationLost) {
+	if errors.Is(err, sqsproto.ErrReservationLost) {
 		s.forget(r)
 		return jobqueue.ErrReservationLost
 	}
@@ -120,15 +120,15 @@ func (s *Store) vaporRelease(ctx context.Context, r jobqueue.JobRow, h *held, de
 		return err
 	}
 	if !h.pushed {
-		body, err := protocol.SetAttempts(r.Payload, r.Attempts)
+		body, err := sqsproto.SetAttempts(r.Payload, r.Attempts)
 		if err != nil {
 			return err
 		}
-		if delay > protocol.MaxDelay {
+		if delay > sqsproto.MaxDelay {
 			s.log.Warn().Dur("backoff", delay).Msg("a Vapor job's release delay exceeds SQS's 900 s DelaySeconds; it comes back after 900 s")
-			delay = protocol.MaxDelay
+			delay = sqsproto.MaxDelay
 		}
-		if _, err := s.q.Send(ctx, r.Queue, body, protocol.SendOptions{Delay: delay}); err != nil {
+		if _, err := s.q.Send(ctx, r.Queue, body, sqsproto.SendOptions{Delay: delay}); err != nil {
 			return err
 		}
 		h.pushed = true
@@ -153,7 +153,7 @@ func (s *Store) fence(ctx context.Context, r jobqueue.JobRow, h *held) error {
 		return err
 	}
 	err = s.q.ChangeVisibility(ctx, r.Queue, r.Reservation, int(vt/time.Second))
-	if errors.Is(err, protocol.ErrReservationLost) {
+	if errors.Is(err, sqsproto.ErrReservationLost) {
 		s.forget(r)
 		return jobqueue.ErrReservationLost
 	}
@@ -217,7 +217,7 @@ func (s *Store) Extend(ctx context.Context, rows []jobqueue.JobRow) ([]jobqueue.
 			case res == nil && err == nil:
 				r.ReservedAt = &now
 				out = append(out, r)
-			case errors.Is(res, protocol.ErrReservationLost):
+			case errors.Is(res, sqsproto.ErrReservationLost):
 				s.forget(r)
 			case res != nil && err == nil:
 				// Neither refreshed nor known lost: an error says so.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // preparePush is what the connection's queue makes of a payload before
@@ -20,10 +20,10 @@ func (s *Store) preparePush(_ context.Context, raw []byte) ([]byte, error) {
 	if !s.q.Config().Vapor {
 		return raw, nil
 	}
-	if _, ok := protocol.VaporAttempts(raw); ok {
+	if _, ok := sqsproto.VaporAttempts(raw); ok {
 		return raw, nil
 	}
-	return protocol.SetAttempts(raw, 0)
+	return sqsproto.SetAttempts(raw, 0)
 }
 
 // send is SqsQueue::pushRaw of a prepared payload with the options
@@ -46,21 +46,21 @@ func (s *Store) send(ctx context.Context, item jobqueue.PushItem) (string, error
 }
 
 // sendOptions are getQueueableOptions' for a payload Go pushes.
-func (s *Store) sendOptions(url string, item jobqueue.PushItem) (protocol.SendOptions, error) {
-	if !protocol.IsFIFO(url) {
-		if item.Delay > protocol.MaxDelay {
-			return protocol.SendOptions{}, fmt.Errorf("sqsstore: a delay of %s on %s: SQS delays a message at most 900 s (AWS rejects more, as it does Laravel's push)", item.Delay, url)
+func (s *Store) sendOptions(url string, item jobqueue.PushItem) (sqsproto.SendOptions, error) {
+	if !sqsproto.IsFIFO(url) {
+		if item.Delay > sqsproto.MaxDelay {
+			return sqsproto.SendOptions{}, fmt.Errorf("sqsstore: a delay of %s on %s: SQS delays a message at most 900 s (AWS rejects more, as it does Laravel's push)", item.Delay, url)
 		}
-		return protocol.SendOptions{Delay: item.Delay}, nil
+		return sqsproto.SendOptions{Delay: item.Delay}, nil
 	}
 	if item.Delay > 0 {
 		s.log.Debug().Str("queue", url).Dur("delay", item.Delay).Msg("a FIFO queue takes no per-message delay: pushed without it, as Laravel 12.30+ does")
 	}
 	dedup, err := payload.NewUUID()
 	if err != nil {
-		return protocol.SendOptions{}, err
+		return sqsproto.SendOptions{}, err
 	}
-	return protocol.SendOptions{GroupID: s.messageGroup(item.Payload, url), DeduplicationID: dedup}, nil
+	return sqsproto.SendOptions{GroupID: s.messageGroup(item.Payload, url), DeduplicationID: dedup}, nil
 }
 
 // messageGroup is the job's message group as getQueueableOptions reads
@@ -105,8 +105,8 @@ const foreverTTL = 315360000 * time.Second
 // to it. Without it, a payload SQS cannot take is an error naming why.
 func (s *Store) overflow(ctx context.Context, raw []byte) ([]byte, error) {
 	ov := s.q.Config().Overflow
-	if !ov.Enabled || (!ov.Always && len(raw) < protocol.MaxPayload) {
-		if len(raw) >= protocol.MaxPayload {
+	if !ov.Enabled || (!ov.Always && len(raw) < sqsproto.MaxPayload) {
+		if len(raw) >= sqsproto.MaxPayload {
 			return nil, fmt.Errorf("sqsstore: a payload of %d bytes: SQS takes messages below 1 MiB (Laravel 13.9+ puts larger ones in the cache with the connection's overflow enabled)", len(raw))
 		}
 		return raw, nil
@@ -125,7 +125,7 @@ func (s *Store) overflow(ctx context.Context, raw []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	key := protocol.PointerPrefix + uuid
+	key := sqsproto.PointerPrefix + uuid
 	// The cache holds PHP's serialize() of the string.
 	serialized := fmt.Appendf(nil, "s:%d:\"%s\";", len(raw), raw)
 	if err := cache.Put(ctx, key, serialized, foreverTTL); err != nil {
@@ -154,7 +154,7 @@ func (s *Store) PushID(ctx context.Context, item jobqueue.PushItem) (string, err
 // PushMany adds several jobs with SendMessageBatch, 10 (and 1 MiB) a
 // request per queue, in order, as Laravel 13.19+'s bulk.
 func (s *Store) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
-	byURL := map[string][]protocol.SendEntry{}
+	byURL := map[string][]sqsproto.SendEntry{}
 	var urls []string
 	for _, it := range items {
 		raw, err := s.preparePush(ctx, it.Payload)
@@ -174,7 +174,7 @@ func (s *Store) PushMany(ctx context.Context, items []jobqueue.PushItem) error {
 		if _, ok := byURL[url]; !ok {
 			urls = append(urls, url)
 		}
-		byURL[url] = append(byURL[url], protocol.SendEntry{Body: body, SendOptions: opts})
+		byURL[url] = append(byURL[url], sqsproto.SendEntry{Body: body, SendOptions: opts})
 	}
 	for _, url := range urls {
 		if _, err := s.q.SendBatch(ctx, url, byURL[url]); err != nil {

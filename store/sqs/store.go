@@ -8,16 +8,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 	"github.com/rs/zerolog"
 )
 
 // Store is one Laravel queue connection with driver "sqs". It is safe for
 // concurrent use.
 type Store struct {
-	q   *protocol.Queue
+	q   *sqsproto.Queue
 	db  jobqueue.Repository
 	log zerolog.Logger
 	enc *payload.Encrypter
@@ -50,7 +50,7 @@ type Store struct {
 
 // held is a job handed out: its message and the state of its outcome.
 type held struct {
-	msg protocol.Message
+	msg sqsproto.Message
 	// pointer is the cache key of a 13.9+ pointer body ("" for a plain
 	// one).
 	pointer string
@@ -93,8 +93,10 @@ const DefaultWait = 5 * time.Second
 // database.Queue opened with the same connection name, whose failed_jobs,
 // job_batches and cache tables it uses. It reads the default queue's
 // VisibilityTimeout (RetryAfter): an unknown queue or bad credentials
-// fail here. Neither q nor db is closed by the store.
-func New(ctx context.Context, q *protocol.Queue, db jobqueue.Repository, opts Options) (*Store, error) {
+// fail here. Neither q nor db is closed by the store. q's package is
+// internal: a program outside the module opens the store with Open, from
+// the app's configuration.
+func New(ctx context.Context, q *sqsproto.Queue, db jobqueue.Repository, opts Options) (*Store, error) {
 	if q == nil || db == nil {
 		return nil, errors.New("sqsstore: New needs the SQS queue and the app's database")
 	}
@@ -106,8 +108,8 @@ func New(ctx context.Context, q *protocol.Queue, db jobqueue.Repository, opts Op
 	if s.wait == 0 {
 		s.wait = DefaultWait
 	}
-	if s.wait > protocol.MaxWait {
-		s.wait = protocol.MaxWait
+	if s.wait > sqsproto.MaxWait {
+		s.wait = sqsproto.MaxWait
 	}
 	if cfg := q.Config(); cfg.HTTPTimeout > 0 && s.wait > cfg.HTTPTimeout-5*time.Second {
 		// A long poll must answer inside the HTTP timeout.
@@ -145,7 +147,7 @@ func (s *Store) visibilityOf(ctx context.Context, url string) (time.Duration, er
 }
 
 // Queue is the SQS side.
-func (s *Store) Queue() *protocol.Queue { return s.q }
+func (s *Store) Queue() *sqsproto.Queue { return s.q }
 
 // Connection is the queue connection's name.
 func (s *Store) Connection() string { return s.q.Connection() }

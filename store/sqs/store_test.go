@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testsqs"
 	"github.com/laraworker/laraworker/internal/testutil/testwait"
@@ -18,7 +19,6 @@ import (
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
 	"github.com/laraworker/laraworker/store/database"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // The store's behaviours are tested one by one (claim, release, delete,
@@ -68,13 +68,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 	for k, v := range o.conn {
 		conn[k] = v
 	}
-	pc, err := protocol.FromLaravel("sqs", conn, protocol.LaravelOptions{Vapor: o.conn["vapor"] == true})
+	pc, err := sqsproto.FromLaravel("sqs", conn, sqsproto.LaravelOptions{Vapor: o.conn["vapor"] == true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	q, err := protocol.Open(ctx, pc)
+	q, err := sqsproto.Open(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestVaporCountsAttemptsInThePayload(t *testing.T) {
 func TestPointerBodiesReadFromTheCache(t *testing.T) {
 	e := newEnv(t, envOptions{cache: true, conn: map[string]any{"overflow": map[string]any{"enabled": true}}})
 	real := fixture(t, "noop")
-	key := protocol.PointerPrefix + "0acfb4aa-f36b-4d40-8c64-c226a6791954"
+	key := sqsproto.PointerPrefix + "0acfb4aa-f36b-4d40-8c64-c226a6791954"
 	if err := e.s.SharedCache().Put(e.ctx, key, fmt.Appendf(nil, "s:%d:\"%s\";", len(real), real), time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/internal/testutil/testsqs"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/jobqueue/storetest"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/sqs"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // TestConformance runs the store contract's suite on fauxqs, each test on
@@ -50,13 +50,13 @@ func openSQS(t *testing.T) storetest.Opened {
 	db := testdb.Open(t, cfg)
 	conn := map[string]any{"driver": "sqs", "key": "test", "secret": "test", "prefix": srv.Prefix, "queue": queue("default"),
 		"region": "us-east-1", "endpoint": srv.Endpoint, "suffix": nil, "after_commit": false}
-	pc, err := protocol.FromLaravel("sqs", conn, protocol.LaravelOptions{})
+	pc, err := sqsproto.FromLaravel("sqs", conn, sqsproto.LaravelOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := protocol.Open(ctx, pc)
+	q, err := sqsproto.Open(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}

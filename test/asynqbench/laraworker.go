@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/horizon"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/store/redis"
-	"github.com/laraworker/laraworker/store/redis/horizon"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -36,7 +36,7 @@ type laraworkerContender struct {
 	horizon  bool
 	db       *database.Queue
 	store    *redis.Store
-	q        *protocol.Queue
+	q        *redisproto.Queue
 	template []byte
 	uuid     []byte
 	// trips counts the requests of the store's client (round trips per job).
@@ -77,10 +77,10 @@ func newLaraworker(ctx context.Context, srv *redisServer, dir string, horizon bo
 
 // open is a store on the private server with the Laravel 8 skeleton's
 // redis connection (retry_after 90) and blockFor as block_for.
-func (l *laraworkerContender) open(ctx context.Context, blockFor *time.Duration) (*protocol.Queue, *redis.Store, error) {
-	q, err := protocol.Open(ctx, protocol.Config{
+func (l *laraworkerContender) open(ctx context.Context, blockFor *time.Duration) (*redisproto.Queue, *redis.Store, error) {
+	q, err := redisproto.Open(ctx, redisproto.Config{
 		Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second, BlockFor: blockFor,
-		Redis: protocol.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{l.srv.addr}, Prefix: redisPrefix},
+		Redis: redisproto.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{l.srv.addr}, Prefix: redisPrefix},
 	})
 	if err != nil {
 		return nil, nil, err

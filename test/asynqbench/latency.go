@@ -10,7 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/laraworker/laraworker/store/redis/protocol"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/worker"
 )
 
@@ -82,7 +82,7 @@ func laraworkerLatency(l *laraworkerContender, c int, sleep time.Duration, block
 			if err != nil {
 				return "", nil, err
 			}
-			prepared, _, err := protocol.PreparePayload(raw)
+			prepared, _, err := redisproto.PreparePayload(raw)
 			if err != nil {
 				return "", nil, err
 			}

@@ -16,12 +16,12 @@ import (
 
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/store/database"
 	"github.com/laraworker/laraworker/store/redis"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/laraworker/laraworker/worker"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -143,8 +143,8 @@ func (p *pickup) openRedis(ctx context.Context, addr string) error {
 	}
 	p.closer = append(p.closer, func() { db.Close() })
 	prefix := fmt.Sprintf("laraworker_pickup_%d_", os.Getpid())
-	q, err := protocol.Open(ctx, protocol.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
-		Redis: protocol.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{addr}, Prefix: prefix}})
+	q, err := redisproto.Open(ctx, redisproto.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
+		Redis: redisproto.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{addr}, Prefix: prefix}})
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/beanstalkproto"
 	"github.com/laraworker/laraworker/internal/testutil/testbeanstalkd"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/beanstalkd/protocol"
 )
 
 // beanstalkdApp is the test app on its beanstalkd queue connection
@@ -21,7 +21,7 @@ import (
 type beanstalkdApp struct {
 	s   *suite
 	srv *testbeanstalkd.Server
-	bs  *protocol.Conn
+	bs  *beanstalkproto.Conn
 	env []string
 }
 
@@ -30,7 +30,7 @@ type beanstalkdApp struct {
 func (s *suite) beanstalkdQueue(t *testing.T, extraEnv ...string) *beanstalkdApp {
 	t.Helper()
 	srv := testbeanstalkd.Start(t)
-	bs, err := protocol.Dial(s.ctx(t), srv.Addr, time.Second)
+	bs, err := beanstalkproto.Dial(s.ctx(t), srv.Addr, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +71,10 @@ func (a *beanstalkdApp) goWork(t *testing.T, classes string, recorderArgs []stri
 }
 
 // tube is stats-tube of name (zero counts when it does not exist).
-func (a *beanstalkdApp) tube(t *testing.T, name string) protocol.TubeStats {
+func (a *beanstalkdApp) tube(t *testing.T, name string) beanstalkproto.TubeStats {
 	t.Helper()
 	st, err := a.bs.StatsTube(name)
-	if err != nil && !errors.Is(err, protocol.ErrNotFound) {
+	if err != nil && !errors.Is(err, beanstalkproto.ErrNotFound) {
 		t.Fatal(err)
 	}
 	return st
@@ -82,13 +82,13 @@ func (a *beanstalkdApp) tube(t *testing.T, name string) protocol.TubeStats {
 
 // head is the ready (or else delayed) job at the head of tube, with its
 // stats.
-func (a *beanstalkdApp) head(t *testing.T, tube string) (protocol.Job, protocol.JobStats) {
+func (a *beanstalkdApp) head(t *testing.T, tube string) (beanstalkproto.Job, beanstalkproto.JobStats) {
 	t.Helper()
 	if err := a.bs.Use(tube); err != nil {
 		t.Fatal(err)
 	}
 	j, err := a.bs.PeekReady()
-	if errors.Is(err, protocol.ErrNotFound) {
+	if errors.Is(err, beanstalkproto.ErrNotFound) {
 		j, err = a.bs.PeekDelayed()
 	}
 	if err != nil {
@@ -206,7 +206,7 @@ func beanstalkdDelayedAndReleased(t *testing.T, a *beanstalkdApp) {
 	s := a.s
 	a.artisan(t, "app:dispatch", "delayed", "--delay=3", "--queue=high")
 	_, st := a.head(t, "high")
-	if st.State != "delayed" || st.TTR != 90 || st.Pri != protocol.DefaultPriority {
+	if st.State != "delayed" || st.TTR != 90 || st.Pri != beanstalkproto.DefaultPriority {
 		t.Fatalf("the delayed job %+v", st)
 	}
 	a.goWork(t, `App\Jobs\DelayedJob`, nil, "--queue", "high", "--stop-when-empty")
@@ -225,7 +225,7 @@ func beanstalkdDelayedAndReleased(t *testing.T, a *beanstalkdApp) {
 	p, _ := payload.Parse(j.Body)
 	a.goWork(t, noopJob, []string{"-release"}, "--max-jobs", "1", "--tries", "3", "--backoff", "2")
 	_, st = a.head(t, "default")
-	if st.ID != j.ID || st.State != "delayed" || st.Reserves != 1 || st.Releases != 1 || st.Pri != protocol.DefaultPriority || st.Delay != 2 {
+	if st.ID != j.ID || st.State != "delayed" || st.Reserves != 1 || st.Releases != 1 || st.Pri != beanstalkproto.DefaultPriority || st.Delay != 2 {
 		t.Fatalf("after Go's release: %+v", st)
 	}
 	a.waitReady(t, st.ID)
@@ -305,7 +305,7 @@ func beanstalkdCLI(t *testing.T, a *beanstalkdApp) {
 	}
 	lw(true, "push", "--connection", "beanstalkd", "--queue", "pushed", noopJob)
 	pushed, st := a.head(t, "pushed")
-	if st.Pri != protocol.DefaultPriority || st.TTR != 90 || !strings.Contains(string(pushed.Body), `"displayName":"App\\Jobs\\NoopJob"`) {
+	if st.Pri != beanstalkproto.DefaultPriority || st.TTR != 90 || !strings.Contains(string(pushed.Body), `"displayName":"App\\Jobs\\NoopJob"`) {
 		t.Fatalf("pushed %+v %s", st, pushed.Body)
 	}
 	a.work(t, "--stop-when-empty", "--queue=default,pushed")

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 )
 
 // Laravel 12-13's queue controls, honoured by the Go worker: queue:pause
@@ -152,7 +152,7 @@ func redisControlApp(t *testing.T, s *suite, env ...string) *controlApp {
 		},
 		push: func(t *testing.T, queue string, raw []byte) {
 			// RedisQueue::createPayloadArray adds id and attempts.
-			prepared, _, err := protocol.PreparePayload(raw)
+			prepared, _, err := redisproto.PreparePayload(raw)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 
 // Horizon cannot be installed here (Composer's registry is out of reach):
 // these tests do what Horizon's commands do, as
-// store/redis/horizon/testdata/horizon-commands.php states them from Horizon's
+// internal/horizon/testdata/horizon-commands.php states them from Horizon's
 // source, against the records the real Go worker writes.
 
 // horizonCommand runs horizon-commands.php (the test app has no
@@ -28,7 +28,7 @@ func (a *redisApp) horizonCommand(t *testing.T, args ...string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(root, "store", "redis", "horizon", "testdata", "horizon-commands.php")
+	script := filepath.Join(root, "internal", "horizon", "testdata", "horizon-commands.php")
 	out, err := exec.Command("php", append([]string{script, a.srv.Addr, "horizon:"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("horizon-commands.php %v: %v\n%s", args, err, out)

@@ -12,24 +12,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 )
 
 // redisApp is the Laravel app on its "redis" queue connection, pointed at
 // a private redis-server (or a private three-master cluster), and package
-// store/redis/protocol on the same connection, configured from the app's own config.
+// internal/redisproto on the same connection, configured from the app's own config.
 type redisApp struct {
 	s       *suite
 	srv     *testredis.Server  // nil on a cluster
 	cluster *testredis.Cluster // nil on one server
 	rc      redis.UniversalClient
-	q       *protocol.Queue
+	q       *redisproto.Queue
 	env     []string // QUEUE_CONNECTION=redis, the REDIS_* variables, the hooks queue
-	cfg     protocol.Config
+	cfg     redisproto.Config
 }
 
 // hooksOnTheDatabase: the bridge (installed in the test app) has Go push
@@ -86,7 +86,7 @@ func (a *redisApp) tagged(name string) string {
 }
 
 // open reads the app's redis queue connection through its PHP and opens
-// package store/redis/protocol on it.
+// package internal/redisproto on it.
 func (a *redisApp) open(t *testing.T) {
 	t.Helper()
 	var conf struct {
@@ -98,7 +98,7 @@ func (a *redisApp) open(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &conf); err != nil {
 		t.Fatalf("app config %q: %v", out, err)
 	}
-	cfg, err := protocol.FromLaravel("redis", conf.Queue, conf.Redis, protocol.LaravelOptions{Version: conf.Version})
+	cfg, err := redisproto.FromLaravel("redis", conf.Queue, conf.Redis, redisproto.LaravelOptions{Version: conf.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func (a *redisApp) open(t *testing.T) {
 		t.Fatalf("the app's redis connection read as %s", cfg.Redis)
 	}
 	a.cfg = cfg
-	if a.q, err = protocol.Open(a.s.ctx(t), cfg); err != nil {
+	if a.q, err = redisproto.Open(a.s.ctx(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.q.Close() })
@@ -161,9 +161,9 @@ func (a *redisApp) phpPop(t *testing.T, queue string) (raw, reserved string) {
 	return pair[0], pair[1]
 }
 
-func popOne(t *testing.T, a *redisApp, queue string) *protocol.Job {
+func popOne(t *testing.T, a *redisApp, queue string) *redisproto.Job {
 	t.Helper()
-	res, err := a.q.Pop(a.s.ctx(t), queue, protocol.PopOptions{})
+	res, err := a.q.Pop(a.s.ctx(t), queue, redisproto.PopOptions{})
 	if err != nil || len(res.Jobs) != 1 {
 		t.Fatalf("Go pop of %s: %+v %v", queue, res, err)
 	}
@@ -251,7 +251,7 @@ func testRedisGoPushesPHPRuns(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, id, err := protocol.PreparePayload(built)
+	raw, id, err := redisproto.PreparePayload(built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func testRedisExpiredReservationPHPTakesOver(t *testing.T, s *suite) {
 	if lost, err := a.q.Delete(ctx, job); err != nil || len(lost) != 1 {
 		t.Fatalf("Go's late delete: lost %v, %v", lost, err)
 	}
-	if err := a.q.Release(ctx, job, 0); !errors.Is(err, protocol.ErrReservationLost) {
+	if err := a.q.Release(ctx, job, 0); !errors.Is(err, redisproto.ErrReservationLost) {
 		t.Fatalf("Go's late release: %v", err)
 	}
 	if got := s.redisLeft(t, a); got != "" {
@@ -356,7 +356,7 @@ func testRedisUnreservedJobsRunInPHP(t *testing.T, s *suite) {
 	ctx := s.ctx(t)
 	a.artisan(t, "app:dispatch", "noop", "--count=3")
 	before := a.list(t, "default")
-	res, err := a.q.Pop(ctx, "", protocol.PopOptions{Max: 2})
+	res, err := a.q.Pop(ctx, "", redisproto.PopOptions{Max: 2})
 	if err != nil || len(res.Jobs) != 2 {
 		t.Fatalf("pop: %+v %v", res, err)
 	}

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/sqsproto"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-	"github.com/laraworker/laraworker/store/sqs/protocol"
 )
 
 // TestSQSThroughput measures, on the local SQS server, one `php artisan
@@ -155,22 +155,22 @@ func writeBenchJob(t *testing.T, app, class string) {
 // pushBench sends n jobs of class straight to the server (not counted).
 func pushBench(t *testing.T, a *sqsApp, class string, n int) {
 	t.Helper()
-	cfg, err := protocol.FromLaravel("sqs", map[string]any{"driver": "sqs", "key": "k", "secret": "s", "queue": a.name, "prefix": a.srv.Prefix,
-		"region": "us-east-1", "endpoint": a.srv.Endpoint}, protocol.LaravelOptions{})
+	cfg, err := sqsproto.FromLaravel("sqs", map[string]any{"driver": "sqs", "key": "k", "secret": "s", "queue": a.name, "prefix": a.srv.Prefix,
+		"region": "us-east-1", "endpoint": a.srv.Endpoint}, sqsproto.LaravelOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := protocol.Open(context.Background(), cfg)
+	q, err := sqsproto.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []protocol.SendEntry
+	var entries []sqsproto.SendEntry
 	for range n {
 		raw, err := payload.BuildObjectPayload(phpserialize.Object(class), payload.BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries = append(entries, protocol.SendEntry{Body: raw})
+		entries = append(entries, sqsproto.SendEntry{Body: raw})
 	}
 	if _, err := q.SendBatch(context.Background(), q.URL(""), entries); err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,8 +29,8 @@ type redisRel struct {
 	// rc is a plain client for the test's own reads; it retries, unlike
 	// the queue's client.
 	rc  *redis.Client
-	q   *protocol.Queue
-	cfg protocol.Config
+	q   *redisproto.Queue
+	cfg redisproto.Config
 	// env points php and relworker at it: QUEUE_CONNECTION=redis, the
 	// REDIS_* variables and retry_after.
 	env []string
@@ -61,7 +61,7 @@ func needRedisApp(t *testing.T, retryAfter int, extra ...string) *redisRel {
 	if err := json.Unmarshal([]byte(out), &conf); err != nil {
 		t.Fatalf("app config %q: %v", out, err)
 	}
-	cfg, err := protocol.FromLaravel("redis", conf.Queue, conf.Redis, protocol.LaravelOptions{Version: conf.Version})
+	cfg, err := redisproto.FromLaravel("redis", conf.Queue, conf.Redis, redisproto.LaravelOptions{Version: conf.Version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func needRedisApp(t *testing.T, retryAfter int, extra ...string) *redisRel {
 	r.cfg = cfg
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if r.q, err = protocol.Open(ctx, cfg); err != nil {
+	if r.q, err = redisproto.Open(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.q.Close() })
@@ -155,7 +155,7 @@ func (r *redisRel) pushCopies(t *testing.T, template []byte, queue string, n int
 	items := make([]jobqueue.PushItem, 0, n)
 	for range n {
 		uuid, _ := payload.NewUUID()
-		id, err := protocol.RandomID()
+		id, err := redisproto.RandomID()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,7 +151,7 @@ func TestRedisHostileEntries(t *testing.T) {
 	const batch = 1000
 	kindOf := map[string]redisHostileKind{}
 	// Pushed as anything else than laraworker or Laravel would push them
-	// (store/redis/protocol refuses a payload Laravel's pop cannot count): RPUSH
+	// (internal/redisproto refuses a payload Laravel's pop cannot count): RPUSH
 	// and a notify token each, as Laravel's push script does.
 	k := r.cfg.Keys(queue)
 	pushBatch := func() int {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/internal/horizon"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/sqldb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/horizon"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -42,7 +42,7 @@ type Connection struct {
 	// Redis is the Redis queue of a redis connection, for what reads its
 	// jobs beside the store (the dashboard, the long-wait monitor); nil
 	// for a database connection, whose jobs are in QueueDatabase.JobsTable.
-	Redis *protocol.Queue
+	Redis *redisproto.Queue
 
 	// Horizon writes Laravel Horizon's records on a redis connection
 	// whose store writes them (--horizon): `work` lists the worker in
@@ -52,7 +52,7 @@ type Connection struct {
 	// SharedRedisErr is why a database queue's app Redis (its redis cache
 	// store, the ...WithRedis middleware's connections) could not be
 	// opened, nil when it was or there is none: the commands warn and go
-	// on without it; `work` stops on a *protocol.ConfigError.
+	// on without it; `work` stops on a *redisproto.ConfigError.
 	SharedRedisErr error
 
 	// Ping tells whether the store is reachable (/healthz).

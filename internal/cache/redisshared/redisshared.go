@@ -24,9 +24,9 @@ import (
 	"github.com/laraworker/laraworker/internal/cache/rediscache"
 	"github.com/laraworker/laraworker/internal/cache/redislimiter"
 	"github.com/laraworker/laraworker/internal/cache/redislock"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -113,12 +113,12 @@ func (s *Stores) Close() error {
 }
 
 // client is a client on the named connection of database.redis.
-func (s *Stores) client(app App, name string) (protocol.RedisConfig, redis.UniversalClient, error) {
-	conn, err := protocol.RedisConnection(name, app.Redis, app.Version)
+func (s *Stores) client(app App, name string) (redisproto.RedisConfig, redis.UniversalClient, error) {
+	conn, err := redisproto.RedisConnection(name, app.Redis, app.Version)
 	if err != nil {
 		return conn, nil, err
 	}
-	c, err := protocol.NewClient(conn)
+	c, err := redisproto.NewClient(conn)
 	if err != nil {
 		return conn, nil, err
 	}
@@ -163,7 +163,7 @@ func (s *Stores) durationLimiters(app App) error {
 		if name == "client" || name == "options" || name == "clusters" {
 			continue
 		}
-		if _, err := protocol.RedisConnection(name, app.Redis, app.Version); err != nil {
+		if _, err := redisproto.RedisConnection(name, app.Redis, app.Version); err != nil {
 			continue // not a connection Go reads: a job naming it goes back to PHP, saying so
 		}
 		conn, client, err := s.client(app, name)

@@ -14,9 +14,9 @@ import (
 	"github.com/laraworker/laraworker/internal/dashboard/internal/testdash"
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
 	"github.com/laraworker/laraworker/internal/fleet"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
 	"github.com/laraworker/laraworker/laravel/appconfig"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -36,7 +36,7 @@ func TestDashboardOnARedisQueue(t *testing.T) {
 	}
 	r.later(t, "default", time.Hour, job(t, "scalars", "", ""))
 	r.push(t, "slow", job(t, "scalars", "", ""))
-	res, err := r.q.Pop(ctx, "slow", protocol.PopOptions{})
+	res, err := r.q.Pop(ctx, "slow", redisproto.PopOptions{})
 	if err != nil || len(res.Jobs) != 1 {
 		t.Fatalf("pop: %+v %v", res, err)
 	}

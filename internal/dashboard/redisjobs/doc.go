@@ -8,7 +8,7 @@
 // # Cost
 //
 // A refresh never reads a whole list or set: one script per queue
-// (protocol.Peek) returns its counts (LLEN, ZCARD, ZCOUNT), the first
+// (redisproto.Peek) returns its counts (LLEN, ZCARD, ZCOUNT), the first
 // Options.Head jobs of its list and delayed set (cut to their first 400
 // and last 200 bytes: Laravel writes uuid and displayName first,
 // createdAt, id and attempts last; whole when they hold a model, for the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
 	"github.com/laraworker/laraworker/internal/fleet"
-	"github.com/laraworker/laraworker/store/redis/protocol"
+	"github.com/laraworker/laraworker/internal/redisproto"
 )
 
 // entry is one peeked job, as the pages show it.
@@ -36,7 +36,7 @@ var (
 
 // fromList reads a ready or delayed job: uuid and class from its head,
 // the rest from its tail (the head too, when it came whole).
-func fromList(p protocol.Peeked, withTags bool) entry {
+func fromList(p redisproto.Peeked, withTags bool) entry {
 	head := []byte(p.Head)
 	tail := head
 	if p.Cut() {
@@ -70,7 +70,7 @@ type reservedFields struct {
 }
 
 // fromReserved reads a reserved member.
-func fromReserved(p protocol.Peeked, withTags bool) entry {
+func fromReserved(p redisproto.Peeked, withTags bool) entry {
 	var f reservedFields
 	dec := json.NewDecoder(bytes.NewReader([]byte(p.Head)))
 	dec.UseNumber()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
-	"github.com/laraworker/laraworker/store/redis/protocol"
+	"github.com/laraworker/laraworker/internal/redisproto"
 )
 
 // List lists the first jobs the last refresh read, queue by queue: in
@@ -100,7 +100,7 @@ func (s *Source) Job(ctx context.Context, ref snapshot.JobRef) (snapshot.JobRow,
 	if ref.Queue == "" || !redisID.MatchString(ref.ID) {
 		return snapshot.JobRow{}, fmt.Errorf("%w: jobs on a Redis queue have no number; open one from the Jobs page, which names it by its payload's id and its queue", snapshot.ErrNotFound)
 	}
-	v, err := s.q.Peek(ctx, ref.Queue, protocol.PeekOptions{Head: s.opt.Head, Reserved: snapshot.MaxReservedShown})
+	v, err := s.q.Peek(ctx, ref.Queue, redisproto.PeekOptions{Head: s.opt.Head, Reserved: snapshot.MaxReservedShown})
 	if err != nil {
 		return snapshot.JobRow{}, err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
-	"github.com/laraworker/laraworker/store/redis/protocol"
+	"github.com/laraworker/laraworker/internal/redisproto"
 )
 
 // Options bound what a refresh reads. The zero value is the default.
@@ -40,14 +40,14 @@ const (
 // Source is a Redis queue connection's pending jobs for a snapshot. It is
 // safe for concurrent use.
 type Source struct {
-	q          *protocol.Queue
+	q          *redisproto.Queue
 	opt        Options
 	retryAfter time.Duration
 	expires    bool // false: retry_after null (reservations never expire)
 	now        func() time.Time
 
 	// scan and the fields below it are the refreshing goroutine's.
-	scan     protocol.QueueScan
+	scan     redisproto.QueueScan
 	scanPass snapshot.PassState
 
 	mu       sync.RWMutex
@@ -59,7 +59,7 @@ type Source struct {
 
 // queueView is one queue as the last refresh read it.
 type queueView struct {
-	counts  protocol.Counts
+	counts  redisproto.Counts
 	dueBy   []int64 // delayed jobs due by each bucket's end but the last
 	at      time.Time
 	ready   []entry // the list's first jobs, in pop order
@@ -74,7 +74,7 @@ type queueView struct {
 }
 
 // New is the source on q.
-func New(q *protocol.Queue, opt Options) *Source {
+func New(q *redisproto.Queue, opt Options) *Source {
 	if opt.Head <= 0 {
 		opt.Head = 100
 	}
@@ -111,7 +111,7 @@ func (s *Source) Refresh(ctx context.Context, now time.Time, known []string) err
 	for _, b := range buckets[:len(buckets)-1] {
 		dueBy = append(dueBy, b.Until)
 	}
-	opts := protocol.PeekOptions{Head: s.opt.Head, Prefix: prefixLen, Suffix: suffixLen, DueBy: dueBy}
+	opts := redisproto.PeekOptions{Head: s.opt.Head, Prefix: prefixLen, Suffix: suffixLen, DueBy: dueBy}
 	if withTags {
 		opts.Whole = modelMarker
 	}
@@ -134,7 +134,7 @@ func (s *Source) Refresh(ctx context.Context, now time.Time, known []string) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, v := range views {
-		if v.counts == (protocol.Counts{}) && !slices.Contains(s.opt.Queues, name) && !slices.Contains(known, name) {
+		if v.counts == (redisproto.Counts{}) && !slices.Contains(s.opt.Queues, name) && !slices.Contains(known, name) {
 			delete(s.queues, name) // emptied: its keys are gone
 			continue
 		}
@@ -174,7 +174,7 @@ func (s *Source) discover(ctx context.Context, now time.Time, known []string) ([
 
 // toView decodes a queue's peek, carrying over when its first jobs were
 // first seen.
-func (s *Source) toView(name string, v protocol.View, now time.Time, withTags bool) *queueView {
+func (s *Source) toView(name string, v redisproto.View, now time.Time, withTags bool) *queueView {
 	qv := &queueView{counts: v.Counts, dueBy: v.DueBy, at: now, seen: map[string]time.Time{}}
 	s.mu.RLock()
 	prev := s.queues[name]

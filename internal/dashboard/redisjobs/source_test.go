@@ -13,8 +13,8 @@ import (
 
 	"github.com/laraworker/laraworker/internal/dashboard/internal/testdash"
 	"github.com/laraworker/laraworker/internal/dashboard/snapshot"
+	"github.com/laraworker/laraworker/internal/redisproto"
 	"github.com/laraworker/laraworker/internal/testutil/testredis"
-	"github.com/laraworker/laraworker/store/redis/protocol"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +25,7 @@ func (c *clock) now() time.Time          { return time.Unix(c.unix.Load(), 0) }
 func (c *clock) advance(d time.Duration) { c.unix.Add(int64(d / time.Second)) }
 
 type rig struct {
-	q   *protocol.Queue
+	q   *redisproto.Queue
 	rc  *redis.Client
 	c   *clock
 	srv *testredis.Server
@@ -42,10 +42,10 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-func openOn(t *testing.T, addr, prefix string, c *clock) *protocol.Queue {
+func openOn(t *testing.T, addr, prefix string, c *clock) *redisproto.Queue {
 	t.Helper()
-	q, err := protocol.Open(context.Background(), protocol.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
-		Redis: protocol.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{addr}, Prefix: prefix}})
+	q, err := redisproto.Open(context.Background(), redisproto.Config{Connection: "redis", Queue: "default", RetryAfter: 90 * time.Second,
+		Redis: redisproto.RedisConfig{Name: "default", Client: "phpredis", Addrs: []string{addr}, Prefix: prefix}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func job(t *testing.T, fixture, class, extra string) []byte {
 	if extra != "" {
 		raw = []byte(strings.TrimSuffix(strings.TrimSpace(string(raw)), "}") + extra + "}")
 	}
-	p, _, err := protocol.PreparePayload(raw)
+	p, _, err := redisproto.PreparePayload(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestSourceCountsEveryState(t *testing.T) {
 	// Two reserved; the first one's reservation expired a second ago
 	// (set after the pops: a pop moves expired reservations back).
 	r.push(t, "mail", job(t, "scalars", "", ""))
-	pops, err := r.q.Pop(ctx, "mail", protocol.PopOptions{Max: 2})
+	pops, err := r.q.Pop(ctx, "mail", redisproto.PopOptions{Max: 2})
 	if err != nil || len(pops.Jobs) != 2 {
 		t.Fatalf("pop: %+v %v", pops, err)
 	}

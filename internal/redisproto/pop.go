@@ -1,0 +1,320 @@
+package redisproto
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// PopOptions shape a pop.
+type PopOptions struct {
+	// Max is how many jobs to pop at most (0 means 1). Each is popped
+	// exactly as Laravel's pop script pops one, in one script run.
+	Max int
+	// Only, when set, pops only jobs whose displayName is listed; Except
+	// never pops the listed ones. A job of another class at the head is
+	// left where it is, untouched (PopResult.Head names it), and the pop
+	// takes the jobs it may take from behind it, within the lookahead
+	// (Lookahead, LookaheadBytes). Names match ignoring ASCII case, as
+	// PHP class names do. A job the pop cannot read is popped whatever the
+	// filter (PHP's pop would lose it).
+	Only   []string
+	Except []string
+	// LeaveIDs are payload "id"s (Job.ID) of jobs the caller gave back
+	// (Unreserve) and must not pop again: such a job is left in place as
+	// one of a foreign class is, so it waits for another worker (PHP's)
+	// instead of going round between pop and give-back.
+	LeaveIDs []string
+	// Lookahead bounds how many jobs the pop looks past and leaves, once
+	// the head is a job it leaves (another class, an id to leave, a copy
+	// of a reserved job), before it gives up finding one it takes:
+	// DefaultLookahead when 0, none when negative (the pop then stops at
+	// the first job it leaves). LookaheadBytes bounds their bytes
+	// (DefaultLookaheadBytes when 0): the pop stops looking once it has
+	// read that many. The jobs looked past are judged by their bytes
+	// (the displayName found in them), never decoded, and stay in place
+	// and in order; PopResult.LookedPast counts them, and ReportLooked
+	// asks for each in PopResult.Looked (which costs the server a little
+	// more per job: ask when the report is needed, not at every pop).
+	Lookahead      int
+	LookaheadBytes int64
+	ReportLooked   bool
+	// Block waits on the queue's notify list (BLPOP, for the connection's
+	// block_for) when the queue is empty, then pops once more without
+	// migrating, as RedisQueue::retrieveNextJob does. Laravel 11.27+ blocks
+	// only on the first queue of --queue=a,b. With block_for 0 the wait
+	// lasts until a job is pushed or ctx ends; it is cut into 1 s BLPOPs so
+	// that ctx ending stops it within a second. Without block_for, Block
+	// does nothing.
+	Block bool
+	// Exact runs the migrations as Laravel does, as two scripts before the
+	// pop script (three round trips); otherwise one script migrates and
+	// pops, which gives the state of Laravel's three with nothing between.
+	Exact bool
+	// Migrated asks for the members the pop's migrations moved to the
+	// list (PopResult.Migrated), which Horizon's records hear of.
+	Migrated bool
+}
+
+// PopResult is what a pop took.
+type PopResult struct {
+	// Jobs are the popped jobs in list order; a job with Err set could not
+	// be read (MalformedError) and must be failed or given back.
+	Jobs []*Job
+	// Head is the job at the head of the list the pop left in place
+	// (Only/Except, LeaveIDs, or a copy of a reserved job), if any.
+	Head *Head
+	// LookedPast is how many jobs behind Head the pop looked past and
+	// left in place; Looked lists them in list order, with
+	// PopOptions.ReportLooked (their DisplayName and UUID as their bytes
+	// tell them, "" where they do not). LookaheadCut is set when it
+	// stopped looking at its bound (PopOptions.Lookahead, LookaheadBytes)
+	// before the end of the list, so that jobs it would take may wait
+	// further down.
+	LookedPast   int
+	Looked       []Head
+	LookaheadCut bool
+	// Migrated are the members the migrations moved from the delayed and
+	// reserved sets to the list (delayed first), with PopOptions.Migrated.
+	Migrated []string
+}
+
+// Pop is RedisQueue::pop on one queue ("" is the default): the due
+// delayed and expired reserved jobs move to the list, then up to
+// opts.Max jobs are popped from its head, each counted and reserved until
+// now + retry_after. An empty queue gives an empty result, no error.
+func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResult, error) {
+	queue = q.cfg.queueName(queue)
+	if err := q.cfg.CheckQueue(queue); err != nil {
+		return PopResult{}, err
+	}
+	var moved []string
+	if opts.Exact {
+		var err error
+		if moved, err = q.migrate(ctx, queue); err != nil {
+			return PopResult{}, err
+		}
+		if !opts.Migrated {
+			moved = nil
+		}
+	}
+	res, err := q.claim(ctx, queue, opts, !opts.Exact)
+	res.Migrated = append(moved, res.Migrated...)
+	if err != nil || len(res.Jobs) > 0 || res.Head != nil || !opts.Block || q.cfg.BlockFor == nil {
+		return res, err
+	}
+	notify := q.cfg.Keys(queue).Notify
+	woken, err := q.waitNotify(ctx, notify)
+	if err != nil || !woken {
+		return res, err
+	}
+	moved = res.Migrated
+	res, err = q.claim(ctx, queue, opts, false)
+	res.Migrated = append(moved, res.Migrated...)
+	if err == nil && len(res.Jobs) == 0 && res.Head != nil {
+		// The token woke this pop for a job it leaves in place: hand it on,
+		// so that a worker blocked on the queue (PHP's) wakes for that job
+		// instead of waiting out its block_for.
+		err = q.wrap(q.rdb.RPush(ctx, notify, 1).Err())
+	}
+	return res, err
+}
+
+// claim runs claimScript once.
+func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrate bool) (PopResult, error) {
+	k := q.cfg.Keys(queue)
+	now := q.now().Unix()
+	until := now + q.retrySeconds()
+	max := max(opts.Max, 1)
+	filter, names := "0", []string(nil)
+	switch {
+	case len(opts.Only) > 0:
+		filter, names = "1", opts.Only
+	case len(opts.Except) > 0:
+		filter, names = "2", opts.Except
+	}
+	report := "0"
+	if opts.Migrated {
+		report = "1"
+	}
+	depth, budget := lookahead(opts)
+	looked := "0"
+	if opts.ReportLooked {
+		looked = "1"
+	}
+	args := make([]any, 0, 12+2*len(names)+len(opts.LeaveIDs))
+	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, report,
+		depth, budget, takeMarker, looked, 2*len(names))
+	for _, n := range names {
+		args = append(args, n, asciiLower(n))
+	}
+	for _, id := range opts.LeaveIDs {
+		args = append(args, id)
+	}
+	// Once sent, the pop is waited for even if ctx ends (a worker told to
+	// stop): the jobs it reserves must reach the caller, or they would sit
+	// reserved until retry_after and come back with an attempt counted.
+	if err := ctx.Err(); err != nil {
+		return PopResult{}, err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), popAnswerTimeout)
+	defer cancel()
+	reply, err := claimScript.Run(sctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify, k.Delayed}, args...).Result()
+	if err != nil {
+		return PopResult{}, q.wrap(err)
+	}
+	res, err := parseClaim(queue, reply, until)
+	if err != nil {
+		return PopResult{}, q.wrap(err)
+	}
+	return res, nil
+}
+
+// The lookahead's bounds when PopOptions leaves them 0: far enough that
+// a few jobs of other classes never hold a pop's jobs back, near enough
+// that a pop which finds nothing of its own costs the server a
+// millisecond or so, not a scan of the queue.
+const (
+	DefaultLookahead      = 1000
+	DefaultLookaheadBytes = 16 << 20
+)
+
+// lookahead is claimScript's lookahead bounds: jobs and bytes.
+func lookahead(opts PopOptions) (int, int64) {
+	depth, budget := opts.Lookahead, opts.LookaheadBytes
+	switch {
+	case depth < 0:
+		return 0, 0
+	case depth == 0:
+		depth = DefaultLookahead
+	}
+	if budget <= 0 {
+		budget = DefaultLookaheadBytes
+	}
+	return depth, budget
+}
+
+// takeMarker is what a job the lookahead takes is replaced by, for the
+// instant between the LSET and the LREM that remove it by its place
+// inside one script: no job is these bytes (not JSON, random).
+var takeMarker = func() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "\x00laraworker: a job taken by its place\x00" + hex.EncodeToString(b)
+}()
+
+// popAnswerTimeout bounds the wait for a pop's answer once the pop is
+// sent (the connection's own read timeout usually ends it first).
+const popAnswerTimeout = time.Minute
+
+// waitNotify is the BLPOP on the notify list: true when a token came.
+// It runs on the wall clock (not SetClock's): it is a real wait.
+func (q *Queue) waitNotify(ctx context.Context, key string) (bool, error) {
+	total := *q.cfg.BlockFor
+	deadline := time.Now().Add(total)
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		// go-redis sends BLPOP whole seconds; block_for is an integer in
+		// Laravel's config anyway.
+		wait := time.Second
+		if total > 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			wait = max(min(wait, left.Round(time.Second)), time.Second)
+		}
+		_, err := q.rdb.BLPop(ctx, wait, key).Result()
+		switch {
+		case err == nil:
+			return true, nil
+		case isNil(err):
+			// Timed out: loop, which ends at the deadline.
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		default:
+			return false, q.wrap(err)
+		}
+	}
+}
+
+// Migrate is RedisQueue::migrate: the due delayed jobs, then the expired
+// reservations, move to the tail of the list, as two scripts.
+func (q *Queue) Migrate(ctx context.Context, queue string) error {
+	_, err := q.migrate(ctx, queue)
+	return err
+}
+
+// migrate is Migrate, returning the members moved (delayed ones first).
+func (q *Queue) migrate(ctx context.Context, queue string) ([]string, error) {
+	k := q.cfg.Keys(queue)
+	moved, err := q.MigrateExpired(ctx, k.Delayed, k.Ready)
+	if err != nil || q.cfg.NeverExpire {
+		return moved, err
+	}
+	expired, err := q.MigrateExpired(ctx, k.Reserved, k.Ready)
+	return append(moved, expired...), err
+}
+
+// MigrateExpired is RedisQueue::migrateExpiredJobs(from, to): the
+// members of the sorted set from (a full key) whose score is due move to
+// the list to, at most migration_batch_size of them; it returns them.
+func (q *Queue) MigrateExpired(ctx context.Context, from, to string) ([]string, error) {
+	reply, err := migrateScript.Run(ctx, q.rdb, []string{from, to, to + ":notify"}, q.now().Unix(), q.migrationLimit()).StringSlice()
+	if err != nil && !isNil(err) {
+		return nil, q.wrap(err)
+	}
+	return reply, nil
+}
+
+// migrationLimit is the LIMIT count of the migration: -1 for all.
+func (q *Queue) migrationLimit() int {
+	if q.cfg.MigrationBatchSize <= 0 {
+		return -1
+	}
+	return q.cfg.MigrationBatchSize
+}
+
+// retrySeconds is the reservation's length: availableAt(null) is now.
+func (q *Queue) retrySeconds() int64 {
+	if q.cfg.NeverExpire {
+		return 0
+	}
+	return int64(q.cfg.RetryAfter / time.Second)
+}
+
+// migrations is claimScript's migrate argument: none, the delayed set,
+// or both sets (RedisQueue::migrate skips the reserved one when retryAfter
+// is null).
+func (q *Queue) migrations(migrate bool) string {
+	switch {
+	case !migrate:
+		return "0"
+	case q.cfg.NeverExpire:
+		return "1"
+	}
+	return "2"
+}
+
+// seconds rounds a delay down to whole seconds, negative to zero (PHP's
+// availableAt takes integer seconds).
+func seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(d / time.Second)
+}
+
+// asciiLower folds ASCII letters only, as PHP does for class names.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
