@@ -15,9 +15,9 @@ import (
 // it (and the SQS and beanstalkd stores, 4 packages) 11 and 17, with
 // 1,091 exported identifiers; with the three stores' wire protocols and
 // Horizon's records moved to internal/ (nothing outside the module calls
-// them: the stores' Open does), 11 and 13, with 845. A new top-level directory, public package
-// or a surface past these bounds is a decision for ARCHITECTURE.md, not
-// an accident. `go test -v -run TestTreeShape ./internal/archtest/`
+// them: the stores' Open does), 11 and 13, with 845. A new top-level
+// directory, public package or a surface past these bounds is a decision
+// for ARCHITECTURE.md, not an accident. `go test -v -run TestTreeShape ./internal/archtest/`
 // prints the figures.
 const (
 	maxTopLevelGoDirs  = 11
