@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // This file reads one supervisor of config('horizon.environments') as
@@ -269,7 +271,7 @@ func supervisorOptions(raw map[string]any, where string) (Supervisor, error) {
 	r.seconds("sleep", &s.Sleep)
 	r.seconds("rest", &s.Rest)
 	if v, ok := opts["force"]; ok {
-		s.Force = truthy(v)
+		s.Force = phparray.Truthy(v)
 	}
 	if r.err == nil && s.MinProcesses < 1 {
 		// ProvisioningPlan::convert throws for it.

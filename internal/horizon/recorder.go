@@ -84,7 +84,7 @@ func decode(payload string) (decoded, error) {
 	case "true":
 		d.silenced = true
 	default:
-		d.silenced = truthy(anyOf(m.Raw("silenced")))
+		d.silenced = phparray.Truthy(anyOf(m.Raw("silenced")))
 	}
 	// A list, or an object (a PHP list with holes, or any list after a
 	// Redis release: cjson writes an empty one as {}): its values in
@@ -134,25 +134,6 @@ func phpKey(v any) string {
 		}
 	}
 	return ""
-}
-
-// truthy is PHP's boolean conversion of a decoded JSON value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case float64:
-		return x != 0
-	case string:
-		return x != "" && x != "0"
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return false
 }
 
 func (r *Recorder) key(name string) string { return r.cfg.Prefix + name }

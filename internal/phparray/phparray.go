@@ -21,6 +21,10 @@
 // PHP wrote uses it: the payload's keys, the bridge's record, the app's
 // configuration read through its PHP, the batch's failed job ids, Horizon's
 // tags, laraworker's tables the bridge writes.
+//
+// String and Truthy are PHP's (string) and (bool) casts of a value such a
+// document decoded into any holds (the stores' connection settings,
+// Horizon's records): the empty array, [] or {}, is false.
 package phparray
 
 import (

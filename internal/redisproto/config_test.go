@@ -69,6 +69,11 @@ func TestFromLaravelSettings(t *testing.T) {
 			check: func(c Config) string { return line(*c.BlockFor, c.MigrationBatchSize, c.AfterCommit) },
 		},
 		{
+			name:  "after_commit an empty array, false as PHP casts it",
+			queue: `{"driver":"redis","queue":"q","after_commit":[]}`,
+			check: func(c Config) string { return line(c.AfterCommit) },
+		},
+		{
 			name:  "batch size ignored by 8.x and by Horizon",
 			queue: `{"driver":"redis","queue":"q","migration_batch_size":100}`,
 			opts:  LaravelOptions{Version: "12.0.0", Horizon: true},
@@ -182,6 +187,7 @@ func TestFromLaravelSettings(t *testing.T) {
 		"retry_after null under Horizon":                             "true redisqueue.Config{Connection:redis Queue:q RetryAfter:null BlockFor:null AfterCommit:false MigrationBatchSize:0 HashTagQueues:false Redis:redisqueue.RedisConfig{Name:default Client:phpredis Addrs:[127.0.0.1:6379] Cluster:false Username: Password: DB:0 Prefix:\"laravel_database_\" TLS:false}}",
 		"defaults of the connector":                                  "1m0s true default 0",
 		"block_for and batch size on 9.23+":                          "5s 100 true",
+		"after_commit an empty array, false as PHP casts it":         "false",
 		"batch size ignored by 8.x and by Horizon":                   "0",
 		"url with tls, user, password and database":                  "[cache.example:6380] true worker s3cr/t 3 p_",
 		"phpredis on 8.x sends no username":                          `""`,

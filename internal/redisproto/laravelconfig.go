@@ -2,7 +2,6 @@ package redisproto
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // LaravelOptions say which Laravel reads the config: the resolution
@@ -44,10 +45,10 @@ func fromLaravel(connection string, queueConn, redis map[string]any, opts Larave
 		return Config{}, errors.New("redisqueue: the app's Laravel version is needed to read its redis queue config")
 	}
 	at := func(key string) string { return fmt.Sprintf("queue.connections.%s.%s", connection, key) }
-	if d := phpString(queueConn["driver"]); d != "redis" {
+	if d := phparray.String(queueConn["driver"]); d != "redis" {
 		return Config{}, fmt.Errorf("redisqueue: %s is %q, not \"redis\"", at("driver"), d)
 	}
-	c := Config{Connection: connection, Queue: phpString(queueConn["queue"])}
+	c := Config{Connection: connection, Queue: phparray.String(queueConn["queue"])}
 	if c.Queue == "" {
 		return Config{}, fmt.Errorf("redisqueue: %s is not set (RedisConnector requires it)", at("queue"))
 	}
@@ -68,7 +69,7 @@ func fromLaravel(connection string, queueConn, redis map[string]any, opts Larave
 		d := time.Duration(block) * time.Second
 		c.BlockFor = &d
 	}
-	c.AfterCommit = phpTruthy(queueConn["after_commit"])
+	c.AfterCommit = phparray.Truthy(queueConn["after_commit"])
 	if versionAtLeast(opts.Version, 9, 23) && !opts.Horizon {
 		if v, set := queueConn["migration_batch_size"]; set && v != nil {
 			n, ok := phpInt(v)
@@ -84,7 +85,7 @@ func fromLaravel(connection string, queueConn, redis map[string]any, opts Larave
 		}
 	}
 	c.HashTagQueues = versionAtLeast(opts.Version, 13, 5)
-	name := phpString(queueConn["connection"])
+	name := phparray.String(queueConn["connection"])
 	if name == "" {
 		name = "default"
 	}
@@ -113,7 +114,7 @@ func RedisConnection(name string, redis map[string]any, version string) (RedisCo
 // redisConnection is RedisManager::resolve(name): database.redis.<name>,
 // else database.redis.clusters.<name>.
 func redisConnection(name string, redis map[string]any, version string) (RedisConfig, error) {
-	client := phpString(redis["client"])
+	client := phparray.String(redis["client"])
 	if client == "" {
 		client = "phpredis"
 	}
@@ -159,7 +160,7 @@ func singleConnection(name, client string, raw any, global map[string]any, versi
 	if p, set := conf["prefix"]; set && connPrefixWins {
 		options["prefix"] = p
 	}
-	r := RedisConfig{Name: name, Client: client, Prefix: phpString(options["prefix"])}
+	r := RedisConfig{Name: name, Client: client, Prefix: phparray.String(options["prefix"])}
 	if err := r.readServer(conf, client, version); err != nil {
 		return RedisConfig{}, fmt.Errorf("redisqueue: %s: %w", where, err)
 	}
@@ -194,10 +195,10 @@ func clusterConnection(name, client string, raw any, clusterOptions, global map[
 	if ownPrefix != nil && client == "predis" {
 		options["prefix"] = ownPrefix
 	}
-	if mode := phpString(options["cluster"]); client == "predis" && mode != "" && mode != "redis" {
+	if mode := phparray.String(options["cluster"]); client == "predis" && mode != "" && mode != "redis" {
 		return RedisConfig{}, fmt.Errorf("redisqueue: %s: options.cluster is %q (predis's client-side sharding); only native Redis Cluster (\"redis\") is supported", where, mode)
 	}
-	r := RedisConfig{Name: name, Client: client, Cluster: true, Prefix: phpString(options["prefix"])}
+	r := RedisConfig{Name: name, Client: client, Cluster: true, Prefix: phparray.String(options["prefix"])}
 	var first map[string]any
 	for i, n := range nodes {
 		conf, err := parseConnectionConfig(n)
@@ -218,10 +219,10 @@ func clusterConnection(name, client string, raw any, clusterOptions, global map[
 	}
 	// phpredis authenticates a cluster with options.password (and, 13.x,
 	// options.username).
-	if pw := phpString(options["password"]); pw != "" {
+	if pw := phparray.String(options["password"]); pw != "" {
 		r.Password = Secret(pw)
 	}
-	if u := phpString(options["username"]); u != "" {
+	if u := phparray.String(options["username"]); u != "" {
 		r.Username = u
 	}
 	if err := r.readOptions(options); err != nil {
@@ -288,10 +289,10 @@ func (r *RedisConfig) readServer(conf map[string]any, client, version string) er
 		r.Addrs = []string{host}
 	} else {
 		port := int64(6379)
-		if v, set := conf["port"]; set && v != nil && phpString(v) != "" {
+		if v, set := conf["port"]; set && v != nil && phparray.String(v) != "" {
 			p, ok := phpInt(v)
 			if !ok || p <= 0 || p > 65535 {
-				return fmt.Errorf("port %q is not a port number", phpString(v))
+				return fmt.Errorf("port %q is not a port number", phparray.String(v))
 			}
 			port = p
 		}
@@ -303,8 +304,8 @@ func (r *RedisConfig) readServer(conf map[string]any, client, version string) er
 // readScheme reads the scheme (of "scheme", or of a tls:// host) and
 // returns the host without it.
 func (r *RedisConfig) readScheme(conf map[string]any) (host, scheme string, err error) {
-	host = phpString(conf["host"])
-	scheme = strings.ToLower(phpString(conf["scheme"]))
+	host = phparray.String(conf["host"])
+	scheme = strings.ToLower(phparray.String(conf["scheme"]))
 	if h, rest, ok := strings.Cut(host, "://"); ok {
 		hostScheme := strings.ToLower(h)
 		if scheme != "" && scheme != hostScheme {
@@ -324,15 +325,15 @@ func (r *RedisConfig) readScheme(conf map[string]any) (host, scheme string, err 
 
 // readAuth reads the credentials and the database.
 func (r *RedisConfig) readAuth(conf map[string]any, client, version string) error {
-	r.Password = Secret(phpString(conf["password"]))
+	r.Password = Secret(phparray.String(conf["password"]))
 	// phpredis sends the username only since 9.6 (#41683).
 	if client == "predis" || versionAtLeast(version, 9, 6) {
-		r.Username = phpString(conf["username"])
+		r.Username = phparray.String(conf["username"])
 	}
-	if v, set := conf["database"]; set && v != nil && phpString(v) != "" {
+	if v, set := conf["database"]; set && v != nil && phparray.String(v) != "" {
 		db, ok := phpInt(v)
 		if !ok || db < 0 {
-			return fmt.Errorf("database %q is not a database number", phpString(v))
+			return fmt.Errorf("database %q is not a database number", phparray.String(v))
 		}
 		r.DB = int(db)
 	}
@@ -411,7 +412,7 @@ func parseConnectionConfig(raw any) (map[string]any, error) {
 	default:
 		return nil, errors.New("not an array")
 	}
-	rawURL := phpString(conf["url"])
+	rawURL := phparray.String(conf["url"])
 	delete(conf, "url")
 	if rawURL == "" {
 		return conf, nil
@@ -481,30 +482,6 @@ func asMap(v any) map[string]any {
 	return m
 }
 
-// phpString is PHP's (string) cast of a decoded JSON scalar.
-func phpString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case bool:
-		if x {
-			return "1"
-		}
-		return ""
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return fmt.Sprint(v)
-}
-
 // phpInt reads an integer from a number or a numeric string.
 func phpInt(v any) (int64, bool) {
 	switch x := v.(type) {
@@ -520,27 +497,11 @@ func phpInt(v any) (int64, bool) {
 		}
 		return 0, true
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(phpString(v)), 64)
+	f, err := strconv.ParseFloat(strings.TrimSpace(phparray.String(v)), 64)
 	if err != nil {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-// phpTruthy is PHP's (bool) cast.
-func phpTruthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case float64:
-		return x != 0
-	case string:
-		return x != "" && x != "0"
-	}
-	s := phpString(v)
-	return s != "" && s != "0"
 }
 
 // secondsOr reads a whole number of seconds, def when unset or null (the
@@ -551,7 +512,7 @@ func secondsOr(v any, def int64) (int64, error) {
 	}
 	n, ok := phpInt(v)
 	if !ok {
-		return 0, fmt.Errorf("%q is not a number of seconds", phpString(v))
+		return 0, fmt.Errorf("%q is not a number of seconds", phparray.String(v))
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("%d is negative", n)
@@ -561,12 +522,12 @@ func secondsOr(v any, def int64) (int64, error) {
 
 // optSeconds reads an optional float of seconds.
 func optSeconds(v any) (time.Duration, error) {
-	if v == nil || phpString(v) == "" {
+	if v == nil || phparray.String(v) == "" {
 		return 0, nil
 	}
-	f, err := strconv.ParseFloat(phpString(v), 64)
+	f, err := strconv.ParseFloat(phparray.String(v), 64)
 	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%q is not a number of seconds", phpString(v))
+		return 0, fmt.Errorf("%q is not a number of seconds", phparray.String(v))
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }

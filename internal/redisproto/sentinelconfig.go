@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // This file reads a connection of database.redis that is a list of
@@ -48,7 +50,7 @@ func listConnection(name, client string, raw any, global map[string]any) (RedisC
 	if err := checkSentinelReplication(options); err != nil {
 		return RedisConfig{}, fmt.Errorf("redisqueue: %s: %w", where, err)
 	}
-	r := RedisConfig{Name: name, Client: client, Prefix: phpString(options["prefix"])}
+	r := RedisConfig{Name: name, Client: client, Prefix: phparray.String(options["prefix"])}
 	if err := r.readSentinels(entries, options); err != nil {
 		return RedisConfig{}, fmt.Errorf("redisqueue: %s: %w", where, err)
 	}
@@ -67,12 +69,12 @@ func checkSentinelReplication(options map[string]any) error {
 	if !set || v == nil {
 		return errors.New("is a list of servers without options.replication 'sentinel' (predis then shards keys across them, or takes them for a cluster); name a cluster under database.redis.clusters, or a Sentinel setup with options.replication 'sentinel' and options.service")
 	}
-	switch mode := phpString(v); mode {
+	switch mode := phparray.String(v); mode {
 	case "sentinel", "redis-sentinel":
 	default:
 		return fmt.Errorf("options.replication %q (predis's own master/replica replication) is not supported; only 'sentinel' is", mode)
 	}
-	if phpString(options["service"]) == "" {
+	if phparray.String(options["service"]) == "" {
 		return errors.New("options.service is not set: predis's Sentinel replication needs the name the sentinels monitor the master under")
 	}
 	return nil
@@ -85,7 +87,7 @@ func checkSentinelReplication(options map[string]any) error {
 // createSentinelConnection does.
 func (r *RedisConfig) readSentinels(entries []any, options map[string]any) error {
 	defaults := asMap(options["parameters"])
-	s := &SentinelConfig{Service: phpString(options["service"])}
+	s := &SentinelConfig{Service: phparray.String(options["service"])}
 	if _, _, err := r.readScheme(defaults); err != nil {
 		return fmt.Errorf("options.parameters: %w", err)
 	}
@@ -105,7 +107,7 @@ func (r *RedisConfig) readSentinels(entries []any, options map[string]any) error
 		if err != nil {
 			return fmt.Errorf("sentinel %d: %w", i, err)
 		}
-		own := phpString(p["password"])
+		own := phparray.String(p["password"])
 		p = withDefaults(p, defaults)
 		p["password"], p["database"] = own, nil
 		if err := s.add(p); err != nil {
@@ -124,7 +126,7 @@ func (r *RedisConfig) readSentinels(entries []any, options map[string]any) error
 
 // add appends one sentinel's address, credentials and TLS options.
 func (s *SentinelConfig) add(p map[string]any) error {
-	if phpString(p["host"]) == "" {
+	if phparray.String(p["host"]) == "" {
 		return errors.New("no host")
 	}
 	var node RedisConfig

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // TLSOptions are the SSL context options of a TLS connection as PHP's
@@ -73,7 +75,7 @@ func parseSSLContext(client string, m map[string]any) (TLSOptions, error) {
 func (o TLSOptions) checkEmpty(m map[string]any) error {
 	for _, k := range []string{"cafile", "local_cert", "peer_name"} {
 		v, set := m[k]
-		if !set || phpString(v) != "" || (k == "cafile" && o.NoVerifyPeer) || (k == "peer_name" && o.NoVerifyPeerName) {
+		if !set || phparray.String(v) != "" || (k == "cafile" && o.NoVerifyPeer) || (k == "peer_name" && o.NoVerifyPeerName) {
 			continue
 		}
 		return fmt.Errorf("the SSL context option %s is empty (null when its variable is unset): PHP then fails to connect; set it, or remove it", k)
@@ -89,23 +91,23 @@ func (o TLSOptions) checkEmpty(m map[string]any) error {
 func (o *TLSOptions) set(client, key string, v any) error {
 	switch key {
 	case "verify_peer":
-		o.NoVerifyPeer = !phpTruthy(v)
+		o.NoVerifyPeer = !phparray.Truthy(v)
 	case "verify_peer_name":
-		o.NoVerifyPeerName = !phpTruthy(v)
+		o.NoVerifyPeerName = !phparray.Truthy(v)
 	case "allow_self_signed":
-		o.AllowSelfSigned = phpTruthy(v)
+		o.AllowSelfSigned = phparray.Truthy(v)
 	case "SNI_enabled":
-		o.NoSNI = !phpTruthy(v)
+		o.NoSNI = !phparray.Truthy(v)
 	case "peer_name":
-		o.PeerName = phpString(v)
+		o.PeerName = phparray.String(v)
 	case "cafile":
-		o.CAFile = phpString(v)
+		o.CAFile = phparray.String(v)
 	case "capath":
-		o.CAPath = phpString(v)
+		o.CAPath = phparray.String(v)
 	case "local_cert":
-		o.LocalCert = phpString(v)
+		o.LocalCert = phparray.String(v)
 	case "local_pk":
-		o.LocalPK = phpString(v)
+		o.LocalPK = phparray.String(v)
 	case "crypto_method":
 		if client != "predis" {
 			return o.setCryptoMethod(key, v)
@@ -138,7 +140,7 @@ func (o *TLSOptions) setCryptoMethod(key string, v any) error {
 	}
 	mask, ok := phpInt(v)
 	if !ok {
-		return fmt.Errorf("the SSL context option %s %q is not a STREAM_CRYPTO_METHOD_* value", key, phpString(v))
+		return fmt.Errorf("the SSL context option %s %q is not a STREAM_CRYPTO_METHOD_* value", key, phparray.String(v))
 	}
 	var lo, hi uint16
 	gap := false

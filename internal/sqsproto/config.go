@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // Config is one Laravel queue connection with driver "sqs"
@@ -162,7 +164,7 @@ func FromLaravel(connection string, conn map[string]any, opts LaravelOptions) (C
 		}
 		c.MaxAttempts = int(n) + 1
 	}
-	c.UseFIPS, c.UseDualStack = truthy(conn["use_fips_endpoint"]), truthy(conn["use_dual_stack_endpoint"])
+	c.UseFIPS, c.UseDualStack = phparray.Truthy(conn["use_fips_endpoint"]), phparray.Truthy(conn["use_dual_stack_endpoint"])
 	if err := c.readOverflow(conn["overflow"]); err != nil {
 		return Config{}, err
 	}
@@ -264,11 +266,11 @@ func (c *Config) readOverflow(v any) error {
 		return nil
 	}
 	c.Overflow = Overflow{
-		Enabled: truthy(m["enabled"]), Store: str(m["store"]), Always: truthy(m["always"]),
-		DeleteAfterProcessing: true, FlushOnClear: truthy(m["flush_on_clear"]),
+		Enabled: phparray.Truthy(m["enabled"]), Store: str(m["store"]), Always: phparray.Truthy(m["always"]),
+		DeleteAfterProcessing: true, FlushOnClear: phparray.Truthy(m["flush_on_clear"]),
 	}
 	if d, ok := m["delete_after_processing"]; ok {
-		c.Overflow.DeleteAfterProcessing = truthy(d)
+		c.Overflow.DeleteAfterProcessing = phparray.Truthy(d)
 	}
 	return nil
 }
@@ -331,21 +333,4 @@ func str(v any) string {
 		}
 	}
 	return ""
-}
-
-// truthy is PHP's truthiness of a config value.
-func truthy(v any) bool {
-	switch v := v.(type) {
-	case bool:
-		return v
-	case float64:
-		return v != 0
-	case string:
-		return v != "" && v != "0"
-	case []any:
-		return len(v) > 0
-	case map[string]any:
-		return len(v) > 0
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/internal/beanstalkproto"
+	"github.com/laraworker/laraworker/internal/phparray"
 )
 
 // Config is one Laravel queue connection with driver "beanstalkd", as
@@ -56,19 +57,19 @@ func FromLaravel(connection string, conf map[string]any) (Config, error) {
 	if conf == nil {
 		return fail("its configuration was not read")
 	}
-	if d := phpString(conf["driver"]); d != "beanstalkd" {
+	if d := phparray.String(conf["driver"]); d != "beanstalkd" {
 		return fail("its driver is %q", d)
 	}
-	c.Host = strings.TrimSpace(phpString(conf["host"]))
+	c.Host = strings.TrimSpace(phparray.String(conf["host"]))
 	if c.Host == "" {
 		return fail("no host (config/queue.php's host, BEANSTALKD_QUEUE_HOST)")
 	}
 	port, err := wholeOr(conf["port"], beanstalkproto.DefaultPort)
 	if err != nil || port < 1 || port > 65535 {
-		return fail("port %q is not a TCP port", phpString(conf["port"]))
+		return fail("port %q is not a TCP port", phparray.String(conf["port"]))
 	}
 	c.Port = int(port)
-	c.Queue = phpString(conf["queue"])
+	c.Queue = phparray.String(conf["queue"])
 	if err := beanstalkproto.CheckTube(c.Queue); err != nil {
 		return fail("queue (the default tube): %v", err)
 	}
@@ -84,13 +85,13 @@ func FromLaravel(connection string, conf map[string]any) (Config, error) {
 	c.BlockFor = time.Duration(block) * time.Second
 	c.ConnectTimeout = defaultConnectTimeout
 	if t, ok := conf["timeout"]; ok && t != nil {
-		f, err := strconv.ParseFloat(strings.TrimSpace(phpString(t)), 64)
+		f, err := strconv.ParseFloat(strings.TrimSpace(phparray.String(t)), 64)
 		if err != nil || f <= 0 || math.IsInf(f, 0) {
-			return fail("timeout %q is not a number of seconds", phpString(t))
+			return fail("timeout %q is not a number of seconds", phparray.String(t))
 		}
 		c.ConnectTimeout = time.Duration(f * float64(time.Second))
 	}
-	c.AfterCommit = phpTruthy(conf["after_commit"])
+	c.AfterCommit = phparray.Truthy(conf["after_commit"])
 	return c, nil
 }
 
@@ -101,7 +102,7 @@ func wholeOr(v any, def int64) (int64, error) {
 	if v == nil {
 		return def, nil
 	}
-	s := strings.TrimSpace(phpString(v))
+	s := strings.TrimSpace(phparray.String(v))
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%q is not a number", s)
@@ -110,36 +111,4 @@ func wholeOr(v any, def int64) (int64, error) {
 		return 0, fmt.Errorf("%q is not a whole number of seconds", s)
 	}
 	return int64(f), nil
-}
-
-// phpString is PHP's (string) cast of a decoded JSON scalar.
-func phpString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case bool:
-		if x {
-			return "1"
-		}
-		return ""
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return fmt.Sprint(v)
-}
-
-// phpTruthy is PHP's (bool) cast.
-func phpTruthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case float64:
-		return x != 0
-	}
-	s := phpString(v)
-	return s != "" && s != "0"
 }

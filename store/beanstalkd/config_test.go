@@ -27,6 +27,9 @@ func TestFromLaravel(t *testing.T) {
 	if c.Addr() != "[::1]:11400" || c.RetryAfter != 120*time.Second || c.BlockFor != 0 || c.ConnectTimeout != 500*time.Millisecond || !c.AfterCommit {
 		t.Fatalf("env strings: %+v", c)
 	}
+	if c, _ := FromLaravel("q", map[string]any{"driver": "beanstalkd", "host": "h", "queue": "q", "after_commit": []any{}}); c.AfterCommit {
+		t.Fatalf("after_commit [] is false to PHP's (bool): %+v", c)
+	}
 	if c, _ := FromLaravel("q", map[string]any{"driver": "beanstalkd", "host": "h", "queue": "q"}); c.RetryAfter != 60*time.Second {
 		t.Fatalf("no retry_after: %+v", c)
 	}
