@@ -145,6 +145,13 @@ func testFencedDelete(e *env) {
 		e.t.Fatalf("Delete of two held jobs and two lost ones: lost %v, %v; want %v", uuids(e.t, lost), err, uuids(e.t, old))
 	}
 	e.total("held", 0, "after the delete of the held jobs")
+	// Alone too (a store may delete one job its own way): the job the
+	// other worker holds and the one it finished.
+	for _, j := range old {
+		if lost, err := e.s.Delete(e.ctx, []jobqueue.JobRow{j}); err != nil || len(lost) != 1 {
+			e.t.Fatalf("Delete of one job whose reservation was lost: lost %v, %v; want it lost", uuids(e.t, lost), err)
+		}
+	}
 	e.total("fenced", 1, "the job the other worker still holds")
 	if n, err := e.s.CountClaimable(e.ctx, e.qs("fenced"), jobqueue.ClaimOptions{}); err != nil || n != 0 {
 		e.t.Fatalf("after the lost delete %d job(s) claimable (%v): the other worker's reservation was touched", n, err)

@@ -33,7 +33,7 @@ func claimFilterOf(o jobqueue.ClaimOptions) (sqlstmt.ClaimFilter, []any, error) 
 func likePatterns(displayNames []string) ([]any, error) {
 	var out []any
 	for _, n := range displayNames {
-		pats, err := displayNamePatterns(n)
+		pats, err := cachedDisplayNamePatterns(n)
 		if err != nil {
 			return nil, err
 		}
@@ -171,8 +171,9 @@ func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts j
 		f.Primary = true
 	}
 	query := q.st.ClaimSelectFiltered(limit, f)
-	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) {
-		return query, append([]any{queue, now, now - q.retryAfter}, filterArgs...)
+	peek := q.st.Unlocked(q.st.ClaimSelectFiltered(1, f))
+	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, string, []any) {
+		return query, peek, append([]any{queue, now, now - q.retryAfter}, filterArgs...)
 	})
 }
 
@@ -180,7 +181,25 @@ func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts j
 // one transaction, re-run on retryable errors. On a pool that packs
 // transactions (MySQL/MariaDB opened by Open) the transaction is two
 // round trips instead of four; --laravel-exact keeps Laravel's four.
-func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, sel func(now int64) (string, []any)) ([]jobqueue.JobRow, error) {
+// sel gives the select, the same select of one row without its lock
+// (the look after an empty claim, peek.go; "" for none) and their
+// bindings.
+func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, sel func(now int64) (query, peek string, args []any)) ([]jobqueue.JobRow, error) {
+	if !q.exact && q.idle.wasEmpty(queue) {
+		_, peek, args := sel(q.conn.UnixNow())
+		if peek != "" && q.nothingClaimable(ctx, peek, args) {
+			return nil, nil
+		}
+	}
+	claimed, err := q.selectAndReserveTx(ctx, queue, limit, sel)
+	if err == nil {
+		q.idle.record(queue, len(claimed) == 0)
+	}
+	return claimed, err
+}
+
+// selectAndReserveTx is selectAndReserve's transaction.
+func (q *Queue) selectAndReserveTx(ctx context.Context, queue string, limit int, sel func(now int64) (query, peek string, args []any)) ([]jobqueue.JobRow, error) {
 	var claimed []jobqueue.JobRow
 	try := func(tx sqldb.TxConn, attempt int, last lastStatement) error {
 		jobs, err := q.reserveSelected(ctx, tx, attempt, limit, sel, last)
@@ -217,9 +236,9 @@ type lastStatement func(ctx context.Context, query string, args ...any) error
 // select, then the reserve of what it returned (Laravel's exact statement
 // when limit is 1), the last reserve statement run by last. Nothing
 // selected: no reserve, and the caller's transaction ends unchanged.
-func (q *Queue) reserveSelected(ctx context.Context, tx sqldb.TxConn, attempt, limit int, sel func(now int64) (string, []any), last lastStatement) ([]jobqueue.JobRow, error) {
+func (q *Queue) reserveSelected(ctx context.Context, tx sqldb.TxConn, attempt, limit int, sel func(now int64) (query, peek string, args []any), last lastStatement) ([]jobqueue.JobRow, error) {
 	now := q.conn.UnixNow()
-	query, args := sel(now)
+	query, _, args := sel(now)
 	jobs, err := queryJobs(ctx, tx, query, args...)
 	if err != nil || len(jobs) == 0 {
 		return nil, err

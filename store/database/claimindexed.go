@@ -73,7 +73,11 @@ func appendList[T any](args []any, list []T, asArray bool) []any {
 func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
 	query, args := q.indexedStatement(queue, limit, o)
 	if !q.st.OneStatementClaims() {
-		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, []any) { return query, args(now) })
+		// MySQL/MariaDB: the limit is in the text, not a binding, so the
+		// look of one row takes the claim's bindings.
+		peek, _ := q.indexedStatement(queue, 1, o)
+		peek = q.st.Unlocked(peek)
+		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, string, []any) { return query, peek, args(now) })
 	}
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, args)
 	sortByAvailability(jobs)

@@ -39,6 +39,9 @@ func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobq
 		}
 		return lost, nil
 	}
+	if len(jobs) == 1 && q.conn.SingleStatementSafe() {
+		return q.deleteOne(ctx, jobs[0])
+	}
 	deleted, err := q.deleteReservedMany(ctx, jobs)
 	if err != nil {
 		return nil, err
@@ -49,6 +52,30 @@ func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobq
 		}
 	}
 	return lost, nil
+}
+
+// deleteOne is Delete of one job (a worker's completer often has one
+// outcome to write): the fenced delete by id and token, one autocommitted
+// statement on every engine, where the grouped delete would take the
+// grouping and, on MySQL (no DELETE ... RETURNING), a transaction of a
+// locking select and the delete. No row deleted: the reservation was lost.
+func (q *Queue) deleteOne(ctx context.Context, job jobqueue.JobRow) (lost []jobqueue.JobRow, err error) {
+	var n int64
+	err = q.conn.Retrying(ctx, func(int) error {
+		res, err := q.db.ExecContext(ctx, q.st.DeleteReservedJob(), job.ID, *job.ReservedAt)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return []jobqueue.JobRow{job}, nil
+	}
+	return nil, nil
 }
 
 // tokenGroup is the ids of jobs reserved with one token, in chunks.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/laraworker/laraworker/internal/phparray"
@@ -106,9 +108,35 @@ func payloadMeta(payload []byte) (uuid, displayName string, err error) {
 	return uuid, displayName, nil
 }
 
+// likeEscaper escapes LIKE metacharacters for `escape '!'` (a Replacer
+// is safe for concurrent use; building one costs more than using it).
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+
 // likeEscapeString escapes LIKE metacharacters for `escape '!'`.
-func likeEscapeString(s string) string {
-	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
+func likeEscapeString(s string) string { return likeEscaper.Replace(s) }
+
+// classPatterns holds displayNamePatterns' results by name: every claim
+// filters on the same few classes (those with a handler, those stopped),
+// so their patterns are rendered once, not per claim. Valid names only
+// (an invalid one is an error every time); at most maxClassPatterns of
+// them, then rendered as they come.
+var classPatterns struct {
+	sync.Map
+	n atomic.Int32
+}
+
+const maxClassPatterns = 4096
+
+// cachedDisplayNamePatterns is displayNamePatterns through classPatterns.
+func cachedDisplayNamePatterns(name string) ([]string, error) {
+	if pats, ok := classPatterns.Load(name); ok {
+		return pats.([]string), nil
+	}
+	pats, err := displayNamePatterns(name)
+	if err == nil && classPatterns.n.Add(1) <= maxClassPatterns {
+		classPatterns.Store(name, pats)
+	}
+	return pats, err
 }
 
 // displayNamePatterns returns the LIKE patterns matching payloads whose

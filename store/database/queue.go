@@ -46,6 +46,9 @@ type Queue struct {
 	// scan is the lower bound on ids of Laravel's claim and the claim
 	// cost report (claimscan.go).
 	scan scanBounds
+	// idle are the queues whose last transactional claim found nothing:
+	// the next one looks first (peek.go).
+	idle idleQueues
 	// cache and locks are the app's database cache store, when it is its
 	// default store (nil otherwise), and its locks.
 	cache *dbcache.Cache
@@ -61,6 +64,8 @@ type Queue struct {
 	// SELECT, with the 1-based transaction attempt. Tests use it to provoke
 	// real deadlocks.
 	testHookAfterSelect func(ctx context.Context, tx sqldb.TxConn, attempt int) error
+	// testHookPeek is told what each look before a claim found (peek.go).
+	testHookPeek func(found bool)
 }
 
 // RetryAfter is the connection's retry_after: how long a reservation

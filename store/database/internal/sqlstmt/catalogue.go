@@ -43,6 +43,7 @@ func (s Statements) Catalogue(z Sizes) []Named {
 		{"claim batch (N=10): select", "", s.ClaimSelect(10, 0)},
 		{"claim batch excluding 2 ids given back to PHP", "", s.ClaimSelectFiltered(10, ClaimFilter{IDs: 2})},
 		{"claim batch of every class but one (a class stopped by a configuration problem)", "", s.ClaimSelectFiltered(10, ClaimFilter{NotNames: 1})},
+		{"look before a claim, after a claim on the queue found nothing", "the claim's select of one row without its lock, autocommitted (no transaction): the claim's transaction runs only when it finds a row, so an idle worker's empty claim is one round trip instead of the select and its rollback (peek.go); MySQL/MariaDB, and PostgreSQL where the claim is a transaction; not with --laravel-exact", s.Unlocked(s.ClaimSelect(1, 0))},
 		{"count claimable (before --stop-when-empty stops)", "no lock: SKIP LOCKED may have hidden rows", s.CountClaimable(ClaimFilter{Names: 1})},
 		{"claim batch: reserve (3 rows)", "MySQL/MariaDB; PostgreSQL and SQLite only on the transactional fallback (a row whose attempts overflow)", s.MarkReservedMany(3)},
 		{"claim batch as one statement (N=10, one class, 2 ids excluded)", "PostgreSQL and SQLite, without the claim index; autocommit; the rows come back unordered and are sorted by id in Go. PostgreSQL: the limit and the excluded ids are parameters (one array), so every batch size is one statement text", s.oneStatement(s.ClaimUpdateLaravel(10, ClaimFilter{Names: 1, IDs: 2, IDArray: s.PgArrays()}))},

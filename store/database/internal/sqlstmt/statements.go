@@ -138,6 +138,17 @@ func (s Statements) renderClaimSelectFiltered(limit int, f ClaimFilter) string {
 	return s.sql(b)
 }
 
+// Unlocked is a claim's select without its lock clause: the look a
+// claim after an empty one runs first, outside a transaction
+// (store/database's peek.go). "" when the engine locks nothing (SQLite)
+// or the select does not end with the lock.
+func (s Statements) Unlocked(claimSelect string) string {
+	if s.lock == "" || !strings.HasSuffix(claimSelect, " "+s.lock) {
+		return ""
+	}
+	return strings.TrimSuffix(claimSelect, " "+s.lock)
+}
+
 // CountClaimable counts what ClaimSelectFiltered could return, reading
 // without locks: a claim with SKIP LOCKED that comes back empty does not
 // prove the queue is empty.
