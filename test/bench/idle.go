@@ -23,6 +23,11 @@ const idleSettle = 3 * time.Second
 // of wall time while the queue stays empty, at its defaults (no --sleep,
 // no --concurrency): laraworker's work and, with an app, one
 // php artisan queue:work. One at a time, so neither sees the other's load.
+// laraworker's runs without its dashboard heartbeat (workCommand: the
+// bench leaves no tables of laraworker's in the database it is given),
+// which `work` has on by default: the heartbeat's reads of the pause
+// requests, one a second, are not in this figure (docs/PERFORMANCE.md,
+// "Pick-up latency", measures them).
 func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error) {
 	if err := b.reset(); err != nil {
 		return nil, err
@@ -42,7 +47,7 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 			return nil, fmt.Errorf("idle %s: %w", it.name, err)
 		}
 		out[it.name] = ms
-		b.progress("idle %-6s %6.2f ms of CPU per second, at its defaults on the empty queue", it.name, ms)
+		b.progress("idle %-6s %6.2f ms of CPU per second, at its defaults on the empty queue%s", it.name, ms, idleNote(it.name))
 	}
 	return out, nil
 }
@@ -130,4 +135,13 @@ func alternate[T any](xs []T, round int) []T {
 		}
 	}
 	return out
+}
+
+// idleNote is what the idle line says of a worker's settings beyond its
+// defaults.
+func idleNote(name string) string {
+	if name == "lw" {
+		return " (dashboard heartbeat off)"
+	}
+	return ""
 }
