@@ -60,15 +60,7 @@ func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobq
 // grouping and, on MySQL (no DELETE ... RETURNING), a transaction of a
 // locking select and the delete. No row deleted: the reservation was lost.
 func (q *Queue) deleteOne(ctx context.Context, job jobqueue.JobRow) (lost []jobqueue.JobRow, err error) {
-	var n int64
-	err = q.conn.Retrying(ctx, func(int) error {
-		res, err := q.db.ExecContext(ctx, q.st.DeleteReservedJob(), job.ID, *job.ReservedAt)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	n, err := q.execCounting(ctx, q.st.DeleteReservedJob(), job.ID, *job.ReservedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +68,21 @@ func (q *Queue) deleteOne(ctx context.Context, job jobqueue.JobRow) (lost []jobq
 		return []jobqueue.JobRow{job}, nil
 	}
 	return nil, nil
+}
+
+// execCounting runs one autocommitted statement, re-run on retryable
+// errors, and returns the rows it changed.
+func (q *Queue) execCounting(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := q.conn.Retrying(ctx, func(int) error {
+		res, err := q.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // tokenGroup is the ids of jobs reserved with one token, in chunks.

@@ -173,15 +173,7 @@ func (q *Queue) Extend(ctx context.Context, jobs []jobqueue.JobRow) ([]jobqueue.
 			refreshed = append(refreshed, j)
 			continue
 		}
-		var n int64
-		err = q.conn.Retrying(ctx, func(int) error {
-			res, err := q.db.ExecContext(ctx, q.st.ExtendReservation(), now, j.ID, tok)
-			if err != nil {
-				return err
-			}
-			n, err = res.RowsAffected()
-			return err
-		})
+		n, err := q.execCounting(ctx, q.st.ExtendReservation(), now, j.ID, tok)
 		if err != nil {
 			return refreshed, err
 		}
