@@ -8,9 +8,10 @@ import (
 // An idle worker claims about once a second and finds nothing. Where the
 // claim is a transaction (MySQL/MariaDB: the locking select, then the
 // rollback when it found nothing; four round trips on a pool that does
-// not pack them), each of those empty claims costs the worker the round
-// trips, and on this project's 2-core machine most of an idle worker's
-// CPU went to them (docs/PERFORMANCE.md, "Pick-up latency"). So after a
+// not pack them), each of those empty claims costs the worker its round
+// trips, and every round trip wakes the worker (docs/PERFORMANCE.md,
+// "Pick-up latency": the one saved here took about a fifth off an idle
+// worker's CPU without its heartbeat, on a 2-core machine). So after a
 // claim on a queue came back empty, the next one first runs the same
 // select without its lock, outside any transaction, and stops there when
 // it finds no row: one round trip, and no lock taken or gap held. When it
