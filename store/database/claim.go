@@ -171,9 +171,9 @@ func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts j
 		f.Primary = true
 	}
 	query := q.st.ClaimSelectFiltered(limit, f)
-	peek := q.st.Unlocked(q.st.ClaimSelectFiltered(1, f))
-	return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, string, []any) {
-		return query, peek, append([]any{queue, now, now - q.retryAfter}, filterArgs...)
+	peek := func() string { return q.st.Unlocked(q.st.ClaimSelectFiltered(1, f)) }
+	return q.selectAndReserve(ctx, queue, limit, peek, func(now int64) (string, []any) {
+		return query, append([]any{queue, now, now - q.retryAfter}, filterArgs...)
 	})
 }
 
@@ -181,14 +181,16 @@ func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts j
 // one transaction, re-run on retryable errors. On a pool that packs
 // transactions (MySQL/MariaDB opened by Open) the transaction is two
 // round trips instead of four; --laravel-exact keeps Laravel's four.
-// sel gives the select, the same select of one row without its lock
-// (the look after an empty claim, peek.go; "" for none) and their
-// bindings.
-func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, sel func(now int64) (query, peek string, args []any)) ([]jobqueue.JobRow, error) {
+// peek gives the same select of one row without its lock, which takes
+// sel's bindings (the look after an empty claim, peek.go; "" for none):
+// rendered only when a look runs, not on every claim.
+func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, peek func() string, sel func(now int64) (string, []any)) ([]jobqueue.JobRow, error) {
 	if !q.exact && q.idle.wasEmpty(queue) {
-		_, peek, args := sel(q.conn.UnixNow())
-		if peek != "" && q.nothingClaimable(ctx, peek, args) {
-			return nil, nil
+		if look := peek(); look != "" {
+			_, args := sel(q.conn.UnixNow())
+			if q.nothingClaimable(ctx, look, args) {
+				return nil, nil
+			}
 		}
 	}
 	claimed, err := q.selectAndReserveTx(ctx, queue, limit, sel)
@@ -199,7 +201,7 @@ func (q *Queue) selectAndReserve(ctx context.Context, queue string, limit int, s
 }
 
 // selectAndReserveTx is selectAndReserve's transaction.
-func (q *Queue) selectAndReserveTx(ctx context.Context, queue string, limit int, sel func(now int64) (query, peek string, args []any)) ([]jobqueue.JobRow, error) {
+func (q *Queue) selectAndReserveTx(ctx context.Context, queue string, limit int, sel func(now int64) (string, []any)) ([]jobqueue.JobRow, error) {
 	var claimed []jobqueue.JobRow
 	try := func(tx sqldb.TxConn, attempt int, last lastStatement) error {
 		jobs, err := q.reserveSelected(ctx, tx, attempt, limit, sel, last)
@@ -236,9 +238,9 @@ type lastStatement func(ctx context.Context, query string, args ...any) error
 // select, then the reserve of what it returned (Laravel's exact statement
 // when limit is 1), the last reserve statement run by last. Nothing
 // selected: no reserve, and the caller's transaction ends unchanged.
-func (q *Queue) reserveSelected(ctx context.Context, tx sqldb.TxConn, attempt, limit int, sel func(now int64) (query, peek string, args []any), last lastStatement) ([]jobqueue.JobRow, error) {
+func (q *Queue) reserveSelected(ctx context.Context, tx sqldb.TxConn, attempt, limit int, sel func(now int64) (string, []any), last lastStatement) ([]jobqueue.JobRow, error) {
 	now := q.conn.UnixNow()
-	query, _, args := sel(now)
+	query, args := sel(now)
 	jobs, err := queryJobs(ctx, tx, query, args...)
 	if err != nil || len(jobs) == 0 {
 		return nil, err

@@ -75,9 +75,8 @@ func (q *Queue) claimIndexed(ctx context.Context, queue string, limit int, o job
 	if !q.st.OneStatementClaims() {
 		// MySQL/MariaDB: the limit is in the text, not a binding, so the
 		// look of one row takes the claim's bindings.
-		peek, _ := q.indexedStatement(queue, 1, o)
-		peek = q.st.Unlocked(peek)
-		return q.selectAndReserve(ctx, queue, limit, func(now int64) (string, string, []any) { return query, peek, args(now) })
+		peek := func() string { return q.st.Unlocked(q.st.ClaimSelectIndexed(1, q.indexedFilter(o))) }
+		return q.selectAndReserve(ctx, queue, limit, peek, func(now int64) (string, []any) { return query, args(now) })
 	}
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, args)
 	sortByAvailability(jobs)

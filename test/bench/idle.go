@@ -35,10 +35,12 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 	type idler struct {
 		name string
 		cmd  func() *exec.Cmd
+		// note is what its line says of settings beyond the defaults.
+		note string
 	}
-	idlers := []idler{{"lw", func() *exec.Cmd { return b.idleWorkCommand() }}}
+	idlers := []idler{{"lw", func() *exec.Cmd { return b.idleWorkCommand() }, " (dashboard heartbeat off)"}}
 	if b.phpApp != "" {
-		idlers = append(idlers, idler{"php-1", func() *exec.Cmd { return b.phpCommand() }})
+		idlers = append(idlers, idler{"php-1", func() *exec.Cmd { return b.phpCommand() }, ""})
 	}
 	out := map[string]float64{}
 	for _, it := range alternate(idlers, round) {
@@ -47,7 +49,7 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 			return nil, fmt.Errorf("idle %s: %w", it.name, err)
 		}
 		out[it.name] = ms
-		b.progress("idle %-6s %6.2f ms of CPU per second, at its defaults on the empty queue%s", it.name, ms, idleNote(it.name))
+		b.progress("idle %-6s %6.2f ms of CPU per second, at its defaults on the empty queue%s", it.name, ms, it.note)
 	}
 	return out, nil
 }
@@ -135,13 +137,4 @@ func alternate[T any](xs []T, round int) []T {
 		}
 	}
 	return out
-}
-
-// idleNote is what the idle line says of a worker's settings beyond its
-// defaults.
-func idleNote(name string) string {
-	if name == "lw" {
-		return " (dashboard heartbeat off)"
-	}
-	return ""
 }
