@@ -308,7 +308,7 @@ func runWorker(ctx context.Context, f workFlags, conn *queueconn.Connection, inf
 		return cli.Exit("work: "+err.Error(), 1)
 	}
 	logWorkerStarted(ctx, f, conn, reg, info)
-	stopHeartbeat := startHeartbeat(conn, w, deps.counts, f.worker.Concurrency, f.log)
+	stopHeartbeat := startHeartbeat(deps.heartbeat, w)
 	stopPulse := deps.pulse.run(runCtx)
 	reason := w.Run(runCtx)
 	stopPulse()
@@ -342,7 +342,10 @@ type workerDeps struct {
 	enc     *payload.Encrypter
 	metrics *worker.Metrics // --metrics-addr
 	counts  *fleet.Counts   // --heartbeat
-	locks   map[string]jobqueue.LockStore
+	// heartbeat records the worker in the fleet and reads the dashboard's
+	// pauses (--heartbeat); nil: off, or laraworker's tables are missing.
+	heartbeat *fleet.Heartbeat
+	locks     map[string]jobqueue.LockStore
 	// state is where job middleware keep their state.
 	state middlewareState
 	// pulse records Laravel Pulse's entries (--pulse); nil: none.
@@ -372,6 +375,7 @@ func newWorkerDeps(ctx context.Context, f workFlags, conn *queueconn.Connection,
 	}
 	if f.heartbeat {
 		d.counts = fleet.NewCounts(nil)
+		d.heartbeat = newHeartbeat(conn, d.counts, f.worker.Concurrency, f.log)
 	}
 	return d, nil
 }
@@ -391,6 +395,9 @@ func workerConfig(f workFlags, conn *queueconn.Connection, d workerDeps) worker.
 	}
 	if d.pulse != nil {
 		wcfg.Observers = append(wcfg.Observers, d.pulse.rec)
+	}
+	if d.heartbeat != nil {
+		wcfg.BeforeClaim = d.heartbeat.ReadPauses
 	}
 	return wcfg
 }
@@ -789,23 +796,30 @@ func ensureFleetTables(own *fleet.Store, log zerolog.Logger) bool {
 	return true
 }
 
-// startHeartbeat records w in the workers table and applies pauses from
-// the dashboard until the returned stop is called (after Run), which
-// marks the row stopped. Without counts (--heartbeat=false) it does
-// nothing.
-func startHeartbeat(conn *queueconn.Connection, w *worker.Worker, counts *fleet.Counts, concurrency int, log zerolog.Logger) (stop func()) {
-	if counts == nil {
-		return func() {}
-	}
+// newHeartbeat is the worker's record in the fleet, whose pauses the
+// worker's claim loop reads (worker.Config.BeforeClaim): nil when the
+// fleet's tables are out of reach (said in the log).
+func newHeartbeat(conn *queueconn.Connection, counts *fleet.Counts, concurrency int, log zerolog.Logger) *fleet.Heartbeat {
 	own, err := conn.Database("the fleet's heartbeat")
 	if err != nil {
 		log.Warn().Err(err).Msg("the worker is not recorded in the fleet, and pauses from the dashboard do not reach it")
-		return func() {}
+		return nil
 	}
 	if !ensureFleetTables(own.Fleet, log) {
+		return nil
+	}
+	return &fleet.Heartbeat{Store: own.Fleet, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log, FromLoop: true}
+}
+
+// startHeartbeat records w in the workers table and applies pauses from
+// the dashboard until the returned stop is called (after Run), which
+// marks the row stopped. Without a heartbeat (--heartbeat=false, no
+// tables) it does nothing.
+func startHeartbeat(hb *fleet.Heartbeat, w *worker.Worker) (stop func()) {
+	if hb == nil {
 		return func() {}
 	}
-	hb := &fleet.Heartbeat{Store: own.Fleet, Worker: w, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
+	hb.Worker = w
 	ctx, cancel := context.WithCancel(context.Background())
 	hb.Start(ctx)
 	done := make(chan struct{})

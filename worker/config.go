@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -207,6 +208,15 @@ type Config struct {
 	// decided. A dashboard's runtimes and waits come from it. It must be
 	// quick and safe for concurrent use.
 	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
+	// BeforeClaim, when set, is called on the claim loop before each claim
+	// and after each sleep while paused: it may call Pause, Resume and
+	// PauseQueues, which then hold for the claim that follows. Pauses kept
+	// elsewhere (the dashboard's table) are read here, in the same wake-up
+	// as the claim they govern, rather than on a timer of their own: an
+	// idle worker wakes once per poll, not twice. It must rate-limit what
+	// it reads (it runs before every claim) and return within a round
+	// trip. Default none.
+	BeforeClaim func(ctx context.Context)
 	// Observers are told when each job starts and how its run ended, with
 	// the queue events Laravel's worker would have raised (JobObserver):
 	// Laravel Pulse's recorders, tracers. Default none.

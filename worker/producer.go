@@ -34,6 +34,9 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			// As Laravel: sleep at least a second while paused, and keep
 			// checking the stop conditions.
 			w.sleepOrWake(ctx, max(w.cfg.Sleep, time.Second))
+			if w.cfg.BeforeClaim != nil {
+				w.cfg.BeforeClaim(ctx) // it may resume the worker
+			}
 			if reason := w.stopReason(start, false, false); reason != "" {
 				return reason
 			}
@@ -50,6 +53,11 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 			// Jobs claimed ahead take the free places before any claim.
 			w.dispatchHeld(ctx, jobCtx)
 			continue
+		}
+		if w.cfg.BeforeClaim != nil {
+			if w.cfg.BeforeClaim(ctx); w.paused.Load() {
+				continue
+			}
 		}
 		idleBefore := w.inflight.len() == 0
 		jobs, err := w.claimAndDispatch(ctx, jobCtx, free, idleBefore)

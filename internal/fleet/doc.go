@@ -6,7 +6,8 @@
 //     theirs with Heartbeat; a PHP bridge may write rows of kind "php"),
 //     refreshed every few seconds, so a dashboard sees the fleet;
 //   - laraworker_pauses: pause requests per worker or per queue, which
-//     every Go worker polls and applies within seconds;
+//     every Go worker reads before its claims (Heartbeat.ReadPauses) and
+//     applies within seconds;
 //   - laraworker_history: jobs done, failed and released per minute,
 //     queue and class, as the workers report them (kept 25 hours).
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/procmem"
@@ -37,15 +38,29 @@ type Heartbeat struct {
 	// Every is how often the row is written (default 5s); PollEvery how
 	// often pauses are read (default 1s).
 	Every, PollEvery time.Duration
-	Logger           zerolog.Logger
+	// FromLoop says that the worker's claim loop reads the pauses
+	// (worker.Config.BeforeClaim calling ReadPauses): they are then read
+	// in the wake-up of the claim they govern, at most once per
+	// PollEvery, and Run reads them only on a beat that finds no read
+	// within PollEvery (a loop waiting for a free place, or on Redis for
+	// a push, claims nothing meanwhile). Without it Run reads them every
+	// PollEvery on a timer of its own, one more wake-up a second.
+	FromLoop bool
+	Logger   zerolog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
 	id, host  string
 	started   time.Time
-	warned    map[string]bool
-	applied   appliedPauses
 	lastPrune time.Time
+
+	// pollMu holds a read of the pauses (the loop's and Run's).
+	pollMu   sync.Mutex
+	applied  appliedPauses
+	lastRead time.Time
+
+	warnMu sync.Mutex
+	warned map[string]bool
 }
 
 // appliedPauses is the pause state last taken from the table, so only
@@ -73,7 +88,7 @@ func (h *Heartbeat) Start(ctx context.Context) {
 	h.id = fmt.Sprintf("go:%s:%d:%d", h.host, os.Getpid(), h.started.Unix())
 	h.warned = map[string]bool{}
 	h.beat(ctx)
-	h.poll(ctx)
+	h.pollLocked(ctx)
 }
 
 // Run beats and polls until ctx ends, then marks the row stopped and
@@ -81,19 +96,45 @@ func (h *Heartbeat) Start(ctx context.Context) {
 func (h *Heartbeat) Run(ctx context.Context) {
 	beat := time.NewTicker(h.Every)
 	defer beat.Stop()
-	poll := time.NewTicker(h.PollEvery)
-	defer poll.Stop()
+	var polls <-chan time.Time
+	if !h.FromLoop {
+		poll := time.NewTicker(h.PollEvery)
+		defer poll.Stop()
+		polls = poll.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			h.stop()
 			return
 		case <-beat.C:
+			if h.FromLoop {
+				h.ReadPauses(ctx)
+			}
 			h.beat(ctx)
-		case <-poll.C:
-			h.poll(ctx)
+		case <-polls:
+			h.pollLocked(ctx)
 		}
 	}
+}
+
+// ReadPauses reads and applies the pause requests when the last read is
+// PollEvery old or more (see FromLoop); nothing before Start.
+func (h *Heartbeat) ReadPauses(ctx context.Context) {
+	if h.id == "" {
+		return
+	}
+	h.pollMu.Lock()
+	defer h.pollMu.Unlock()
+	if h.Now().Sub(h.lastRead) >= h.PollEvery {
+		h.poll(ctx)
+	}
+}
+
+func (h *Heartbeat) pollLocked(ctx context.Context) {
+	h.pollMu.Lock()
+	defer h.pollMu.Unlock()
+	h.poll(ctx)
 }
 
 // stop writes the final state with a short deadline of its own: the
@@ -143,12 +184,7 @@ func (h *Heartbeat) beat(ctx context.Context) {
 // recorded.
 func (h *Heartbeat) checkTimings(ctx context.Context) {
 	ok, err := h.Store.TimingColumns(ctx)
-	if err != nil || ok {
-		delete(h.warned, "timings")
-		return
-	}
-	if !h.warned["timings"] {
-		h.warned["timings"] = true
+	if h.firstWarning("timings", err == nil && !ok) {
 		h.Logger.Warn().Str("table", h.Store.Tables().History).
 			Msg("laraworker's history table has no runtime and wait columns (made by an earlier version): run `laraworker tables` to add them; until then runtimes and waits are not recorded")
 	}
@@ -156,7 +192,9 @@ func (h *Heartbeat) checkTimings(ctx context.Context) {
 
 // poll reads the pause requests and applies what changed since the last
 // read: a worker pause or resume, and the paused subset of its queues.
+// The caller holds pollMu.
 func (h *Heartbeat) poll(ctx context.Context) {
+	h.lastRead = h.Now()
 	pauses, err := h.Store.Pauses(ctx)
 	if err != nil {
 		h.check("reading pause requests", err)
@@ -192,15 +230,26 @@ func (h *Heartbeat) poll(ctx context.Context) {
 // missing table (`laraworker tables` not run) must not flood the log nor
 // stop the worker.
 func (h *Heartbeat) check(what string, err error) {
-	if err == nil {
+	if h.firstWarning(what, err != nil) {
+		h.Logger.Warn().Err(err).Msg(what + " failed (run `laraworker tables` to create laraworker's tables); the worker goes on")
+	}
+}
+
+// firstWarning records whether the problem what holds now and reports
+// whether it just began (the one time to warn). The beat and the claim
+// loop's pause reads both warn.
+func (h *Heartbeat) firstWarning(what string, holds bool) bool {
+	h.warnMu.Lock()
+	defer h.warnMu.Unlock()
+	if !holds {
 		delete(h.warned, what)
-		return
+		return false
 	}
 	if h.warned[what] {
-		return
+		return false
 	}
 	h.warned[what] = true
-	h.Logger.Warn().Err(err).Msg(what + " failed (run `laraworker tables` to create laraworker's tables); the worker goes on")
+	return true
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
