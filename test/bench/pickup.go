@@ -31,9 +31,12 @@ const pickupHelp = `Runs ONE worker inside this process (worker.New and Run at w
 --sleep 3s, --idle-poll 1s, --concurrency 10, the noop handler) on the
 database queue the connection flags name, or with --redis on Laravel's redis
 queue at that address (a prefix of its own, its keys deleted at the end; the
-failed_jobs side in a temporary SQLite file). After --warm-up idle, it reads
-the process's CPU time (getrusage) over --idle with no job pushed: the
-worker's idle CPU. Then it pushes jobs one by one at --rate for --duration,
+failed_jobs side in a temporary SQLite file). Before the worker starts, it
+reads the process's CPU time (getrusage) over --idle while it does nothing
+but one trivial round trip a second to the queue's server ("select 1",
+Redis PING): the floor, the least a process of this Go runtime that polls
+once a second spends on this machine. After --warm-up idle, it reads the
+CPU time over --idle again with no job pushed: the worker's idle CPU. Then it pushes jobs one by one at --rate for --duration,
 as Laravel writes them (the database store's INSERT, the redis push script
 with its :notify token), and reports from the start of each push to the
 start of its handler: p50, p99 and max by nearest rank, and the 1-minute
@@ -60,11 +63,14 @@ func pickupCommand() *cli.Command {
 
 // pickupReport is what the bench prints.
 type pickupReport struct {
-	Queue                  string
-	Jobs                   int
-	P50, P99, Max          time.Duration
-	IdleCPUPerSecond       time.Duration
-	IdleCorePercent        float64
+	Queue            string
+	Jobs             int
+	P50, P99, Max    time.Duration
+	IdleCPUPerSecond time.Duration
+	IdleCorePercent  float64
+	// FloorCPUPerSecond is the process's CPU with no worker, one trivial
+	// round trip a second (floorCPU).
+	FloorCPUPerSecond      time.Duration
 	LoadBefore, LoadAfter  float64
 	Rate                   int
 	PushedFor, IdleWindow  time.Duration
@@ -93,10 +99,12 @@ func runPickup(c *cli.Context) error {
 
 // pickup is one measured worker and the queue it runs on.
 type pickup struct {
-	store  jobqueue.Store
-	queue  string
-	closer []func()
-	jobs   jobTemplate
+	store jobqueue.Store
+	// roundTrip is one trivial request to the queue's server.
+	roundTrip func(context.Context) error
+	queue     string
+	closer    []func()
+	jobs      jobTemplate
 
 	mu      sync.Mutex
 	pushed  map[string]time.Time
@@ -124,6 +132,10 @@ func openPickup(ctx context.Context, c *cli.Context) (*pickup, error) {
 	p.closer = append(p.closer, func() { _ = q.DropTables(context.Background()); q.Close() })
 	_ = q.DropTables(ctx)
 	p.store, p.queue = q, cfg.Driver+" (table "+cfg.JobsTable+")"
+	p.roundTrip = func(ctx context.Context) error {
+		var one int
+		return q.DB().QueryRowContext(ctx, "select 1").Scan(&one)
+	}
 	return p, q.CreateTables(ctx)
 }
 
@@ -158,6 +170,7 @@ func (p *pickup) openRedis(ctx context.Context, addr string) error {
 		return err
 	}
 	p.store, p.queue = s, "redis "+addr+" (prefix "+prefix+")"
+	p.roundTrip = func(ctx context.Context) error { return q.Client().Ping(ctx).Err() }
 	return s.CreateTables(ctx)
 }
 
@@ -188,6 +201,12 @@ func (p *pickup) run(ctx context.Context, c *cli.Context) (*pickupReport, error)
 	if rate <= 0 || duration <= 0 || idle <= 0 {
 		return nil, errors.New("--rate, --duration and --idle must be positive")
 	}
+	rep := &pickupReport{Queue: p.queue, Rate: rate, PushedFor: duration, IdleWindow: idle, Sleep: c.Duration("sleep"), IdlePoll: c.Duration("idle-poll"), LoadBefore: load1()}
+	floor, err := p.floorCPU(ctx, idle)
+	if err != nil {
+		return nil, err
+	}
+	rep.FloorCPUPerSecond = floor
 	w, err := worker.New(p.store, p.registry(), worker.Config{Name: "pickup", Queues: []string{"default"},
 		Sleep: c.Duration("sleep"), IdlePoll: noneIfZero(c.Duration("idle-poll")), MemoryMB: -1,
 		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()})
@@ -199,7 +218,6 @@ func (p *pickup) run(ctx context.Context, c *cli.Context) (*pickupReport, error)
 	go func() { w.Run(runCtx); close(stopped) }()
 	defer func() { stopWorker(); <-stopped }()
 
-	rep := &pickupReport{Queue: p.queue, Rate: rate, PushedFor: duration, IdleWindow: idle, Sleep: c.Duration("sleep"), IdlePoll: c.Duration("idle-poll"), LoadBefore: load1()}
 	if !sleepCtx(ctx, c.Duration("warm-up")) {
 		return nil, ctx.Err()
 	}
@@ -238,6 +256,35 @@ func (p *pickup) run(ctx context.Context, c *cli.Context) (*pickupReport, error)
 	return rep, nil
 }
 
+// floorEvery is the floor's round-trip interval: the databases' idle
+// poll at the defaults (--idle-poll 1s).
+const floorEvery = time.Second
+
+// floorCPU is this process's CPU per second over d, with no worker
+// running, while one goroutine does one trivial round trip to the queue's
+// server every floorEvery: what a Go process that polls that server once
+// a second cannot spend less than on this machine (the runtime's and the
+// kernel's cost of each wake-up, which a virtual machine makes dear).
+func (p *pickup) floorCPU(ctx context.Context, d time.Duration) (time.Duration, error) {
+	if err := p.roundTrip(ctx); err != nil { // the connection is made
+		return 0, err
+	}
+	tick := time.NewTicker(floorEvery)
+	defer tick.Stop()
+	cpu0, t0 := processCPU(), time.Now()
+	for end := t0.Add(d); time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-tick.C:
+			if err := p.roundTrip(ctx); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return time.Duration(float64(processCPU()-cpu0) / time.Since(t0).Seconds()), nil
+}
+
 // produce pushes one job every 1/rate for duration, each timed from just
 // before its push.
 func (p *pickup) produce(ctx context.Context, rate int, duration time.Duration) (int, error) {
@@ -269,7 +316,8 @@ func (p *pickup) produce(ctx context.Context, rate int, duration time.Duration) 
 
 func (r *pickupReport) print(out io.Writer) {
 	fmt.Fprintf(out, "pick-up latency, one worker (--sleep %s, --idle-poll %s), %s\n", r.Sleep, r.IdlePoll, r.Queue)
-	fmt.Fprintf(out, "  idle CPU over %s: %.3f ms per second (%.3f%% of a core)\n", r.IdleWindow, millis(r.IdleCPUPerSecond), r.IdleCorePercent)
+	fmt.Fprintf(out, "  idle CPU over %s: %.3f ms per second (%.3f%% of a core); floor, one round trip a second and no worker: %.3f ms per second\n",
+		r.IdleWindow, millis(r.IdleCPUPerSecond), r.IdleCorePercent, millis(r.FloorCPUPerSecond))
 	fmt.Fprintf(out, "  %d jobs at %d/s for %s, push to handler start: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
 		r.Jobs, r.Rate, r.PushedFor, millis(r.P50), millis(r.P99), millis(r.Max))
 	if r.MissingAfterDrainLimit > 0 {
@@ -285,7 +333,8 @@ func (r *pickupReport) printJSON(out io.Writer) error {
 		"queue": r.Queue, "jobs": r.Jobs, "rate": r.Rate, "pushed_for_s": r.PushedFor.Seconds(),
 		"p50_ms": millis(r.P50), "p99_ms": millis(r.P99), "max_ms": millis(r.Max),
 		"idle_cpu_ms_per_s": millis(r.IdleCPUPerSecond), "idle_core_percent": r.IdleCorePercent,
-		"sleep_s": r.Sleep.Seconds(), "idle_poll_s": r.IdlePoll.Seconds(), "missing": r.MissingAfterDrainLimit,
+		"floor_cpu_ms_per_s": millis(r.FloorCPUPerSecond),
+		"sleep_s":            r.Sleep.Seconds(), "idle_poll_s": r.IdlePoll.Seconds(), "missing": r.MissingAfterDrainLimit,
 		"load_before": r.LoadBefore, "load_after": r.LoadAfter,
 	})
 }
