@@ -808,7 +808,7 @@ func newHeartbeat(conn *queueconn.Connection, counts *fleet.Counts, concurrency 
 	if !ensureFleetTables(own.Fleet, log) {
 		return nil
 	}
-	return &fleet.Heartbeat{Store: own.Fleet, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log, FromLoop: true}
+	return &fleet.Heartbeat{Store: own.Fleet, Counts: counts, Concurrency: concurrency, Version: Version, Logger: log}
 }
 
 // startHeartbeat records w in the workers table and applies pauses from

@@ -245,9 +245,9 @@ type pauseRig struct {
 	hb *Heartbeat
 }
 
-// startPauseRig starts the worker and hb (its Store, Worker and Counts
-// set here; with hb.FromLoop the worker's claim loop reads the pauses),
-// both stopped at the test's end.
+// startPauseRig starts the worker, whose claim loop reads the pauses
+// (worker.Config.BeforeClaim), and hb (its Store, Worker and Counts set
+// here), both stopped at the test's end.
 func startPauseRig(t *testing.T, q *database.Queue, hb *Heartbeat) *pauseRig {
 	t.Helper()
 	r := &pauseRig{t: t, q: q, s: newStore(t, q), hb: hb}
@@ -255,9 +255,7 @@ func startPauseRig(t *testing.T, q *database.Queue, hb *Heartbeat) *pauseRig {
 	reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
 	counts := NewCounts(nil)
 	cfg := worker.Config{Queues: []string{"a", "b"}, Sleep: 50 * time.Millisecond, Concurrency: 2, Written: counts.Written, Ran: counts.Ran}
-	if hb.FromLoop {
-		cfg.BeforeClaim = hb.ReadPauses
-	}
+	cfg.BeforeClaim = hb.ReadPauses
 	var err error
 	if r.w, err = worker.New(q, reg, cfg); err != nil {
 		t.Fatal(err)

@@ -36,17 +36,15 @@ type Heartbeat struct {
 	Concurrency int
 	Version     string
 	// Every is how often the row is written (default 5s); PollEvery how
-	// often pauses are read (default 1s).
+	// often, at most, the pauses are read (default 1s). The worker's
+	// claim loop reads them (worker.Config.BeforeClaim calling
+	// ReadPauses), in the wake-up of the claim they govern, rather than a
+	// timer of their own, which would wake an idle worker once more a
+	// second; Run reads them on a beat that finds no read within
+	// PollEvery (a loop waiting for a free place, or on Redis for a push,
+	// claims nothing meanwhile).
 	Every, PollEvery time.Duration
-	// FromLoop says that the worker's claim loop reads the pauses
-	// (worker.Config.BeforeClaim calling ReadPauses): they are then read
-	// in the wake-up of the claim they govern, at most once per
-	// PollEvery, and Run reads them only on a beat that finds no read
-	// within PollEvery (a loop waiting for a free place, or on Redis for
-	// a push, claims nothing meanwhile). Without it Run reads them every
-	// PollEvery on a timer of its own, one more wake-up a second.
-	FromLoop bool
-	Logger   zerolog.Logger
+	Logger           zerolog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -88,7 +86,9 @@ func (h *Heartbeat) Start(ctx context.Context) {
 	h.id = fmt.Sprintf("go:%s:%d:%d", h.host, os.Getpid(), h.started.Unix())
 	h.warned = map[string]bool{}
 	h.beat(ctx)
-	h.pollLocked(ctx)
+	h.pollMu.Lock()
+	defer h.pollMu.Unlock()
+	h.poll(ctx)
 }
 
 // Run beats and polls until ctx ends, then marks the row stopped and
@@ -96,30 +96,20 @@ func (h *Heartbeat) Start(ctx context.Context) {
 func (h *Heartbeat) Run(ctx context.Context) {
 	beat := time.NewTicker(h.Every)
 	defer beat.Stop()
-	var polls <-chan time.Time
-	if !h.FromLoop {
-		poll := time.NewTicker(h.PollEvery)
-		defer poll.Stop()
-		polls = poll.C
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			h.stop()
 			return
 		case <-beat.C:
-			if h.FromLoop {
-				h.ReadPauses(ctx)
-			}
+			h.ReadPauses(ctx)
 			h.beat(ctx)
-		case <-polls:
-			h.pollLocked(ctx)
 		}
 	}
 }
 
 // ReadPauses reads and applies the pause requests when the last read is
-// PollEvery old or more (see FromLoop); nothing before Start.
+// PollEvery old or more (see PollEvery); nothing before Start.
 func (h *Heartbeat) ReadPauses(ctx context.Context) {
 	if h.id == "" {
 		return
@@ -129,12 +119,6 @@ func (h *Heartbeat) ReadPauses(ctx context.Context) {
 	if h.Now().Sub(h.lastRead) >= h.PollEvery {
 		h.poll(ctx)
 	}
-}
-
-func (h *Heartbeat) pollLocked(ctx context.Context) {
-	h.pollMu.Lock()
-	defer h.pollMu.Unlock()
-	h.poll(ctx)
 }
 
 // stop writes the final state with a short deadline of its own: the

@@ -10,8 +10,8 @@ import (
 	"github.com/laraworker/laraworker/store/database"
 )
 
-// TestPausesReadBeforeEachClaim: with FromLoop, the worker's claim loop
-// reads the pauses (worker.Config.BeforeClaim) once the last read is
+// TestPausesReadBeforeEachClaim: the worker's claim loop reads the
+// pauses (worker.Config.BeforeClaim) once the last read is
 // PollEvery old, and applies them to the claims that follow: a job pushed
 // to a paused worker, or to a paused queue, is not claimed. Run reads
 // nothing meanwhile (its beat is an hour away): a worker whose loop did
@@ -22,7 +22,7 @@ func TestPausesReadBeforeEachClaim(t *testing.T) {
 		const every = time.Minute
 		var offset atomic.Int64 // the heartbeat's clock, moved by the test
 		base := time.Now()
-		hb := &Heartbeat{Every: time.Hour, PollEvery: every, FromLoop: true,
+		hb := &Heartbeat{Every: time.Hour, PollEvery: every,
 			Now: func() time.Time { return base.Add(time.Duration(offset.Load())) }}
 		r := startPauseRig(t, q, hb)
 		s, w, ctx := r.s, r.w, context.Background()
