@@ -397,7 +397,7 @@ func workerConfig(f workFlags, conn *queueconn.Connection, d workerDeps) worker.
 		wcfg.Observers = append(wcfg.Observers, d.pulse.rec)
 	}
 	if d.heartbeat != nil {
-		wcfg.BeforeClaim = d.heartbeat.ReadPauses
+		wcfg.BeforeClaim = d.heartbeat.ReadPausesSoon
 	}
 	return wcfg
 }

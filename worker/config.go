@@ -209,13 +209,14 @@ type Config struct {
 	// quick and safe for concurrent use.
 	Ran func(job jobqueue.JobRow, started time.Time, took time.Duration)
 	// BeforeClaim, when set, is called on the claim loop before each claim
-	// and after each sleep while paused: it may call Pause, Resume and
-	// PauseQueues, which then hold for the claim that follows. Pauses kept
-	// elsewhere (the dashboard's table) are read here, in the same wake-up
-	// as the claim they govern, rather than on a timer of their own: an
-	// idle worker wakes once per poll, not twice. It must rate-limit what
-	// it reads (it runs before every claim) and return within a round
-	// trip. Default none.
+	// and after each sleep while paused; it may call Pause, Resume and
+	// PauseQueues (which hold for the claims after the call). It is where
+	// pauses kept elsewhere are asked for: laraworker work starts the read
+	// of the dashboard's pauses here, on a goroutine of its own, in the
+	// wake-up of the claims they govern rather than on a timer of their
+	// own, so an idle worker wakes once per poll, not twice. It runs
+	// before every claim: it must return at once, never wait on I/O.
+	// Default none.
 	BeforeClaim func(ctx context.Context)
 	// Observers are told when each job starts and how its run ended, with
 	// the queue events Laravel's worker would have raised (JobObserver):

@@ -6,7 +6,7 @@
 //     theirs with Heartbeat; a PHP bridge may write rows of kind "php"),
 //     refreshed every few seconds, so a dashboard sees the fleet;
 //   - laraworker_pauses: pause requests per worker or per queue, which
-//     every Go worker reads before its claims (Heartbeat.ReadPauses) and
+//     every Go worker reads when it claims (Heartbeat.ReadPausesSoon) and
 //     applies within seconds;
 //   - laraworker_history: jobs done, failed and released per minute,
 //     queue and class, as the workers report them (kept 25 hours).

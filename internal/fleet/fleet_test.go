@@ -255,7 +255,7 @@ func startPauseRig(t *testing.T, q *database.Queue, hb *Heartbeat) *pauseRig {
 	reg.Handle(`App\Jobs\NoopJob`, handlers.HandlerFunc(func(context.Context, *handlers.Job) error { return nil }))
 	counts := NewCounts(nil)
 	cfg := worker.Config{Queues: []string{"a", "b"}, Sleep: 50 * time.Millisecond, Concurrency: 2, Written: counts.Written, Ran: counts.Ran}
-	cfg.BeforeClaim = hb.ReadPauses
+	cfg.BeforeClaim = hb.ReadPausesSoon
 	var err error
 	if r.w, err = worker.New(q, reg, cfg); err != nil {
 		t.Fatal(err)

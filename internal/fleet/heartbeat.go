@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/procmem"
@@ -37,12 +37,12 @@ type Heartbeat struct {
 	Version     string
 	// Every is how often the row is written (default 5s); PollEvery how
 	// often, at most, the pauses are read (default 1s). The worker's
-	// claim loop reads them (worker.Config.BeforeClaim calling
-	// ReadPauses), in the wake-up of the claim they govern, rather than a
-	// timer of their own, which would wake an idle worker once more a
-	// second; Run reads them on a beat that finds no read within
-	// PollEvery (a loop waiting for a free place, or on Redis for a push,
-	// claims nothing meanwhile).
+	// claim loop asks for the read (worker.Config.BeforeClaim calling
+	// ReadPausesSoon), so that it happens in the wake-up of the claims it
+	// governs rather than on a timer of its own, which would wake an idle
+	// worker once more a second; Run also reads them on a beat that finds
+	// no read within PollEvery (a loop waiting for a free place, or on
+	// Redis for a push, claims nothing meanwhile).
 	Every, PollEvery time.Duration
 	Logger           zerolog.Logger
 	// Now is the clock (default time.Now).
@@ -52,13 +52,13 @@ type Heartbeat struct {
 	started   time.Time
 	lastPrune time.Time
 
-	// pollMu holds a read of the pauses (the loop's and Run's).
-	pollMu   sync.Mutex
-	applied  appliedPauses
-	lastRead time.Time
-
-	warnMu sync.Mutex
-	warned map[string]bool
+	warned  map[string]bool
+	applied appliedPauses
+	// lastRead is when the pauses were last read (UnixNano): Run writes
+	// it, the claim loop's ReadPausesSoon reads it.
+	lastRead atomic.Int64
+	// readSoon carries ReadPausesSoon's requests to Run.
+	readSoon chan struct{}
 }
 
 // appliedPauses is the pause state last taken from the table, so only
@@ -82,12 +82,11 @@ func (h *Heartbeat) Start(ctx context.Context) {
 	h.Every = cmpOr(h.Every, 5*time.Second)
 	h.PollEvery = cmpOr(h.PollEvery, time.Second)
 	h.started = h.Now()
+	h.readSoon = make(chan struct{}, 1)
 	h.host, _ = os.Hostname()
 	h.id = fmt.Sprintf("go:%s:%d:%d", h.host, os.Getpid(), h.started.Unix())
 	h.warned = map[string]bool{}
 	h.beat(ctx)
-	h.pollMu.Lock()
-	defer h.pollMu.Unlock()
 	h.poll(ctx)
 }
 
@@ -101,22 +100,36 @@ func (h *Heartbeat) Run(ctx context.Context) {
 		case <-ctx.Done():
 			h.stop()
 			return
+		case <-h.readSoon:
+			h.pollIfStale(ctx)
 		case <-beat.C:
-			h.ReadPauses(ctx)
+			h.pollIfStale(ctx)
 			h.beat(ctx)
 		}
 	}
 }
 
-// ReadPauses reads and applies the pause requests when the last read is
-// PollEvery old or more (see PollEvery); nothing before Start.
-func (h *Heartbeat) ReadPauses(ctx context.Context) {
-	if h.id == "" {
+// ReadPausesSoon asks Run to read and apply the pause requests when the
+// last read is PollEvery old or more (see PollEvery), and returns at
+// once: a claim loop must not wait on laraworker's tables, whose database
+// may be slow or down while the queue is not. Nothing before Start.
+func (h *Heartbeat) ReadPausesSoon(context.Context) {
+	if h.readSoon == nil || !h.stale() {
 		return
 	}
-	h.pollMu.Lock()
-	defer h.pollMu.Unlock()
-	if h.Now().Sub(h.lastRead) >= h.PollEvery {
+	select {
+	case h.readSoon <- struct{}{}:
+	default: // a request is already waiting
+	}
+}
+
+// stale says that the last read of the pauses is PollEvery old or more.
+func (h *Heartbeat) stale() bool {
+	return h.Now().Sub(time.Unix(0, h.lastRead.Load())) >= h.PollEvery
+}
+
+func (h *Heartbeat) pollIfStale(ctx context.Context) {
+	if h.stale() {
 		h.poll(ctx)
 	}
 }
@@ -176,9 +189,8 @@ func (h *Heartbeat) checkTimings(ctx context.Context) {
 
 // poll reads the pause requests and applies what changed since the last
 // read: a worker pause or resume, and the paused subset of its queues.
-// The caller holds pollMu.
 func (h *Heartbeat) poll(ctx context.Context) {
-	h.lastRead = h.Now()
+	h.lastRead.Store(h.Now().UnixNano())
 	pauses, err := h.Store.Pauses(ctx)
 	if err != nil {
 		h.check("reading pause requests", err)
@@ -220,11 +232,8 @@ func (h *Heartbeat) check(what string, err error) {
 }
 
 // firstWarning records whether the problem what holds now and reports
-// whether it just began (the one time to warn). The beat and the claim
-// loop's pause reads both warn.
+// whether it just began (the one time to warn).
 func (h *Heartbeat) firstWarning(what string, holds bool) bool {
-	h.warnMu.Lock()
-	defer h.warnMu.Unlock()
 	if !holds {
 		delete(h.warned, what)
 		return false

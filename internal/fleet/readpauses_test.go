@@ -2,46 +2,56 @@ package fleet
 
 import (
 	"context"
+	"database/sql"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/testutil/testdb"
+	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
 )
 
-// TestPausesReadBeforeEachClaim: the worker's claim loop reads the
-// pauses (worker.Config.BeforeClaim) once the last read is
-// PollEvery old, and applies them to the claims that follow: a job pushed
-// to a paused worker, or to a paused queue, is not claimed. Run reads
-// nothing meanwhile (its beat is an hour away): a worker whose loop did
-// not read would never pause. Clearing the pause resumes the paused
-// worker (its loop reads while paused).
-func TestPausesReadBeforeEachClaim(t *testing.T) {
+// startLoopReadRig is the pause rig whose heartbeat never reads on a
+// timer (its beat is an hour away) and whose clock the test moves: only
+// the worker's claim loop asking (ReadPausesSoon) makes it read. due
+// makes the next read due.
+func startLoopReadRig(t *testing.T, q *database.Queue) (r *pauseRig, due func()) {
+	const every = time.Minute
+	var offset atomic.Int64
+	base := time.Now()
+	hb := &Heartbeat{Every: time.Hour, PollEvery: every,
+		Now: func() time.Time { return base.Add(time.Duration(offset.Load())) }}
+	return startPauseRig(t, q, hb), func() { offset.Add(int64(every)) }
+}
+
+// TestClaimLoopAsksForPauseReads: the worker's claim loop asks the
+// heartbeat to read the pauses once the last read is PollEvery old, and
+// they then hold for its claims: a job pushed to a paused worker, or to a
+// paused queue, is not claimed. The heartbeat reads nothing on its own
+// meanwhile: a worker whose loop did not ask would never pause. Clearing
+// the pause resumes the paused worker (its loop asks while paused).
+func TestClaimLoopAsksForPauseReads(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
-		const every = time.Minute
-		var offset atomic.Int64 // the heartbeat's clock, moved by the test
-		base := time.Now()
-		hb := &Heartbeat{Every: time.Hour, PollEvery: every,
-			Now: func() time.Time { return base.Add(time.Duration(offset.Load())) }}
-		r := startPauseRig(t, q, hb)
+		r, due := startLoopReadRig(t, q)
 		s, w, ctx := r.s, r.w, context.Background()
-		// due makes the next read due: the loop reads before its next claim.
-		due := func() { offset.Add(int64(every)) }
 
 		r.push("a")
 		r.waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
-		if err := s.SetPause(ctx, ScopeWorker, hb.ID(), time.Now()); err != nil {
+		if err := s.SetPause(ctx, ScopeWorker, r.hb.ID(), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		due()
 		r.waitFor("the worker to pause", func() bool { return w.Stats().Paused })
+		// The read runs beside the loop: a claim under way when it ended
+		// began before the pause, which holds for the claims after it.
+		r.loopsPass("a claim loop after the pause")
 		r.push("a")
 		r.loopsPass("a claim loop after the push")
 		if n := r.left("a"); n != 1 || w.Stats().Done != 1 {
 			t.Fatalf("the paused worker ran a job: %d left on a, %d done", n, w.Stats().Done)
 		}
-		if err := s.ClearPause(ctx, ScopeWorker, hb.ID()); err != nil {
+		if err := s.ClearPause(ctx, ScopeWorker, r.hb.ID()); err != nil {
 			t.Fatal(err)
 		}
 		due()
@@ -52,6 +62,7 @@ func TestPausesReadBeforeEachClaim(t *testing.T) {
 		}
 		due()
 		r.waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
+		r.loopsPass("a claim loop after queue b's pause")
 		r.push("b")
 		r.push("a")
 		r.waitFor("queue a to drain", func() bool { return r.left("a") == 0 })
@@ -65,4 +76,68 @@ func TestPausesReadBeforeEachClaim(t *testing.T) {
 		due()
 		r.waitFor("queue b to drain", func() bool { return r.left("b") == 0 })
 	})
+}
+
+// TestPauseReadThatHangsHoldsNoClaim: while the read of the pauses
+// hangs (the pauses table locked by another session, so the heartbeat's
+// select waits on the lock), the claim loop goes on claiming and running
+// jobs: it asks for the read and never waits for it. A loop that read the
+// pauses itself would stop with the read. MariaDB and PostgreSQL (SQLite
+// readers do not wait for a writer).
+func TestPauseReadThatHangsHoldsNoClaim(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
+		mysqlWait := "select count(*) from information_schema.processlist where state like 'Waiting for table%lock'"
+		lockWait := map[string]string{
+			appconfig.EngineMySQL:   mysqlWait,
+			appconfig.EngineMariaDB: mysqlWait,
+			appconfig.EnginePgSQL:   "select count(*) from pg_stat_activity where wait_event_type = 'Lock'",
+		}[q.Config().Driver]
+		if lockWait == "" {
+			t.Skip("SQLite's readers do not wait for a lock")
+		}
+		r, due := startLoopReadRig(t, q)
+		w, ctx := r.w, context.Background()
+		r.push("a")
+		r.waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
+
+		release := lockTable(t, q, r.s.Tables().Pauses)
+		defer release()
+		due()
+		r.waitFor("the pause read to wait on the lock", func() bool {
+			var n int
+			if err := q.DB().QueryRowContext(ctx, lockWait).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n > 0
+		})
+		for range 3 {
+			r.push("a")
+		}
+		r.waitFor("the jobs pushed while the read hangs to run", func() bool { return w.Stats().Done == 4 })
+	})
+}
+
+// lockTable locks table against reads from another session until release.
+func lockTable(t *testing.T, q *database.Queue, table string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := q.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := q.Dialect().Quote(table)
+	if d := q.Config().Driver; d == appconfig.EngineMySQL || d == appconfig.EngineMariaDB {
+		if _, err := conn.ExecContext(ctx, "lock tables "+name+" write"); err != nil {
+			t.Fatal(err)
+		}
+		return func() { _, _ = conn.ExecContext(ctx, "unlock tables"); conn.Close() }
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "lock table "+name+" in access exclusive mode"); err != nil {
+		t.Fatal(err)
+	}
+	return func() { _ = tx.Rollback(); conn.Close() }
 }
