@@ -125,52 +125,16 @@ func TestHistoryAddsUp(t *testing.T) {
 	})
 }
 
-// TestPauseFromTable runs a real worker on a real queue: a worker pause
-// row stops its claims within a poll, a queue pause stops that queue
-// only, and removing the rows resumes it; the outcomes the worker wrote
+// TestPauseFromTable runs a real worker on a real queue through the
+// pauses of the table (pauseAndResume, on the real clock: the claim loop
+// asks for reads and beats read too), and the outcomes the worker wrote
 // (Config.Written) reach the history table.
 func TestPauseFromTable(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		hb := &Heartbeat{Every: 100 * time.Millisecond, PollEvery: 50 * time.Millisecond}
 		r := startPauseRig(t, q, hb)
-		s, w, ctx := r.s, r.w, context.Background()
-		push, left, waitFor, loopsPass := r.push, r.left, r.waitFor, r.loopsPass
-		push("a")
-		waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
-
-		if err := s.SetPause(ctx, ScopeWorker, hb.ID(), time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		waitFor("the worker to pause", func() bool { return w.Stats().Paused })
-		// A claim that started before the pause may still be running; the
-		// pause holds for the claims after it.
-		loopsPass("a claim loop after the pause")
-		push("a")
-		loopsPass("a claim loop after the push")
-		if n := left("a"); n != 1 {
-			t.Fatalf("a paused worker claimed: %d jobs left on a, want 1", n)
-		}
-		if err := s.ClearPause(ctx, ScopeWorker, hb.ID()); err != nil {
-			t.Fatal(err)
-		}
-		waitFor("the resumed worker to run the job", func() bool { return left("a") == 0 })
-
-		if err := s.SetPause(ctx, ScopeQueue, "b", time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
-		loopsPass("a claim loop after queue b's pause")
-		push("b")
-		push("a")
-		waitFor("queue a to drain", func() bool { return left("a") == 0 })
-		loopsPass("a claim loop after queue a drained")
-		if n := left("b"); n != 1 {
-			t.Fatalf("paused queue b was claimed: %d left", n)
-		}
-		if err := s.ClearPause(ctx, ScopeQueue, "b"); err != nil {
-			t.Fatal(err)
-		}
-		waitFor("queue b to drain", func() bool { return left("b") == 0 })
+		s, ctx, waitFor := r.s, context.Background(), r.waitFor
+		r.pauseAndResume(func() {})
 
 		waitFor("the history to count 4 done", func() bool {
 			rows, err := s.History(ctx, 0)
@@ -300,6 +264,55 @@ func (r *pauseRig) loopsPass(what string) {
 	r.t.Helper()
 	from := r.w.Stats().Loops
 	r.waitFor(what, func() bool { return r.w.Stats().Loops >= from+2 })
+}
+
+// pauseAndResume runs four jobs through pauses set in the table: a
+// worker pause holds a job pushed after it until it is cleared, and a
+// queue pause holds queue b only. due is called after each change of the
+// table, before waiting for the worker to see it (a test whose clock
+// keeps reads from coming on their own makes the next read due there).
+func (r *pauseRig) pauseAndResume(due func()) {
+	t, s, w, ctx := r.t, r.s, r.w, context.Background()
+	t.Helper()
+	r.push("a")
+	r.waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
+	if err := s.SetPause(ctx, ScopeWorker, r.hb.ID(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	due()
+	r.waitFor("the worker to pause", func() bool { return w.Stats().Paused })
+	// The read runs beside the loop: a claim under way when it ended
+	// began before the pause, which holds for the claims after it.
+	r.loopsPass("a claim loop after the pause")
+	r.push("a")
+	r.loopsPass("a claim loop after the push")
+	if n := r.left("a"); n != 1 || w.Stats().Done != 1 {
+		t.Fatalf("the paused worker ran a job: %d left on a, %d done", n, w.Stats().Done)
+	}
+	if err := s.ClearPause(ctx, ScopeWorker, r.hb.ID()); err != nil {
+		t.Fatal(err)
+	}
+	due()
+	r.waitFor("the resumed worker to run the job", func() bool { return r.left("a") == 0 })
+
+	if err := s.SetPause(ctx, ScopeQueue, "b", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	due()
+	r.waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
+	r.loopsPass("a claim loop after queue b's pause")
+	r.push("b")
+	r.push("a")
+	r.waitFor("queue a to drain", func() bool { return r.left("a") == 0 })
+	r.loopsPass("a claim loop after queue a drained")
+	if n := r.left("b"); n != 1 {
+		t.Fatalf("paused queue b was claimed: %d left", n)
+	}
+	if err := s.ClearPause(ctx, ScopeQueue, "b"); err != nil {
+		t.Fatal(err)
+	}
+	due()
+	r.waitFor("queue b to drain", func() bool { return r.left("b") == 0 })
 }
 
 func noopPayload(t *testing.T) []byte {

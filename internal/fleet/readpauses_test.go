@@ -34,47 +34,7 @@ func startLoopReadRig(t *testing.T, q *database.Queue) (r *pauseRig, due func())
 func TestClaimLoopAsksForPauseReads(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		r, due := startLoopReadRig(t, q)
-		s, w, ctx := r.s, r.w, context.Background()
-
-		r.push("a")
-		r.waitFor("the first job to run", func() bool { return w.Stats().Done == 1 })
-		if err := s.SetPause(ctx, ScopeWorker, r.hb.ID(), time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		due()
-		r.waitFor("the worker to pause", func() bool { return w.Stats().Paused })
-		// The read runs beside the loop: a claim under way when it ended
-		// began before the pause, which holds for the claims after it.
-		r.loopsPass("a claim loop after the pause")
-		r.push("a")
-		r.loopsPass("a claim loop after the push")
-		if n := r.left("a"); n != 1 || w.Stats().Done != 1 {
-			t.Fatalf("the paused worker ran a job: %d left on a, %d done", n, w.Stats().Done)
-		}
-		if err := s.ClearPause(ctx, ScopeWorker, r.hb.ID()); err != nil {
-			t.Fatal(err)
-		}
-		due()
-		r.waitFor("the resumed worker to run the job", func() bool { return r.left("a") == 0 })
-
-		if err := s.SetPause(ctx, ScopeQueue, "b", time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		due()
-		r.waitFor("queue b to pause", func() bool { return len(w.Stats().PausedQueues) == 1 })
-		r.loopsPass("a claim loop after queue b's pause")
-		r.push("b")
-		r.push("a")
-		r.waitFor("queue a to drain", func() bool { return r.left("a") == 0 })
-		r.loopsPass("a claim loop after queue a drained")
-		if n := r.left("b"); n != 1 {
-			t.Fatalf("paused queue b was claimed: %d left", n)
-		}
-		if err := s.ClearPause(ctx, ScopeQueue, "b"); err != nil {
-			t.Fatal(err)
-		}
-		due()
-		r.waitFor("queue b to drain", func() bool { return r.left("b") == 0 })
+		r.pauseAndResume(due)
 	})
 }
 

@@ -25,9 +25,9 @@ const idleSettle = 3 * time.Second
 // php artisan queue:work. One at a time, so neither sees the other's load.
 // laraworker's runs without its dashboard heartbeat (workCommand: the
 // bench leaves no tables of laraworker's in the database it is given),
-// which `work` has on by default: its reads of the pause requests (in
-// the claim loop, at most one a second) and its row's write every 5 s
-// are not in this figure (docs/PERFORMANCE.md, "Pick-up latency",
+// which `work` has on by default: its reads of the pause requests (at
+// most one a second, asked for by the claim loop) and its row's write
+// every 5 s are not in this figure (docs/PERFORMANCE.md, "Pick-up latency",
 // measures them).
 func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error) {
 	if err := b.reset(); err != nil {

@@ -36,8 +36,9 @@ reads the process's CPU time (getrusage) over --idle while it does nothing
 but one trivial round trip a second to the queue's server ("select 1",
 Redis PING): the floor, the least a process of this Go runtime that polls
 once a second spends on this machine. After --warm-up idle, it reads the
-CPU time over --idle again with no job pushed: the worker's idle CPU. Then it pushes jobs one by one at --rate for --duration,
-as Laravel writes them (the database store's INSERT, the redis push script
+CPU time over --idle again with no job pushed: the worker's idle CPU.
+Then it pushes jobs one by one at --rate for --duration, as Laravel
+writes them (the database store's INSERT, the redis push script
 with its :notify token), and reports from the start of each push to the
 start of its handler: p50, p99 and max by nearest rank, and the 1-minute
 load. The method is in docs/PERFORMANCE.md, "Pick-up latency".`
@@ -225,9 +226,8 @@ func (p *pickup) run(ctx context.Context, c *cli.Context) (*pickupReport, error)
 	if !sleepCtx(ctx, idle) {
 		return nil, ctx.Err()
 	}
-	cpu, wall := processCPU()-cpu0, time.Since(t0)
-	rep.IdleCPUPerSecond = time.Duration(float64(cpu) / wall.Seconds())
-	rep.IdleCorePercent = 100 * float64(cpu) / float64(wall)
+	rep.IdleCPUPerSecond = cpuPerSecondSince(cpu0, t0)
+	rep.IdleCorePercent = 100 * float64(rep.IdleCPUPerSecond) / float64(time.Second)
 
 	n, err := p.produce(ctx, rate, duration)
 	if err != nil {
@@ -282,7 +282,13 @@ func (p *pickup) floorCPU(ctx context.Context, d time.Duration) (time.Duration, 
 			}
 		}
 	}
-	return time.Duration(float64(processCPU()-cpu0) / time.Since(t0).Seconds()), nil
+	return cpuPerSecondSince(cpu0, t0), nil
+}
+
+// cpuPerSecondSince is the process's CPU time since cpu0 (processCPU at
+// t0) per second of wall time since t0.
+func cpuPerSecondSince(cpu0 time.Duration, t0 time.Time) time.Duration {
+	return time.Duration(float64(processCPU()-cpu0) / time.Since(t0).Seconds())
 }
 
 // produce pushes one job every 1/rate for duration, each timed from just
@@ -332,9 +338,8 @@ func (r *pickupReport) printJSON(out io.Writer) error {
 	return json.NewEncoder(out).Encode(map[string]any{
 		"queue": r.Queue, "jobs": r.Jobs, "rate": r.Rate, "pushed_for_s": r.PushedFor.Seconds(),
 		"p50_ms": millis(r.P50), "p99_ms": millis(r.P99), "max_ms": millis(r.Max),
-		"idle_cpu_ms_per_s": millis(r.IdleCPUPerSecond), "idle_core_percent": r.IdleCorePercent,
-		"floor_cpu_ms_per_s": millis(r.FloorCPUPerSecond),
-		"sleep_s":            r.Sleep.Seconds(), "idle_poll_s": r.IdlePoll.Seconds(), "missing": r.MissingAfterDrainLimit,
+		"idle_cpu_ms_per_s": millis(r.IdleCPUPerSecond), "idle_core_percent": r.IdleCorePercent, "floor_cpu_ms_per_s": millis(r.FloorCPUPerSecond),
+		"sleep_s": r.Sleep.Seconds(), "idle_poll_s": r.IdlePoll.Seconds(), "missing": r.MissingAfterDrainLimit,
 		"load_before": r.LoadBefore, "load_after": r.LoadAfter,
 	})
 }
