@@ -16,13 +16,15 @@ import (
 
 // pause and continue write laraworker's pauses table as the dashboard's
 // Control page does (fleet.Store.SetPause and ClearPause): every Go
-// worker polls it each second and stops claiming (running jobs finish),
-// per worker or per queue. PHP workers are not paused.
+// worker reads it when it claims, at most once a second, and stops
+// claiming (running jobs finish), per worker or per queue. PHP workers
+// are not paused.
 
 const pauseHelp = `A pause stops Go workers from claiming new jobs; the jobs they run finish.
-Every Go worker reads the pause requests each second, on every machine (they
-live in laraworker's pauses table, beside the queue), so it applies within
-seconds. --queue pauses a queue for every Go worker, also those started
+Every Go worker reads the pause requests when it claims, at most once a
+second, on every machine (they live in laraworker's pauses table, beside
+the queue), so it applies within seconds (a paused worker reads them again
+after each --sleep, so continue takes up to that). --queue pauses a queue for every Go worker, also those started
 later; --worker pauses one worker (its id, as the dashboard lists it, or
 every running Go worker of that --name); --all pauses every running Go
 worker. PHP workers are not paused (Horizon's horizon:pause pauses Horizon's
