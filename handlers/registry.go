@@ -163,17 +163,28 @@ func (r *Registry) Use(mw ...Middleware) {
 
 // Lookup returns the handler for a class wrapped in the middleware.
 func (r *Registry) Lookup(displayName string) (Handler, error) {
+	h, _, ok := r.Resolve(displayName)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoHandler, displayName)
+	}
+	return h, nil
+}
+
+// Resolve is Lookup and Class in one lookup: the handler wrapped in the
+// middleware, what the registration declared, and whether the class has
+// a handler at all.
+func (r *Registry) Resolve(displayName string) (Handler, Class, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	rt, ok := r.find(displayName)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNoHandler, displayName)
+		return nil, Class{}, false
 	}
 	h := rt.handler
 	for i := len(r.middleware) - 1; i >= 0; i-- {
 		h = r.middleware[i](h)
 	}
-	return h, nil
+	return h, rt.class, true
 }
 
 // Has reports whether a class has a handler.

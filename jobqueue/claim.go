@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// ClaimOptions restricts what a claim may reserve.
+// ClaimOptions restricts what a claim may reserve. The worker passes the
+// same slices to claim after claim: a store reads them, never writes them.
 type ClaimOptions struct {
 	// DisplayNames, when non-empty, limits claims to jobs whose payload
 	// displayName is one of these (e.g. `App\Jobs\SendMail`), so the worker

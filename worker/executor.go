@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -98,8 +99,11 @@ type jobExecutor struct {
 	parsed *payload.Payload
 
 	// The executor's goroutine alone reads and writes the fields below.
-	payload    *payload.Payload
-	job        *handlers.Job
+	payload *payload.Payload
+	job     *handlers.Job
+	// handler is the job's handler with the registry's middleware; nil
+	// when its class has none.
+	handler    handlers.Handler
 	batchID    string
 	batchKnown bool
 	decided    bool
@@ -107,9 +111,9 @@ type jobExecutor struct {
 	// (plain.go); set by decide.
 	plain bool
 	// meta is the payload's bridge record, once read (metadata()).
+	metaRead bool
 	meta     *bridgeproto.Metadata
 	metaErr  error
-	metaRead bool
 	// info is the job as its observers are told about it, queued the next
 	// link of its chain this run pushed (observer.go).
 	info   JobInfo
@@ -206,7 +210,17 @@ func (e *jobExecutor) execute() {
 		e.observeEnd(out, written)
 		return
 	}
-	e.prepare(row, p)
+	// The job its handler will see, with its registration's declarations
+	// and the database its model checks use.
+	e.payload = p
+	h, class, _ := e.reg.Resolve(p.DisplayName)
+	e.handler = h
+	e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p,
+		handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App},
+		handlers.WithClass(class, e.cfg.Models))
+	e.mu.Lock()
+	e.parsed = p
+	e.mu.Unlock()
 	if observed {
 		e.observeStart(row, p)
 	}
@@ -235,19 +249,6 @@ func (e *jobExecutor) execute() {
 	}
 }
 
-// prepare keeps the parsed payload and makes the job its handler will
-// see, with its registration's declarations and the database its model
-// checks use.
-func (e *jobExecutor) prepare(row jobqueue.JobRow, p *payload.Payload) {
-	e.payload = p
-	e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p,
-		handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App},
-		handlers.WithClass(e.reg.Class(p.DisplayName), e.cfg.Models))
-	e.mu.Lock()
-	e.parsed = p
-	e.mu.Unlock()
-}
-
 // markDecided tells the producer the handler is done with the job (its
 // outcome may still be being written); only the first call counts.
 func (e *jobExecutor) markDecided() {
@@ -270,12 +271,13 @@ func (e *jobExecutor) decide() outcome {
 	if e.cfg.alreadyExceeded(p, job.Attempts, e.clock.Now()) {
 		return outcome{verdict: verdictFail, err: phpexception.MaxAttemptsExceeded(p.Name(), e.legacyTexts), inBatch: true, reason: "max_attempts"}
 	}
-	h, err := e.reg.Lookup(p.DisplayName)
-	if err != nil {
+	h := e.handler
+	if h == nil {
 		return e.unrouted()
 	}
 	var cmd *payload.Command
 	if p.Data.Command != "" {
+		var err error
 		cmd, err = job.Command()
 		if err != nil {
 			if e.problems.IsKeyProblem(err) {
@@ -432,7 +434,17 @@ func (e *jobExecutor) runClass(h handlers.Handler) outcome {
 func (e *jobExecutor) run(h handlers.Handler) outcome {
 	job := e.job
 	timeout := e.cfg.timeout(e.payload)
-	runCtx, cancel := jobContext(e.ctx, timeout)
+	// Exactly one child of e.ctx is made, and its cancel is the one
+	// deferred: a child whose cancel is lost stays registered in the
+	// long-lived context for the life of the worker (112 bytes a job
+	// measured, docs/PERFORMANCE.md "Memory over a million jobs").
+	var runCtx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(e.ctx, timeout)
+	} else {
+		runCtx, cancel = context.WithCancel(e.ctx)
+	}
 	defer cancel()
 	err, abandoned := e.call(runCtx, h)
 	timedOut := timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded) && e.ctx.Err() == nil
@@ -476,25 +488,20 @@ func (e *jobExecutor) handlerFrame() frame {
 	return phpexception.HandlerFrame(e.reg.Origin(e.job.DisplayName))
 }
 
-// jobContext is the context one run gets: ctx with the job's timeout, if
-// any. Exactly one child of ctx is made, and its cancel is the one
-// returned: a child whose cancel is lost stays registered in the
-// long-lived ctx for the life of the worker (112 bytes a job measured,
-// docs/PERFORMANCE.md "Memory over a million jobs").
-func jobContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout > 0 {
-		return context.WithTimeout(ctx, timeout)
-	}
-	return context.WithCancel(ctx)
-}
-
 // call runs the handler; if it ignores a cancelled context for longer than
 // Abandon, call returns without it (abandoned = true).
 func (e *jobExecutor) call(ctx context.Context, h handlers.Handler) (err error, abandoned bool) {
 	done := make(chan error, 1)
-	// Recover turns a panic into the job's error even when the
-	// registry's middleware have no Recover.
-	go func() { done <- handlers.Recover()(h).Handle(ctx, e.job) }()
+	// A panic becomes the job's error, as handlers.Recover makes it, even
+	// when the registry's middleware have no Recover.
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- &handlers.PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		done <- h.Handle(ctx, e.job)
+	}()
 	select {
 	case err = <-done:
 		return err, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,12 +233,19 @@ func TestAKeyProblemIsProbedAgain(t *testing.T) {
 	reg.HandleFunc(secretClass, func(context.Context, *handlers.Job) error { return nil })
 	w, _ := newTestWorker(t, q, reg, cfg, newKeyEncrypter(t))
 	runWorker(t, w, 30*time.Second)
-	if got := w.problems.BlockedClasses(w.clock.Now()); len(got) != 1 {
+	if got, _ := w.problems.BlockedClasses(w.clock.Now()); len(got) != 1 {
 		t.Fatalf("blocked %v, want the class", got)
 	}
+	if opts, ok := w.claimOptions(); ok || len(opts.DisplayNames) != 0 {
+		t.Fatalf("claims while the class is blocked: %v (ok %v), want none", opts.DisplayNames, ok)
+	}
 	fake.Advance(configproblem.KeyProbeEvery + time.Second)
-	if got := w.problems.BlockedClasses(w.clock.Now()); len(got) != 0 {
+	if got, _ := w.problems.BlockedClasses(w.clock.Now()); len(got) != 0 {
 		t.Fatalf("after %s the class must be claimed again once, got %v blocked", configproblem.KeyProbeEvery, got)
+	}
+	// The claims' filter, kept between claims, ends with the block.
+	if opts, ok := w.claimOptions(); !ok || !slices.Equal(opts.DisplayNames, []string{secretClass}) {
+		t.Fatalf("after the block the claims take %v (ok %v), want [%s]", opts.DisplayNames, ok, secretClass)
 	}
 	if w.Health() == nil {
 		t.Fatal("the problem stays reported until it is gone")

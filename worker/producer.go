@@ -59,7 +59,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 				continue
 			}
 		}
-		idleBefore := w.inflight.len() == 0
+		idleBefore := w.inflight.held.Load() == 0
 		jobs, err := w.claimAndDispatch(ctx, jobCtx, free, idleBefore)
 		if errors.Is(err, errRowFailedAtClaim) {
 			continue // a row was found (and failed): the queue is not empty
@@ -70,7 +70,7 @@ func (w *Worker) loop(ctx, jobCtx context.Context, start time.Time) StopReason {
 		}
 		// Empty means empty with nothing running since before the claim: a
 		// job finishing meanwhile may have released itself back.
-		empty := len(jobs) == 0 && idleBefore && w.inflight.len() == 0 &&
+		empty := len(jobs) == 0 && idleBefore && w.inflight.held.Load() == 0 &&
 			(!w.cfg.StopWhenEmpty || w.reallyEmpty(ctx))
 		if reason := w.stopReason(start, len(jobs) > 0, empty); reason != "" {
 			return reason
@@ -141,7 +141,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 		w.lastQueues = w.claimed(queues)
 	}
 	jobs, err := w.store.Claim(ctx, w.lastQueues, n, opts)
-	if err == nil {
+	if err == nil && w.problemsChanged.Load() {
 		w.problems.Clear(configproblem.KindSchema, configproblem.KindPermission)
 	}
 	if err != nil {
@@ -176,17 +176,44 @@ func (w *Worker) claimQueues(ctx context.Context) []string {
 
 // claimOptions restricts claims to routed classes (unless --unrouted=fail)
 // and away from rows given back to PHP; ok is false when nothing may be
-// claimed at all.
+// claimed at all. The class filter is kept between claims (claimFilter).
 func (w *Worker) claimOptions() (jobqueue.ClaimOptions, bool) {
 	now := w.clock.Now()
-	opts := jobqueue.ClaimOptions{ExcludeIDs: w.skip.list(now)}
-	blocked := w.problems.BlockedClasses(now)
-	if w.cfg.Unrouted == UnroutedSkip {
-		opts.DisplayNames = configproblem.WithoutBlocked(w.reg.Names(), blocked)
-		return opts, len(opts.DisplayNames) > 0
+	f := &w.filter
+	expired := !f.until.IsZero() && !now.Before(f.until)
+	if !f.built || expired || w.filterStale.Load() {
+		w.filterStale.Store(false) // a change from here on makes it again
+		f.rebuild(w, now)
 	}
-	opts.ExcludeDisplayNames = append(slices.Clone(blocked), bridgehooks.HookClasses...)
-	return opts, true
+	opts := jobqueue.ClaimOptions{DisplayNames: f.names, ExcludeDisplayNames: f.exclude}
+	if w.skip.size.Load() > 0 {
+		opts.ExcludeIDs = w.skip.list(now)
+	}
+	return opts, f.ok
+}
+
+// claimFilter is the class filter of the claims. Made anew for each claim
+// it sorted and copied the routes and locked the problems each time (a
+// tenth of an idle claim's functions); it changes only when a problem is
+// reported or cleared, or a class's block ends, so it is kept until then.
+// The routes are the registry's when the worker was made (New).
+type claimFilter struct {
+	built   bool
+	until   time.Time // when a block in it ends; zero: none
+	names   []string
+	exclude []string
+	ok      bool
+}
+
+func (f *claimFilter) rebuild(w *Worker, now time.Time) {
+	blocked, until := w.problems.BlockedClasses(now)
+	*f = claimFilter{built: true, until: until, ok: true}
+	if w.cfg.Unrouted == UnroutedSkip {
+		f.names = configproblem.WithoutBlocked(w.routes, blocked)
+		f.ok = len(f.names) > 0
+		return
+	}
+	f.exclude = append(blocked, bridgehooks.HookClasses...)
 }
 
 // reallyEmpty confirms an empty claim before --stop-when-empty stops: SKIP
@@ -261,6 +288,8 @@ type inFlight struct {
 	mu        sync.Mutex
 	jobs      map[*jobExecutor]struct{}
 	undecided int
+	// held is len(jobs), for the producer's loop to read without the lock.
+	held atomic.Int32
 	// decided is closed when no job is undecided; made on demand.
 	decided chan struct{}
 
@@ -287,6 +316,7 @@ func newInFlight(limit int, left func()) *inFlight {
 func (f *inFlight) dispatch(e *jobExecutor) {
 	f.mu.Lock()
 	f.jobs[e] = struct{}{}
+	f.held.Store(int32(len(f.jobs)))
 	f.undecided++
 	f.mu.Unlock()
 	select {
@@ -345,6 +375,7 @@ func (f *inFlight) run(e *jobExecutor) {
 	e.execute()
 	f.mu.Lock()
 	delete(f.jobs, e)
+	f.held.Store(int32(len(f.jobs)))
 	f.mu.Unlock()
 	if int64(time.Since(began)) < f.fastUnder.Load() {
 		f.fastTotal.Add(1)
@@ -381,14 +412,10 @@ func (f *inFlight) allDecided() <-chan struct{} {
 	return f.decided
 }
 
-func (f *inFlight) len() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.jobs)
-}
+func (f *inFlight) len() int { return int(f.held.Load()) }
 
 // free is how many more jobs may be dispatched now.
-func (f *inFlight) free() int { return max(f.limit-f.len(), 0) }
+func (f *inFlight) free() int { return max(f.limit-int(f.held.Load()), 0) }
 
 // all lists the jobs held now.
 func (f *inFlight) all() []*jobExecutor {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,9 @@ import (
 type skipSet struct {
 	mu      sync.Mutex
 	entries []skipped
+	// size is len(entries), read without the lock by claims, which skip
+	// list when it is 0 (a worker that gave nothing back).
+	size atomic.Int32
 }
 
 type skipped struct {
@@ -32,6 +36,7 @@ func (s *skipSet) add(id int64, now time.Time) {
 	if len(s.entries) > maxSkipped {
 		s.entries = append(s.entries[:0], s.entries[len(s.entries)-maxSkipped:]...)
 	}
+	s.size.Store(int32(len(s.entries)))
 }
 
 // list returns the ids still excluded at now, dropping expired ones.
@@ -45,6 +50,7 @@ func (s *skipSet) list(now time.Time) []int64 {
 		}
 	}
 	s.entries = keep
+	s.size.Store(int32(len(keep)))
 	if len(keep) == 0 {
 		return nil
 	}

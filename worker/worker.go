@@ -98,7 +98,16 @@ type Worker struct {
 	// problems blocks the classes a configuration problem stops.
 	problems *configproblem.Problems
 	// skip lists the rows given back to PHP, which claims exclude.
-	skip  *skipSet
+	skip *skipSet
+	// routes are the classes with a handler, taken at New; filter is the
+	// claims' class filter made from them (producer.go).
+	routes []string
+	filter claimFilter
+	// filterStale: the problems changed since filter was made;
+	// problemsChanged: they changed at least once (until then a claim
+	// has none to clear).
+	filterStale, problemsChanged atomic.Bool
+
 	stats counters
 
 	paused       atomic.Bool
@@ -115,7 +124,9 @@ type Worker struct {
 }
 
 // New builds a worker on store for the handlers of reg. Zero fields of cfg
-// get their defaults (Config.WithDefaults).
+// get their defaults (Config.WithDefaults). Register every handler before
+// New: it checks the registrations and takes the classes the worker
+// claims.
 func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, error) {
 	if store == nil || reg == nil {
 		return nil, errors.New("worker: New needs a store and a registry")
@@ -139,6 +150,9 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	w.problems = configproblem.New(w.log, func(kind string) {
 		w.stats.configProblems.Add(1)
 		cfg.Metrics.configError(kind)
+	}, func() {
+		w.problemsChanged.Store(true)
+		w.filterStale.Store(true)
 	}, w.clock)
 	unique := &uniquelock.Locks{Stores: cfg.Locks, DefaultStore: cfg.CacheStore, Version: cfg.LaravelVersion, Log: w.log, Clock: w.clock}
 	if err := unique.CheckClasses(reg); err != nil {
@@ -156,7 +170,8 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 	hooks.LogBridge(cfg.Bridge, store)
 	bridgehooks.WarnUnknowable(cfg.Bridge, cfg.LaravelVersion, reg, w.log)
 	// Series that count rare events exist from the start, at 0.
-	cfg.Metrics.watch(cfg.Queues, reg.Names())
+	w.routes = reg.Names()
+	cfg.Metrics.watch(cfg.Queues, w.routes)
 	w.completer = newCompleter(completerDeps{
 		store: store, log: w.log, metrics: cfg.Metrics, clock: w.clock, stats: &w.stats, written: cfg.Written, group: !cfg.LaravelExact,
 		setupProblem: w.problems.SetupProblem,

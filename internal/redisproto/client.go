@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,10 +19,19 @@ type Queue struct {
 	own bool
 	cfg Config
 	now func() time.Time
+	// retrySeconds, migrationLimit and migrateSets are derived from cfg
+	// (newQueue).
+	retrySeconds   int64
+	migrationLimit int
+	migrateSets    string
 
 	// waiter blocks on the notify lists (NotifyWaiter), made on first use.
 	waitOnce sync.Once
 	waiter   *NotifyWaiter
+
+	// keyCache holds each queue's queueKeys (keys.go), cached counts them.
+	keyCache sync.Map
+	cached   atomic.Int32
 }
 
 // Open validates cfg and connects (see NewClient): to one server, a
@@ -36,7 +46,8 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{rdb: rdb, own: true, cfg: cfg, now: time.Now}
+	q := newQueue(rdb, cfg)
+	q.own = true
 	if err := q.Ping(ctx); err != nil {
 		rdb.Close()
 		return nil, err
@@ -50,7 +61,25 @@ func New(rdb redis.UniversalClient, cfg Config) (*Queue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Queue{rdb: rdb, cfg: cfg, now: time.Now}, nil
+	return newQueue(rdb, cfg), nil
+}
+
+// newQueue works out once what each pop and release sends: the
+// reservation's length (availableAt(null) is now when retry_after is
+// null), the migration's LIMIT count (-1 for all) and the sets a pop
+// migrates (claimScript's "1": the delayed one, "2": the reserved one
+// too; RedisQueue::migrate skips the reserved one when retryAfter is
+// null).
+func newQueue(rdb redis.UniversalClient, cfg Config) *Queue {
+	q := &Queue{rdb: rdb, cfg: cfg, now: time.Now, migrationLimit: -1, migrateSets: "1"}
+	if !cfg.NeverExpire {
+		q.retrySeconds = int64(cfg.RetryAfter / time.Second)
+		q.migrateSets = "2"
+	}
+	if cfg.MigrationBatchSize > 0 {
+		q.migrationLimit = cfg.MigrationBatchSize
+	}
+	return q
 }
 
 // SetClock replaces the clock the scores are computed from (tests;

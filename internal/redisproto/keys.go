@@ -27,6 +27,33 @@ func (c Config) Keys(queue string) Keys {
 	return Keys{Ready: base, Delayed: base + ":delayed", Reserved: base + ":reserved", Notify: base + ":notify"}
 }
 
+// queueKeys are a queue's name (the default's for ""), its keys and
+// CheckQueue's verdict on them.
+type queueKeys struct {
+	name string
+	Keys
+	err error
+}
+
+// maxCachedQueues bounds Queue.keys's cache: a worker uses a few queues,
+// the dashboard and the CLI may name any number.
+const maxCachedQueues = 1024
+
+// keys returns a queue's queueKeys, worked out once per queue: each pop,
+// delete and wait needs them, and building them again was four calls
+// and four new strings each time.
+func (q *Queue) keys(queue string) *queueKeys {
+	if k, ok := q.keyCache.Load(queue); ok {
+		return k.(*queueKeys)
+	}
+	name := q.cfg.queueName(queue)
+	k := &queueKeys{name: name, Keys: q.cfg.Keys(name), err: q.cfg.CheckQueue(name)}
+	if q.cached.Add(1) <= maxCachedQueues {
+		q.keyCache.Store(queue, k)
+	}
+	return k
+}
+
 // queueName is RedisQueue::getQueue's name: the queue, else the default.
 func (c Config) queueName(queue string) string {
 	if queue == "" {

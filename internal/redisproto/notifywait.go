@@ -60,7 +60,7 @@ func (w *NotifyWaiter) Wait(ctx context.Context, queues []string, until time.Tim
 	keys := make([]string, len(queues))
 	byKey := make(map[string]string, len(queues))
 	for i, queue := range queues {
-		keys[i] = w.q.cfg.Keys(queue).Notify
+		keys[i] = w.q.keys(queue).Notify
 		byKey[keys[i]] = queue
 	}
 	if w.q.cfg.Redis.Cluster && !oneHashTag(keys) {
@@ -207,7 +207,7 @@ func (q *Queue) NextDue(ctx context.Context, queues []string) (time.Time, bool, 
 	pipe := q.rdb.Pipeline()
 	var cmds []*redis.ZSliceCmd
 	for _, queue := range queues {
-		k := q.cfg.Keys(queue)
+		k := q.keys(queue)
 		cmds = append(cmds, pipe.ZRangeWithScores(ctx, k.Delayed, 0, 0))
 		if !q.cfg.NeverExpire {
 			cmds = append(cmds, pipe.ZRangeWithScores(ctx, k.Reserved, 0, 0))

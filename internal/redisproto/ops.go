@@ -36,7 +36,7 @@ func (q *Queue) Delete(ctx context.Context, jobs ...*Job) (lost []*Job, err erro
 		return nil, err
 	}
 	if len(jobs) == 1 {
-		n, err := q.rdb.ZRem(ctx, q.cfg.Keys(jobs[0].Queue).Reserved, jobs[0].Reserved).Result()
+		n, err := q.rdb.ZRem(ctx, q.keys(jobs[0].Queue).Reserved, jobs[0].Reserved).Result()
 		if err != nil {
 			return nil, q.wrap(err)
 		}
@@ -48,7 +48,7 @@ func (q *Queue) Delete(ctx context.Context, jobs ...*Job) (lost []*Job, err erro
 	cmds := make([]*redis.IntCmd, len(jobs))
 	_, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, j := range jobs {
-			cmds[i] = p.ZRem(ctx, q.cfg.Keys(j.Queue).Reserved, j.Reserved)
+			cmds[i] = p.ZRem(ctx, q.keys(j.Queue).Reserved, j.Reserved)
 		}
 		return nil
 	})
@@ -127,7 +127,7 @@ func (q *Queue) Extend(ctx context.Context, jobs ...*Job) (refreshed []*Job, err
 	if err := checkReserved(jobs); err != nil {
 		return nil, err
 	}
-	until := q.now().Unix() + q.retrySeconds()
+	until := q.now().Unix() + q.retrySeconds
 	for _, group := range byQueue(jobs) {
 		k := q.cfg.Keys(group[0].Queue)
 		args := append([]any{until}, members(group)...)

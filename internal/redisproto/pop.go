@@ -85,32 +85,32 @@ type PopResult struct {
 // opts.Max jobs are popped from its head, each counted and reserved until
 // now + retry_after. An empty queue gives an empty result, no error.
 func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResult, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return PopResult{}, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return PopResult{}, k.err
 	}
 	var moved []string
 	if opts.Exact {
 		var err error
-		if moved, err = q.migrate(ctx, queue); err != nil {
+		if moved, err = q.migrate(ctx, k.name); err != nil {
 			return PopResult{}, err
 		}
 		if !opts.Migrated {
 			moved = nil
 		}
 	}
-	res, err := q.claim(ctx, queue, opts, !opts.Exact)
+	res, err := q.claim(ctx, k, opts, !opts.Exact)
 	res.Migrated = append(moved, res.Migrated...)
 	if err != nil || len(res.Jobs) > 0 || res.Head != nil || !opts.Block || q.cfg.BlockFor == nil {
 		return res, err
 	}
-	notify := q.cfg.Keys(queue).Notify
+	notify := k.Notify
 	woken, err := q.waitNotify(ctx, notify)
 	if err != nil || !woken {
 		return res, err
 	}
 	moved = res.Migrated
-	res, err = q.claim(ctx, queue, opts, false)
+	res, err = q.claim(ctx, k, opts, false)
 	res.Migrated = append(moved, res.Migrated...)
 	if err == nil && len(res.Jobs) == 0 && res.Head != nil {
 		// The token woke this pop for a job it leaves in place: hand it on,
@@ -122,10 +122,9 @@ func (q *Queue) Pop(ctx context.Context, queue string, opts PopOptions) (PopResu
 }
 
 // claim runs claimScript once.
-func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrate bool) (PopResult, error) {
-	k := q.cfg.Keys(queue)
+func (q *Queue) claim(ctx context.Context, k *queueKeys, opts PopOptions, migrate bool) (PopResult, error) {
 	now := q.now().Unix()
-	until := now + q.retrySeconds()
+	until := now + q.retrySeconds
 	max := max(opts.Max, 1)
 	filter, names := "0", []string(nil)
 	switch {
@@ -144,7 +143,11 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 		looked = "1"
 	}
 	args := make([]any, 0, 12+2*len(names)+len(opts.LeaveIDs))
-	args = append(args, now, until, q.migrations(migrate), q.migrationLimit(), max, filter, report,
+	migrations := "0"
+	if migrate {
+		migrations = q.migrateSets
+	}
+	args = append(args, now, until, migrations, q.migrationLimit, max, filter, report,
 		depth, budget, takeMarker, looked, 2*len(names))
 	for _, n := range names {
 		args = append(args, n, asciiLower(n))
@@ -164,7 +167,7 @@ func (q *Queue) claim(ctx context.Context, queue string, opts PopOptions, migrat
 	if err != nil {
 		return PopResult{}, q.wrap(err)
 	}
-	res, err := parseClaim(queue, reply, until)
+	res, err := parseClaim(k.name, reply, until)
 	if err != nil {
 		return PopResult{}, q.wrap(err)
 	}
@@ -263,40 +266,11 @@ func (q *Queue) migrate(ctx context.Context, queue string) ([]string, error) {
 // members of the sorted set from (a full key) whose score is due move to
 // the list to, at most migration_batch_size of them; it returns them.
 func (q *Queue) MigrateExpired(ctx context.Context, from, to string) ([]string, error) {
-	reply, err := migrateScript.Run(ctx, q.rdb, []string{from, to, to + ":notify"}, q.now().Unix(), q.migrationLimit()).StringSlice()
+	reply, err := migrateScript.Run(ctx, q.rdb, []string{from, to, to + ":notify"}, q.now().Unix(), q.migrationLimit).StringSlice()
 	if err != nil && !isNil(err) {
 		return nil, q.wrap(err)
 	}
 	return reply, nil
-}
-
-// migrationLimit is the LIMIT count of the migration: -1 for all.
-func (q *Queue) migrationLimit() int {
-	if q.cfg.MigrationBatchSize <= 0 {
-		return -1
-	}
-	return q.cfg.MigrationBatchSize
-}
-
-// retrySeconds is the reservation's length: availableAt(null) is now.
-func (q *Queue) retrySeconds() int64 {
-	if q.cfg.NeverExpire {
-		return 0
-	}
-	return int64(q.cfg.RetryAfter / time.Second)
-}
-
-// migrations is claimScript's migrate argument: none, the delayed set,
-// or both sets (RedisQueue::migrate skips the reserved one when retryAfter
-// is null).
-func (q *Queue) migrations(migrate bool) string {
-	switch {
-	case !migrate:
-		return "0"
-	case q.cfg.NeverExpire:
-		return "1"
-	}
-	return "2"
 }
 
 // seconds rounds a delay down to whole seconds, negative to zero (PHP's

@@ -64,8 +64,11 @@ func ToString(v any) string {
 // ScannedBytes is ToBytes for a value Scan stored in an *any: database/sql
 // already copied the driver's bytes there, so they are not copied again.
 func ScannedBytes(v any) []byte {
-	if b, ok := v.([]byte); ok {
-		return b
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string: // SQLite's TEXT
+		return []byte(x)
 	}
 	return ToBytes(v)
 }

@@ -32,25 +32,18 @@ type jsonField struct {
 // jsonObject is an object's members in document order, keys unique.
 type jsonObject []jsonField
 
-func (o jsonObject) get(key string) json.RawMessage {
-	f, _ := o.member(key)
-	return f.raw
-}
-
-// member returns the member named key.
-func (o jsonObject) member(key string) (jsonField, bool) {
+// member returns the member named key; its raw is nil when there is
+// none (a member's value is never empty).
+func (o jsonObject) member(key string) jsonField {
 	for _, f := range o {
 		if f.key == key {
-			return f, true
+			return f
 		}
 	}
-	return jsonField{}, false
+	return jsonField{}
 }
 
-func (o jsonObject) has(key string) bool {
-	_, ok := o.member(key)
-	return ok
-}
+func (o jsonObject) has(key string) bool { return o.member(key).raw != nil }
 
 // objectFromMap adapts encoding/json's result.
 func objectFromMap(m map[string]json.RawMessage) jsonObject {
@@ -161,7 +154,7 @@ func (s *jsonScanner) object(collect bool) (jsonObject, bool) {
 			return nil, false
 		}
 		if collect {
-			if !plainKey(key) || out.get(string(key)) != nil {
+			if !plainKey(key) || out.member(string(key)).raw != nil {
 				return nil, false
 			}
 			f.key, f.raw = internKey(key), s.b[vstart:s.i:s.i]

@@ -244,7 +244,7 @@ func checkNestedScan(t *testing.T, doc []byte) {
 	if !ok {
 		return
 	}
-	raw := obj.get("data")
+	raw := obj.member("data").raw
 	want, wantOK := jsonObject(nil), false
 	if len(raw) > 0 && raw[0] == '{' {
 		want, wantOK = scanObject(raw)

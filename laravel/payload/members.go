@@ -27,11 +27,11 @@ func SplitObject(raw []byte) (Members, error) {
 }
 
 // Raw is a member's value as it is in the document, nil when absent.
-func (m Members) Raw(key string) json.RawMessage { return m.o.get(key) }
+func (m Members) Raw(key string) json.RawMessage { return m.o.member(key).raw }
 
 // String is a member's value when it is a JSON string.
 func (m Members) String(key string) (string, bool) {
-	raw := m.o.get(key)
+	raw := m.o.member(key).raw
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}

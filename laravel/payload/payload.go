@@ -149,7 +149,7 @@ func (p *Payload) readFields(t *texts, fields, data jsonObject) error {
 			return nil
 		}
 		var n *int64
-		n, err = optInt(key, fields.get(key))
+		n, err = optInt(key, fields.member(key).raw)
 		return n
 	}
 	flag := func(key string) bool {
@@ -157,7 +157,7 @@ func (p *Payload) readFields(t *texts, fields, data jsonObject) error {
 			return false
 		}
 		var b bool
-		b, err = optBool(key, fields.get(key))
+		b, err = optBool(key, fields.member(key).raw)
 		return b
 	}
 	p.UUID = str("uuid")
@@ -179,7 +179,7 @@ func (p *Payload) readFields(t *texts, fields, data jsonObject) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Data.read(t, fields.get("data"), data); err != nil {
+	if err := p.Data.read(t, fields.member("data").raw, data); err != nil {
 		return err
 	}
 	for _, f := range fields {
@@ -202,7 +202,7 @@ var knownKeys = map[string]bool{
 // readBackoff accepts Laravel's string ("1,5,10") and the bare numbers a
 // hand-made payload may hold.
 func (p *Payload) readBackoff(fields jsonObject, errp *error) *string {
-	raw := fields.get("backoff")
+	raw := fields.member("backoff").raw
 	if *errp != nil || isNull(raw) {
 		return nil
 	}
@@ -242,7 +242,7 @@ func (d *Data) read(t *texts, raw json.RawMessage, fields jsonObject) error {
 	if d.Command, err = t.str("data.command", fields, "command"); err != nil {
 		return err
 	}
-	d.BatchID, err = optString("data.batchId", fields.get("batchId"))
+	d.BatchID, err = optString("data.batchId", fields.member("batchId").raw)
 	return err
 }
 
@@ -331,7 +331,7 @@ func jsonKind(raw json.RawMessage) string {
 // else decoded into t's buffer now; "" when null or absent. key names it
 // in errors.
 func (t *texts) str(key string, fields jsonObject, name string) (string, error) {
-	f, _ := fields.member(name)
+	f := fields.member(name)
 	if f.decoded {
 		return f.text, nil
 	}

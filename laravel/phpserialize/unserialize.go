@@ -104,12 +104,13 @@ type decoder struct {
 // same bytes as a string.
 func (d *decoder) reset(in []byte, src string) {
 	values, entries := countNodes(in)
+	values, entries = max(1, min(values, slabLimit)), max(1, min(entries, slabLimit))
 	*d = decoder{
 		in:        in,
 		src:       src,
-		valChunk:  clamp(values, 1, slabLimit),
-		entChunk:  clamp(entries, 1, slabLimit),
-		slots:     make([]*Value, 0, clamp(values, 1, slabLimit)),
+		valChunk:  values,
+		entChunk:  entries,
+		slots:     make([]*Value, 0, values),
 		canonical: true,
 	}
 }
@@ -176,10 +177,6 @@ func scanUint(b []byte, i int) (int, int) {
 	return n, i
 }
 
-func clamp(n, lo, hi int) int {
-	return max(lo, min(n, hi))
-}
-
 func (d *decoder) fail(msg string) error {
 	return &SyntaxError{Offset: d.pos, Msg: msg}
 }
@@ -236,11 +233,9 @@ func (d *decoder) newEntries(n int) []Entry {
 	return e
 }
 
-func (d *decoder) remaining() int { return len(d.in) - d.pos }
-
 // expect consumes the literal s or fails with "expected s after what".
 func (d *decoder) expect(s string, what string) error {
-	if d.remaining() < len(s) || string(d.in[d.pos:d.pos+len(s)]) != s {
+	if len(d.in)-d.pos < len(s) || string(d.in[d.pos:d.pos+len(s)]) != s {
 		return d.fail("expected '" + s + "' " + what)
 	}
 	d.pos += len(s)
@@ -262,7 +257,7 @@ func (d *decoder) value() (*Value, error) {
 		d.push(v)
 		return v, d.expect("N;", "for null")
 	}
-	if d.remaining() < 2 || d.in[d.pos+1] != ':' {
+	if len(d.in)-d.pos < 2 || d.in[d.pos+1] != ':' {
 		return nil, d.failAt(d.pos, "unknown value type "+strconv.QuoteRune(rune(c)))
 	}
 	switch c {
@@ -292,7 +287,7 @@ func (d *decoder) boolean() (*Value, error) {
 	v := d.newValue(KindBool)
 	d.push(v)
 	d.pos += 2
-	if d.remaining() < 2 || (d.in[d.pos] != '0' && d.in[d.pos] != '1') || d.in[d.pos+1] != ';' {
+	if len(d.in)-d.pos < 2 || (d.in[d.pos] != '0' && d.in[d.pos] != '1') || d.in[d.pos+1] != ';' {
 		return nil, d.fail("expected 0; or 1; for boolean")
 	}
 	v.Bool = d.in[d.pos] == '1'
@@ -411,7 +406,7 @@ func (d *decoder) quoted(n int, what string) (int, int, error) {
 		return 0, 0, d.fail("expected '\"' before " + what)
 	}
 	d.pos++
-	if n+1 > d.remaining() {
+	if n+1 > len(d.in)-d.pos {
 		return 0, 0, d.fail(what + " length " + strconv.Itoa(n) + " exceeds the remaining input")
 	}
 	start := d.pos
@@ -449,18 +444,10 @@ func (d *decoder) count(what string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n > (d.remaining()-2)/minEntryLen {
+	if n > (len(d.in)-d.pos-2)/minEntryLen {
 		return 0, d.failAt(d.pos, what+" "+strconv.Itoa(n)+" is more than the remaining input can hold")
 	}
 	return n, d.expect("{", "after "+what)
-}
-
-func (d *decoder) enter() error {
-	d.depth++
-	if d.depth > MaxDepth {
-		return d.fail("nesting deeper than " + strconv.Itoa(MaxDepth) + " levels")
-	}
-	return nil
 }
 
 func (d *decoder) array() (*Value, error) {
@@ -479,8 +466,8 @@ func (d *decoder) array() (*Value, error) {
 
 // entries parses n key/value pairs and the closing '}' into v.Entries.
 func (d *decoder) entries(v *Value, n int, what string) error {
-	if err := d.enter(); err != nil {
-		return err
+	if d.depth++; d.depth > MaxDepth {
+		return d.fail("nesting deeper than " + strconv.Itoa(MaxDepth) + " levels")
 	}
 	// Index the local slice: while counting, v is shared scratch whose
 	// Entries the children overwrite.
@@ -508,7 +495,7 @@ func (d *decoder) entries(v *Value, n int, what string) error {
 // key parses an array key or property name: an i: or s: value that takes no
 // reference slot.
 func (d *decoder) key(what string) (Key, error) {
-	if d.remaining() < 2 || d.in[d.pos+1] != ':' || (d.in[d.pos] != 'i' && d.in[d.pos] != 's') {
+	if len(d.in)-d.pos < 2 || d.in[d.pos+1] != ':' || (d.in[d.pos] != 'i' && d.in[d.pos] != 's') {
 		return Key{}, d.fail(what + " key must be an integer or a string")
 	}
 	if d.in[d.pos] == 'i' {
@@ -534,7 +521,7 @@ func (d *decoder) key(what string) (Key, error) {
 	if err := d.expect(";", "after key"); err != nil {
 		return Key{}, err
 	}
-	return StrKey(d.src[a:b]), nil
+	return Key{Str: d.src[a:b]}, nil
 }
 
 // className parses `len:"Name":` and checks the characters PHP allows.
@@ -610,7 +597,7 @@ func (d *decoder) custom() (*Value, error) {
 	if err := d.expect("{", "before body"); err != nil {
 		return nil, err
 	}
-	if n+1 > d.remaining() {
+	if n+1 > len(d.in)-d.pos {
 		return nil, d.fail("body length " + strconv.Itoa(n) + " exceeds the remaining input")
 	}
 	v.Str = d.in[d.pos : d.pos+n : d.pos+n]

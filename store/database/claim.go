@@ -125,7 +125,7 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 // on ids or from the start: one statement where the engine has one, the
 // transaction otherwise.
 func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, from scanStart) ([]jobqueue.JobRow, error) {
-	if q.st.OneStatementClaims() && !q.txClaims {
+	if q.oneStatementClaims {
 		return q.claimOneStatement(ctx, queue, limit, opts, from.id)
 	}
 	return q.claimTxFrom(ctx, queue, limit, opts, from)

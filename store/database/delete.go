@@ -39,7 +39,7 @@ func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobq
 		}
 		return lost, nil
 	}
-	if len(jobs) == 1 && q.conn.SingleStatementSafe() {
+	if len(jobs) == 1 && q.singleStatementSafe {
 		return q.deleteOne(ctx, jobs[0])
 	}
 	deleted, err := q.deleteReservedMany(ctx, jobs)
@@ -127,7 +127,7 @@ func (q *Queue) deleteChunk() int {
 func (q *Queue) deleteReservedMany(ctx context.Context, jobs []jobqueue.JobRow) (map[int64]bool, error) {
 	groups := groupByToken(jobs, q.deleteChunk())
 	deleted := make(map[int64]bool, len(jobs))
-	if q.deleteReturning && len(groups) == 1 && len(groups[0].chunks) == 1 && q.conn.SingleStatementSafe() {
+	if q.deleteReturning && len(groups) == 1 && len(groups[0].chunks) == 1 && q.singleStatementSafe {
 		err := q.conn.Retrying(ctx, func(int) (err error) {
 			clear(deleted)
 			return q.deleteReturningIDs(ctx, q.db, groups[0].token, groups[0].chunks[0], deleted)

@@ -113,6 +113,8 @@ func newQueue(conn *sqldb.DB, cfg appconfig.Config, exact bool) *Queue {
 	q.deleteReturning = engine != appconfig.EngineMySQL || strings.Contains(conn.ServerVersion, "MariaDB")
 	q.lock = sqldb.LockForPopping(engine, conn.ServerVersion, cfg.ServerVersion)
 	q.st = sqlstmt.New(d, sqldb.Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
+	q.oneStatementClaims = q.st.OneStatementClaims()
+	q.singleStatementSafe = conn.SingleStatementSafe()
 	q.locks = dbcache.NewLocks(conn, cfg.CacheLockTable, cfg.CachePrefix)
 	if cfg.CacheStore == "database" {
 		q.cache = dbcache.New(conn, cfg.CacheTable, cfg.CachePrefix)

@@ -40,9 +40,13 @@ type Queue struct {
 	// indexed: the claim index is there (DetectClaimPath) and claims use
 	// it.
 	indexed atomic.Bool
-	// txClaims: batched claims run the select-and-reserve transaction
-	// even where one statement would do (benchmarks compare the two).
-	txClaims bool
+	// oneStatementClaims: batched claims with Laravel's query are one
+	// UPDATE ... RETURNING (the engine has it); tests and benchmarks
+	// unset it to run the select-and-reserve transaction instead.
+	oneStatementClaims bool
+	// singleStatementSafe is conn.SingleStatementSafe(), which each delete
+	// asks.
+	singleStatementSafe bool
 	// scan is the lower bound on ids of Laravel's claim and the claim
 	// cost report (claimscan.go).
 	scan scanBounds

@@ -160,7 +160,7 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 
 			// The transactional claim (the one-statement claim has no
 			// point between its select and its reserve).
-			e.q.txClaims = true
+			e.q.oneStatementClaims = false
 			var sawDeadlock atomic.Bool
 			var claimSession atomic.Int64
 			waiting := make(chan struct{})

@@ -45,7 +45,7 @@ func TestMySQLRunsAtReadCommitted(t *testing.T) {
 	if opts := q2.txOptions(); opts == nil || opts.Isolation != sql.LevelReadCommitted {
 		t.Fatalf("transactions on a given pool use %+v, want READ COMMITTED", opts)
 	}
-	if q2.conn.SingleStatementSafe() {
+	if q2.conn.SingleStatementSafe() || q2.singleStatementSafe {
 		t.Fatal("single statements on a given pool are taken to run at READ COMMITTED")
 	}
 }

@@ -76,7 +76,7 @@ func BenchmarkClaimWorkloads(b *testing.B) {
 					// A fresh table per path: a drain leaves deleted rows
 					// the next one would have to skip until purged.
 					q := benchQueue(b, engine)
-					q.txClaims = path == "before"
+					q.oneStatementClaims = q.st.OneStatementClaims() && path != "before"
 					e := &testEnv{engine: engine, q: q, ctx: context.Background(), cfg: q.cfg}
 					e.fillRunning(b, w.running)
 					e.fillBacklog(b, w.php, w.delayed, w.ready)

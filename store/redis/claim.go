@@ -71,7 +71,10 @@ func (s *Store) blockingClaim(ctx context.Context, queue string, pop redisproto.
 
 // popOptions turns the worker's claim options into a pop's.
 func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) redisproto.PopOptions {
-	pop := redisproto.PopOptions{Max: max(n, 1), LeaveIDs: s.leaveIDs(opts.ExcludeIDs), Migrated: s.horizon != nil}
+	pop := redisproto.PopOptions{Max: max(n, 1), Migrated: s.horizon != nil}
+	if s.haveGivenBack.Load() {
+		pop.LeaveIDs = s.leaveIDs(opts.ExcludeIDs)
+	}
 	switch {
 	case len(opts.DisplayNames) > 0:
 		pop.Only = slices.DeleteFunc(slices.Clone(opts.DisplayNames), func(name string) bool {
@@ -185,6 +188,7 @@ func (s *Store) giveBack(r jobqueue.JobRow) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.givenBack[r.ID] = id
+	s.haveGivenBack.Store(true)
 }
 
 // leaveIDs maps the worker's excluded ids to payload ids, and forgets the
@@ -204,5 +208,6 @@ func (s *Store) leaveIDs(exclude []int64) []string {
 		}
 	}
 	s.givenBack = keep
+	s.haveGivenBack.Store(len(keep) > 0)
 	return ids
 }

@@ -43,6 +43,9 @@ type Store struct {
 	// givenBack maps the ids of jobs given back (Unreserve) to their
 	// payload "id", which the claim leaves in place.
 	givenBack map[int64]string
+	// haveGivenBack: givenBack is not empty (a claim skips leaveIDs's
+	// lock when it is).
+	haveGivenBack atomic.Bool
 	// tokens counts, by queue, the notify tokens WaitForJob took that no
 	// claim has settled yet (wait.go).
 	tokens map[string]int

@@ -81,15 +81,27 @@ type Problems struct {
 	// keyVerified: the key has decrypted a command.
 	keyVerified atomic.Bool
 
+	// changed, when set, is called after each change to the problems
+	// (the producer keeps its claim filter until one).
+	changed func()
+
 	mu       sync.Mutex
 	problems map[string]*Error // by kind and class
 	logged   map[string]time.Time
 }
 
 // New keeps the problems reported; counted, when set, counts each by
-// kind.
-func New(log zerolog.Logger, counted func(kind string), c clock.Clock) *Problems {
-	return &Problems{log: log, counted: counted, clock: c}
+// kind; changed, when set, is called after each report and each clearing
+// (under the problems' lock: it must not call them).
+func New(log zerolog.Logger, counted func(kind string), changed func(), c clock.Clock) *Problems {
+	return &Problems{log: log, counted: counted, changed: changed, clock: c}
+}
+
+// change tells whoever asked (New's changed); the caller holds mu.
+func (c *Problems) change() {
+	if c.changed != nil {
+		c.changed()
+	}
 }
 
 // Report records a problem, logs it at most once a minute, counts it.
@@ -122,6 +134,7 @@ func (c *Problems) record(e *Error, now time.Time) (logNow bool) {
 		e.Since = old.Since
 	}
 	c.problems[key] = e
+	c.change()
 	if last, ok := c.logged[key]; ok && now.Sub(last) < configLogEvery {
 		return false
 	}
@@ -152,6 +165,7 @@ func (c *Problems) Clear(kinds ...string) {
 		if slices.Contains(kinds, p.Kind) {
 			delete(c.problems, key)
 			delete(c.logged, key)
+			c.change()
 		}
 	}
 }
@@ -165,21 +179,26 @@ func (c *Problems) ClearClass(kind, class string) {
 	if _, ok := c.problems[key]; ok {
 		delete(c.problems, key)
 		delete(c.logged, key)
+		c.change()
 	}
 }
 
-// BlockedClasses are the classes not claimed now because of a problem.
-func (c *Problems) BlockedClasses(now time.Time) []string {
+// BlockedClasses are the classes not claimed now because of a problem;
+// until is when the first of their blocks ends (zero when none is
+// blocked).
+func (c *Problems) BlockedClasses(now time.Time) (out []string, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []string
 	for _, p := range c.problems {
 		if p.Class != "" && now.Before(p.blockedUntil) {
 			out = append(out, p.Class)
+			if until.IsZero() || p.blockedUntil.Before(until) {
+				until = p.blockedUntil
+			}
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, until
 }
 
 // All lists the problems, sorted.

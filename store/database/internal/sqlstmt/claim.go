@@ -21,7 +21,7 @@ type IndexedFilter struct {
 }
 
 // PgArrays says whether the engine binds a list as one array parameter.
-func (s Statements) PgArrays() bool { return s.d.Name() == appconfig.EnginePgSQL }
+func (s Statements) PgArrays() bool { return s.pg }
 
 // limitClause is `limit n`, a parameter on PostgreSQL (bound by the
 // caller).
@@ -222,9 +222,7 @@ func (s Statements) reserveIn(ids string) string {
 
 // OneStatementClaims says whether the engine has UPDATE ... RETURNING, so
 // that a claim can be one autocommitted statement.
-func (s Statements) OneStatementClaims() bool {
-	return s.d.Name() == appconfig.EnginePgSQL || s.d.Name() == appconfig.EngineSQLite
-}
+func (s Statements) OneStatementClaims() bool { return s.oneStmt }
 
 // claimIndexed is the indexed claim's statement on this engine: the
 // select of MySQL's transaction, the claiming update elsewhere.

@@ -17,12 +17,17 @@ type Statements struct {
 	T     sqldb.Tables // the queue's tables, as configured
 	lock  string       // Laravel's lock for popping; "" on SQLite
 	texts *texts
+	// pg and oneStmt are PgArrays and OneStatementClaims, which each
+	// claim asks.
+	pg, oneStmt bool
 }
 
 // New renders the statements of one dialect on the tables t, claiming
 // with lock (Laravel's getLockForPopping clause, sqldb.LockForPopping).
 func New(d sqldb.Dialect, t sqldb.Tables, lock string) Statements {
-	return Statements{d: d, T: t, lock: lock, texts: &texts{}}
+	name := d.Name()
+	return Statements{d: d, T: t, lock: lock, texts: &texts{},
+		pg: name == appconfig.EnginePgSQL, oneStmt: name == appconfig.EnginePgSQL || name == appconfig.EngineSQLite}
 }
 
 // texts keeps the statements a job's path renders (claim, reserve,
