@@ -3,8 +3,9 @@
 // (never in Laravel's):
 //
 //   - laraworker_workers: one row per worker process (Go workers write
-//     theirs with Heartbeat; a PHP bridge may write rows of kind "php"),
-//     refreshed every few seconds, so a dashboard sees the fleet;
+//     theirs with Heartbeat, in the wake-up of a claim once 5 s have
+//     passed; a PHP bridge may write rows of kind "php"), refreshed every
+//     few seconds, so a dashboard sees the fleet;
 //   - laraworker_pauses: pause requests per worker or per queue, which
 //     every Go worker reads when it claims (Heartbeat.ReadPausesSoon) and
 //     applies within seconds;

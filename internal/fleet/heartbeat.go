@@ -37,12 +37,13 @@ type Heartbeat struct {
 	Version     string
 	// Every is how often the row is written (default 5s); PollEvery how
 	// often, at most, the pauses are read (default 1s). The worker's
-	// claim loop asks for the read (worker.Config.BeforeClaim calling
-	// ReadPausesSoon), so that it happens in the wake-up of the claims it
-	// governs rather than on a timer of its own, which would wake an idle
-	// worker once more a second; Run also reads them on a beat that finds
-	// no read within PollEvery (a loop waiting for a free place, or on
-	// Redis for a push, claims nothing meanwhile).
+	// claim loop asks for both when they are due
+	// (worker.Config.BeforeClaim calling ReadPausesSoon), so that they
+	// happen in the wake-up of its claims rather than on timers of their
+	// own, each of which would wake an idle worker once more; a worker
+	// that claims nothing for Every + PollEvery (a loop waiting for a free
+	// place, or on Redis for a push) is beaten for, and its pauses read,
+	// by Run's own timer then.
 	Every, PollEvery time.Duration
 	Logger           zerolog.Logger
 	// Now is the clock (default time.Now).
@@ -54,9 +55,10 @@ type Heartbeat struct {
 
 	warned  map[string]bool
 	applied appliedPauses
-	// lastRead is when the pauses were last read (UnixNano): Run writes
-	// it, the claim loop's ReadPausesSoon reads it.
-	lastRead atomic.Int64
+	// lastRead and lastBeat are when the pauses were last read and the
+	// row last written (UnixNano): Run writes them, the claim loop's
+	// ReadPausesSoon reads them.
+	lastRead, lastBeat atomic.Int64
 	// readSoon carries ReadPausesSoon's requests to Run.
 	readSoon chan struct{}
 }
@@ -93,8 +95,10 @@ func (h *Heartbeat) Start(ctx context.Context) {
 // Run beats and polls until ctx ends, then marks the row stopped and
 // writes the last counts. Call Start first.
 func (h *Heartbeat) Run(ctx context.Context) {
-	beat := time.NewTicker(h.Every)
-	defer beat.Stop()
+	// The fallback for a worker that claims nothing: a claiming one asks
+	// for its beats (ReadPausesSoon) before this fires.
+	fallback := time.NewTimer(h.Every + h.PollEvery)
+	defer fallback.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,19 +106,25 @@ func (h *Heartbeat) Run(ctx context.Context) {
 			return
 		case <-h.readSoon:
 			h.pollIfStale(ctx)
-		case <-beat.C:
+			if h.since(&h.lastBeat) >= h.Every {
+				h.beat(ctx)
+				fallback.Reset(h.Every + h.PollEvery)
+			}
+		case <-fallback.C:
 			h.pollIfStale(ctx)
 			h.beat(ctx)
+			fallback.Reset(h.Every + h.PollEvery)
 		}
 	}
 }
 
 // ReadPausesSoon asks Run to read and apply the pause requests when the
-// last read is PollEvery old or more (see PollEvery), and returns at
-// once: a claim loop must not wait on laraworker's tables, whose database
-// may be slow or down while the queue is not. Nothing before Start.
+// last read is PollEvery old or more, and to write the row when the last
+// beat is Every old or more (see Every), and returns at once: a claim
+// loop must not wait on laraworker's tables, whose database may be slow
+// or down while the queue is not. Nothing before Start.
 func (h *Heartbeat) ReadPausesSoon(context.Context) {
-	if h.readSoon == nil || !h.stale() {
+	if h.readSoon == nil || !h.stale() && h.since(&h.lastBeat) < h.Every {
 		return
 	}
 	select {
@@ -124,8 +134,11 @@ func (h *Heartbeat) ReadPausesSoon(context.Context) {
 }
 
 // stale says that the last read of the pauses is PollEvery old or more.
-func (h *Heartbeat) stale() bool {
-	return h.Now().Sub(time.Unix(0, h.lastRead.Load())) >= h.PollEvery
+func (h *Heartbeat) stale() bool { return h.since(&h.lastRead) >= h.PollEvery }
+
+// since is how long ago the time in last (UnixNano) was.
+func (h *Heartbeat) since(last *atomic.Int64) time.Duration {
+	return h.Now().Sub(time.Unix(0, last.Load()))
 }
 
 func (h *Heartbeat) pollIfStale(ctx context.Context) {
@@ -145,6 +158,7 @@ func (h *Heartbeat) stop() {
 
 func (h *Heartbeat) beat(ctx context.Context) {
 	now := h.Now()
+	h.lastBeat.Store(now.UnixNano())
 	st := h.Worker.Stats()
 	row := WorkerRow{
 		ID: h.id, Kind: KindGo, Name: st.Name, Host: h.host, PID: int64(os.Getpid()), Queues: st.Queues,

@@ -38,6 +38,58 @@ func TestClaimLoopAsksForPauseReads(t *testing.T) {
 	})
 }
 
+// TestClaimLoopAsksForBeats: the worker's row is written in the wake-up
+// of its claims once the last beat is Every old, not on a timer of its
+// own (which would wake an idle worker once more). Run's timer is an hour
+// and a minute away in real time and the heartbeat's clock is the
+// test's: only the claim loop asking (ReadPausesSoon) can write the row
+// when the test moves the clock by Every, and the row's last_seen_at then
+// shows the moved clock. Its jobs' counts go with the beat.
+func TestClaimLoopAsksForBeats(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
+		var offset atomic.Int64
+		base := time.Now()
+		hb := &Heartbeat{Every: time.Hour, PollEvery: time.Minute,
+			Now: func() time.Time { return base.Add(time.Duration(offset.Load())) }}
+		r := startPauseRig(t, q, hb)
+		r.push("a")
+		r.waitFor("the job to run", func() bool { return r.w.Stats().Done == 1 })
+		seen := func() (lastSeen, done int64) {
+			rows, err := r.s.Workers(context.Background())
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("workers: %v, %d rows", err, len(rows))
+			}
+			return rows[0].LastSeenAt, rows[0].Done
+		}
+		if at, done := seen(); at != base.Unix() || done != 0 {
+			t.Fatalf("before a beat is due the row is Start's (%d, 0 done), got %d, %d done", base.Unix(), at, done)
+		}
+		offset.Add(int64(time.Hour))
+		r.waitFor("a beat asked for by the claim loop", func() bool {
+			at, done := seen()
+			return at == base.Add(time.Hour).Unix() && done == 1
+		})
+	})
+}
+
+// TestBeatsWithoutClaimsAsking: a worker whose claim loop never asks for
+// a beat (here the heartbeat's clock stands still, so none is ever due
+// for the loop) is still written, by Run's own timer after Every +
+// PollEvery: its job's count reaches the row.
+func TestBeatsWithoutClaimsAsking(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
+		base := time.Now()
+		hb := &Heartbeat{Every: 200 * time.Millisecond, PollEvery: 100 * time.Millisecond,
+			Now: func() time.Time { return base }}
+		r := startPauseRig(t, q, hb)
+		r.push("a")
+		r.waitFor("the job's count in the worker's row", func() bool {
+			rows, err := r.s.Workers(context.Background())
+			return err == nil && len(rows) == 1 && rows[0].Done == 1
+		})
+	})
+}
+
 // TestPauseReadThatHangsHoldsNoClaim: while the read of the pauses
 // hangs (the pauses table locked by another session, so the heartbeat's
 // select waits on the lock), the claim loop goes on claiming and running
