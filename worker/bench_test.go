@@ -127,10 +127,13 @@ func BenchmarkNoopPath(b *testing.B) {
 		c              int
 		joblog         bool
 		hooked, traced bool
-	}{{1, false, false, false}, {16, false, false, false}, {128, false, false, false}, {16, true, false, false},
-		{16, false, true, false}, {16, false, true, true}} {
+		memory         bool
+	}{{1, false, false, false, false}, {16, false, false, false, false}, {128, false, false, false, false}, {16, true, false, false, false},
+		{16, false, true, false, false}, {16, false, true, true, false}, {1, false, false, false, true}} {
 		name := fmt.Sprintf("c%d", mode.c)
 		switch {
+		case mode.memory:
+			name += "-memory"
 		case mode.joblog:
 			name += "-joblog"
 		case mode.traced:
@@ -153,6 +156,9 @@ func BenchmarkNoopPath(b *testing.B) {
 			reg := handlers.NewRegistry()
 			reg.Handle(benchClass, handlers.Noop())
 			cfg := Config{Sleep: -1, StopWhenEmpty: true, MemoryMB: -1, Concurrency: c}
+			if mode.memory {
+				cfg.MemoryMB = 0 // --memory's default, as `laraworker work` runs
+			}
 			if mode.traced {
 				tp := sdktrace.NewTracerProvider()
 				defer tp.Shutdown(context.Background())
