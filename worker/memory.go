@@ -1,25 +1,6 @@
 package worker
 
-import (
-	"time"
+import "github.com/laraworker/laraworker/internal/procmem"
 
-	"github.com/laraworker/laraworker/internal/procmem"
-)
-
-// rssEvery is how often, at most, the loop reads the process's resident
-// set size for --memory. Laravel's check is memory_get_usage() after each
-// job, a read of PHP's own counter; Go's is a read of /proc/self/statm
-// (a system call, about 5-10 us and 2 allocations), which after each
-// claim made a no-op job at --concurrency 1 cost about 60% more CPU
-// (BenchmarkNoopPath/c1-memory). A worker over its limit stops at most
-// this much later.
-const rssEvery = 100 * time.Millisecond
-
-// memoryExceeded is --memory's test; only the loop calls it.
-func (w *Worker) memoryExceeded() bool {
-	if now := time.Now(); now.Sub(w.rss.readAt) >= rssEvery {
-		w.rss.readAt = now
-		w.rss.over = float64(procmem.RSS())/(1<<20) >= float64(w.cfg.MemoryMB)
-	}
-	return w.rss.over
-}
+// rssMB is the process's resident set size in MB, 0 if unknown.
+func rssMB() float64 { return float64(procmem.RSS()) / (1 << 20) }
