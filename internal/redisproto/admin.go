@@ -8,11 +8,10 @@ import (
 // Size is RedisQueue::size: ready + delayed + reserved jobs (running ones
 // count), what queue:monitor shows.
 func (q *Queue) Size(ctx context.Context, queue string) (int64, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return 0, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return 0, k.err
 	}
-	k := q.cfg.Keys(queue)
 	n, err := sizeScript.Run(ctx, q.rdb, []string{k.Ready, k.Delayed, k.Reserved}).Int64()
 	return n, q.wrap(err)
 }
@@ -37,11 +36,10 @@ func (c Counts) Poppable() int64 { return c.Ready + c.DelayedDue + c.ReservedExp
 
 // Counts reads a queue's sizes without changing anything.
 func (q *Queue) Counts(ctx context.Context, queue string) (Counts, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return Counts{}, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return Counts{}, k.err
 	}
-	k := q.cfg.Keys(queue)
 	v, err := countsScript.Run(ctx, q.rdb, []string{k.Ready, k.Delayed, k.Reserved}, q.now().Unix()).Int64Slice()
 	if err != nil {
 		return Counts{}, q.wrap(err)
@@ -56,11 +54,10 @@ func (q *Queue) Counts(ctx context.Context, queue string) (Counts, error) {
 // keys, the reservations of running jobs included (their later deletes
 // find nothing), and returns how many jobs there were.
 func (q *Queue) Clear(ctx context.Context, queue string) (int64, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return 0, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return 0, k.err
 	}
-	k := q.cfg.Keys(queue)
 	n, err := clearScript.Run(ctx, q.rdb, k.all()).Int64()
 	return n, q.wrap(err)
 }

@@ -84,11 +84,10 @@ return redis.call('zrem', KEYS[2], ARGV[1])
 // undo of a push that turned out not to be this worker's to make. It
 // reads the list, so it costs what the list's length costs.
 func (q *Queue) Withdraw(ctx context.Context, queue string, payload []byte) (bool, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return false, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return false, k.err
 	}
-	k := q.cfg.Keys(queue)
 	n, err := withdrawScript.Run(ctx, q.rdb, []string{k.Ready, k.Delayed, k.Notify}, payload).Int64()
 	if err != nil {
 		return false, q.wrap(err)

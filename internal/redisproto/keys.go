@@ -39,9 +39,10 @@ type queueKeys struct {
 // the dashboard and the CLI may name any number.
 const maxCachedQueues = 1024
 
-// keys returns a queue's queueKeys, worked out once per queue: each pop,
-// delete and wait needs them, and building them again was four calls
-// and four new strings each time.
+// keys returns a queue's queueKeys, worked out once per queue: each push,
+// pop, delete, release and wait needs them, and building them again was
+// four calls and four new strings each time. The inspections that take
+// any queue name (classes, move, bulk pushes) build theirs.
 func (q *Queue) keys(queue string) *queueKeys {
 	if k, ok := q.keyCache.Load(queue); ok {
 		return k.(*queueKeys)

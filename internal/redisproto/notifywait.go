@@ -196,7 +196,7 @@ func (w *NotifyWaiter) dropClientLocked() {
 // pop that followed left the list's jobs in place (another class), so a
 // worker that runs them (PHP's, blocked on the list) wakes for them.
 func (q *Queue) Handback(ctx context.Context, queue string) error {
-	return q.wrap(q.rdb.RPush(ctx, q.cfg.Keys(queue).Notify, 1).Err())
+	return q.wrap(q.rdb.RPush(ctx, q.keys(queue).Notify, 1).Err())
 }
 
 // NextDue is when the earliest job of queues' delayed sets becomes due,

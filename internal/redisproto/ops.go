@@ -73,7 +73,7 @@ func (q *Queue) Release(ctx context.Context, job *Job, delay time.Duration) erro
 	if err := checkReserved([]*Job{job}); err != nil {
 		return err
 	}
-	k := q.cfg.Keys(job.Queue)
+	k := q.keys(job.Queue)
 	n, err := releaseScript.Run(ctx, q.rdb, []string{k.Delayed, k.Reserved}, job.Reserved, q.now().Unix()+seconds(delay)).Int64()
 	if err != nil {
 		return q.wrap(err)
@@ -98,7 +98,7 @@ func (q *Queue) Unreserve(ctx context.Context, jobs ...*Job) (lost []*Job, err e
 		return nil, err
 	}
 	for _, group := range byQueue(jobs) {
-		k := q.cfg.Keys(group[0].Queue)
+		k := q.keys(group[0].Queue)
 		args := make([]any, 0, 2*len(group))
 		for _, j := range group {
 			args = append(args, j.Reserved, j.Payload)
@@ -129,7 +129,7 @@ func (q *Queue) Extend(ctx context.Context, jobs ...*Job) (refreshed []*Job, err
 	}
 	until := q.now().Unix() + q.retrySeconds
 	for _, group := range byQueue(jobs) {
-		k := q.cfg.Keys(group[0].Queue)
+		k := q.keys(group[0].Queue)
 		args := append([]any{until}, members(group)...)
 		scores, err := extendScript.Run(ctx, q.rdb, []string{k.Reserved}, args...).Int64Slice()
 		if err != nil {
@@ -172,11 +172,11 @@ func (q *Queue) Complete(ctx context.Context, job *Job, next ...jobqueue.PushIte
 			return err
 		}
 	}
-	keys := []string{q.cfg.Keys(job.Queue).Reserved}
+	keys := []string{q.keys(job.Queue).Reserved}
 	args := []any{job.Reserved}
 	now := q.now().Unix()
 	for _, p := range next {
-		k := q.cfg.Keys(p.Queue)
+		k := q.keys(p.Queue)
 		keys = append(keys, k.Ready, k.Notify, k.Delayed)
 		score := ""
 		if p.Delay > 0 {

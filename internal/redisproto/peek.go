@@ -106,11 +106,10 @@ return {counts, ready, delayed, reserved}
 // Peek reads a queue's counts and first jobs (see PeekOptions) without
 // changing anything.
 func (q *Queue) Peek(ctx context.Context, queue string, opts PeekOptions) (View, error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return View{}, err
+	k := q.keys(queue)
+	if k.err != nil {
+		return View{}, k.err
 	}
-	k := q.cfg.Keys(queue)
 	args := []any{q.now().Unix(), max(opts.Head, 0), max(opts.Reserved, 0), max(opts.Prefix, 0), max(opts.Suffix, 0), opts.Whole}
 	for _, s := range opts.DueBy {
 		args = append(args, s)

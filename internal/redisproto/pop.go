@@ -253,7 +253,7 @@ func (q *Queue) Migrate(ctx context.Context, queue string) error {
 
 // migrate is Migrate, returning the members moved (delayed ones first).
 func (q *Queue) migrate(ctx context.Context, queue string) ([]string, error) {
-	k := q.cfg.Keys(queue)
+	k := q.keys(queue)
 	moved, err := q.MigrateExpired(ctx, k.Delayed, k.Ready)
 	if err != nil || q.cfg.NeverExpire {
 		return moved, err

@@ -18,14 +18,13 @@ import (
 // (as pushRaw does). The payload must carry a numeric "attempts": Laravel's
 // pop script destroys a job without one (PreparePayload adds it).
 func (q *Queue) Push(ctx context.Context, queue string, payload []byte) (id string, err error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return "", err
+	k := q.keys(queue)
+	if k.err != nil {
+		return "", k.err
 	}
 	if err := checkPayload(payload); err != nil {
 		return "", err
 	}
-	k := q.cfg.Keys(queue)
 	if err := pushScript.Run(ctx, q.rdb, []string{k.Ready, k.Notify}, payload).Err(); err != nil && !isNil(err) {
 		return "", q.wrap(err)
 	}
@@ -36,14 +35,13 @@ func (q *Queue) Push(ctx context.Context, queue string, payload []byte) (id stri
 // ready at now + delay (whole seconds). No notify token: the migration
 // that makes it ready adds one.
 func (q *Queue) Later(ctx context.Context, queue string, payload []byte, delay time.Duration) (id string, err error) {
-	queue = q.cfg.queueName(queue)
-	if err := q.cfg.CheckQueue(queue); err != nil {
-		return "", err
+	k := q.keys(queue)
+	if k.err != nil {
+		return "", k.err
 	}
 	if err := checkPayload(payload); err != nil {
 		return "", err
 	}
-	k := q.cfg.Keys(queue)
 	if err := laterScript.Run(ctx, q.rdb, []string{k.Delayed}, q.now().Unix()+seconds(delay), payload).Err(); err != nil && !isNil(err) {
 		return "", q.wrap(err)
 	}
