@@ -106,15 +106,14 @@ func (h *Heartbeat) Run(ctx context.Context) {
 			return
 		case <-h.readSoon:
 			h.pollIfStale(ctx)
-			if h.since(&h.lastBeat) >= h.Every {
-				h.beat(ctx)
-				fallback.Reset(h.Every + h.PollEvery)
+			if since(h.Now(), &h.lastBeat) < h.Every {
+				continue
 			}
 		case <-fallback.C:
 			h.pollIfStale(ctx)
-			h.beat(ctx)
-			fallback.Reset(h.Every + h.PollEvery)
 		}
+		h.beat(ctx)
+		fallback.Reset(h.Every + h.PollEvery)
 	}
 }
 
@@ -124,7 +123,10 @@ func (h *Heartbeat) Run(ctx context.Context) {
 // loop must not wait on laraworker's tables, whose database may be slow
 // or down while the queue is not. Nothing before Start.
 func (h *Heartbeat) ReadPausesSoon(context.Context) {
-	if h.readSoon == nil || !h.stale() && h.since(&h.lastBeat) < h.Every {
+	if h.readSoon == nil {
+		return
+	}
+	if now := h.Now(); since(now, &h.lastRead) < h.PollEvery && since(now, &h.lastBeat) < h.Every {
 		return
 	}
 	select {
@@ -134,11 +136,11 @@ func (h *Heartbeat) ReadPausesSoon(context.Context) {
 }
 
 // stale says that the last read of the pauses is PollEvery old or more.
-func (h *Heartbeat) stale() bool { return h.since(&h.lastRead) >= h.PollEvery }
+func (h *Heartbeat) stale() bool { return since(h.Now(), &h.lastRead) >= h.PollEvery }
 
-// since is how long ago the time in last (UnixNano) was.
-func (h *Heartbeat) since(last *atomic.Int64) time.Duration {
-	return h.Now().Sub(time.Unix(0, last.Load()))
+// since is how long before now the time in last (UnixNano) was.
+func since(now time.Time, last *atomic.Int64) time.Duration {
+	return now.Sub(time.Unix(0, last.Load()))
 }
 
 func (h *Heartbeat) pollIfStale(ctx context.Context) {
