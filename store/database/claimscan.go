@@ -201,12 +201,13 @@ func (b *scanBounds) done(key string, gen uint64, from scanStart, jobs []jobqueu
 	return s.gen
 }
 
-// shouldMeasure: a claim from the start this slow is to be measured.
-func (b *scanBounds) shouldMeasure(key string, took time.Duration, now time.Time) bool {
+// shouldMeasure: a slow claim from the start (the caller tested its time
+// against slowClaim) is to be measured.
+func (b *scanBounds) shouldMeasure(key string, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
-	if s == nil || s.costly || took < b.slowClaim() || now.Before(s.checkAt) {
+	if s == nil || s.costly || now.Before(s.checkAt) {
 		return false
 	}
 	s.checkAt = now.Add(costCheckEvery)
@@ -293,9 +294,9 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		}
 	}
 	gen = q.scan.done(key, gen, from, jobs, took, q.conn.Now())
-	// Most claims are fast: the pre-test spares them shouldMeasure's lock
-	// (a test's override of the threshold goes there).
-	if from.id == 0 && (took >= slowClaim || q.scan.slow != nil) && q.scan.shouldMeasure(key, took, time.Now()) {
+	// Most claims are fast: the threshold is tested before shouldMeasure
+	// takes its lock.
+	if from.id == 0 && took >= q.scan.slowClaim() && q.scan.shouldMeasure(key, time.Now()) {
 		q.measureClaim(ctx, key, gen, queue, jobs, took)
 	}
 	return jobs, nil
