@@ -53,7 +53,9 @@ type Queue interface {
 	// Laravel does. It returns no jobs and no error when every queue is
 	// empty. A *ClaimError names a job that could not be reserved
 	// because of the job itself (the worker fails that job as it was
-	// selected, with ReservedAt as it was).
+	// selected, with ReservedAt as it was). Like opts' slices, queues
+	// may be passed again claim after claim: a store reads it, never
+	// writes it.
 	Claim(ctx context.Context, queues []string, n int, opts ClaimOptions) ([]JobRow, error)
 	// CountClaimable counts what Claim could take now, without taking it
 	// (a claim that skips locked rows can come back empty while jobs wait).

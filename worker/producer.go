@@ -150,6 +150,11 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 	return jobs, err
 }
 
+// storeDefaultQueue is the queues of a claim when none is configured:
+// the store's default queue, spelled "". Shared and only read (made per
+// claim it was an allocation each).
+var storeDefaultQueue = []string{""}
+
 // claimQueues are the configured queues minus the paused ones: those
 // laraworker's pauses hold (PauseQueues) and those Laravel's hold
 // (laravelpause.go). No queue configured means the store's default queue,
@@ -157,7 +162,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]jobqueue.JobRow, error) {
 func (w *Worker) claimQueues(ctx context.Context) []string {
 	queues := w.cfg.Queues
 	if len(queues) == 0 {
-		queues = []string{""}
+		queues = storeDefaultQueue
 	}
 	if paused := w.pausedQueues.Load(); paused != nil && len(*paused) > 0 {
 		queues = slices.DeleteFunc(slices.Clone(queues), func(q string) bool { return slices.Contains(*paused, q) })

@@ -32,6 +32,8 @@ type Queue struct {
 	// keyCache holds each queue's queueKeys (keys.go), cached counts them.
 	keyCache sync.Map
 	cached   atomic.Int32
+	// lastClasses is the class filter of the last pop, rendered (pop.go).
+	lastClasses atomic.Pointer[classArgs]
 }
 
 // Open validates cfg and connects (see NewClient): to one server, a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"time"
 )
 
@@ -126,12 +127,10 @@ func (q *Queue) claim(ctx context.Context, k *queueKeys, opts PopOptions, migrat
 	now := q.now().Unix()
 	until := now + q.retrySeconds
 	max := max(opts.Max, 1)
-	filter, names := "0", []string(nil)
-	switch {
-	case len(opts.Only) > 0:
-		filter, names = "1", opts.Only
-	case len(opts.Except) > 0:
-		filter, names = "2", opts.Except
+	classes := q.lastClasses.Load()
+	if classes == nil || !slices.Equal(classes.only, opts.Only) || !slices.Equal(classes.except, opts.Except) {
+		classes = newClassArgs(opts.Only, opts.Except)
+		q.lastClasses.Store(classes)
 	}
 	report := "0"
 	if opts.Migrated {
@@ -142,16 +141,14 @@ func (q *Queue) claim(ctx context.Context, k *queueKeys, opts PopOptions, migrat
 	if opts.ReportLooked {
 		looked = "1"
 	}
-	args := make([]any, 0, 12+2*len(names)+len(opts.LeaveIDs))
+	args := make([]any, 0, 12+len(classes.args)+len(opts.LeaveIDs))
 	migrations := "0"
 	if migrate {
 		migrations = q.migrateSets
 	}
-	args = append(args, now, until, migrations, q.migrationLimit, max, filter, report,
-		depth, budget, takeMarker, looked, 2*len(names))
-	for _, n := range names {
-		args = append(args, n, asciiLower(n))
-	}
+	args = append(args, now, until, migrations, q.migrationLimit, max, classes.kind, report,
+		depth, budget, takeMarker, looked, len(classes.args))
+	args = append(args, classes.args...)
 	for _, id := range opts.LeaveIDs {
 		args = append(args, id)
 	}
@@ -172,6 +169,33 @@ func (q *Queue) claim(ctx context.Context, k *queueKeys, opts PopOptions, migrat
 		return PopResult{}, q.wrap(err)
 	}
 	return res, nil
+}
+
+// classArgs are claimScript's class arguments: the filter's kind ("0"
+// none, "1" Only, "2" Except) and each name beside its ASCII-lowered form
+// (PHP compares class names so). A worker pops with the same lists pop
+// after pop, and lowering them on each pop cost two allocations a name:
+// the last rendering is kept (Queue.lastClasses) and used while the lists
+// are equal, compared by content.
+type classArgs struct {
+	only, except []string // copies of the lists rendered
+	kind         string
+	args         []any
+}
+
+func newClassArgs(only, except []string) *classArgs {
+	c := &classArgs{only: slices.Clone(only), except: slices.Clone(except), kind: "0"}
+	names := c.only
+	switch {
+	case len(only) > 0:
+		c.kind = "1"
+	case len(except) > 0:
+		c.kind, names = "2", c.except
+	}
+	for _, n := range names {
+		c.args = append(c.args, n, asciiLower(n))
+	}
+	return c
 }
 
 // The lookahead's bounds when PopOptions leaves them 0: far enough that

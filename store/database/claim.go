@@ -5,28 +5,23 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/laraworker/laraworker/internal/sqldb"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/store/database/internal/sqlstmt"
 )
 
-// claimFilterOf renders the options into the statement's shape and the
-// arguments that follow queue, now and now - retry_after.
-func claimFilterOf(o jobqueue.ClaimOptions) (sqlstmt.ClaimFilter, []any, error) {
-	names, err := likePatterns(o.DisplayNames)
-	if err != nil {
-		return sqlstmt.ClaimFilter{}, nil, err
-	}
-	notNames, err := likePatterns(o.ExcludeDisplayNames)
-	if err != nil {
-		return sqlstmt.ClaimFilter{}, nil, err
-	}
-	args := append(names, notNames...)
+// claimFilterOf is the statement's shape and the arguments that follow
+// queue, now and now - retry_after, for the rendered class filter f and
+// the ids o excludes.
+func claimFilterOf(f *renderedFilter, o jobqueue.ClaimOptions) (sqlstmt.ClaimFilter, []any) {
+	args := make([]any, 0, len(f.patterns)+len(o.ExcludeIDs)+1) // +1: a claim's lower bound
+	args = append(args, f.patterns...)
 	for _, id := range o.ExcludeIDs {
 		args = append(args, id)
 	}
-	return sqlstmt.ClaimFilter{Names: len(names), NotNames: len(notNames), IDs: len(o.ExcludeIDs)}, args, nil
+	return sqlstmt.ClaimFilter{Names: f.nNames, NotNames: len(f.patterns) - f.nNames, IDs: len(o.ExcludeIDs)}, args
 }
 
 // likePatterns are the LIKE patterns matching any of the display names.
@@ -72,10 +67,11 @@ func (q *Queue) Claim(ctx context.Context, queues []string, n int, opts jobqueue
 // CountClaimable counts the jobs a claim on these queues with these
 // options could reserve now, without locking or skipping any row.
 func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts jobqueue.ClaimOptions) (int64, error) {
-	f, filterArgs, err := claimFilterOf(opts)
+	rf, err := q.renderedFilter(opts)
 	if err != nil {
 		return 0, err
 	}
+	f, filterArgs := claimFilterOf(rf, opts)
 	query := q.st.CountClaimable(f)
 	var total int64
 	for _, name := range q.queueNames(queues) {
@@ -91,10 +87,14 @@ func (q *Queue) CountClaimable(ctx context.Context, queues []string, opts jobque
 }
 
 // queueNames applies Laravel's getQueue(): an empty name means the
-// connection's default queue. Names are not trimmed, as in Laravel.
+// connection's default queue. Names are not trimmed, as in Laravel. The
+// result may be queues itself or shared: callers only read it.
 func (q *Queue) queueNames(queues []string) []string {
-	if len(queues) == 0 {
-		return []string{q.cfg.DefaultQueue}
+	switch {
+	case len(queues) == 0 || len(queues) == 1 && queues[0] == "":
+		return q.defaultQueues
+	case !slices.Contains(queues, ""):
+		return queues // as given: no copy per claim
 	}
 	out := make([]string, len(queues))
 	for i, n := range queues {
@@ -124,11 +124,11 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 // claimLaravelFrom is the claim with Laravel's query, from a lower bound
 // on ids or from the start: one statement where the engine has one, the
 // transaction otherwise.
-func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, from scanStart) ([]jobqueue.JobRow, error) {
+func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, rf *renderedFilter, from scanStart) ([]jobqueue.JobRow, error) {
 	if q.oneStatementClaims {
-		return q.claimOneStatement(ctx, queue, limit, opts, from.id)
+		return q.claimOneStatement(ctx, queue, limit, opts, rf, from.id)
 	}
-	return q.claimTxFrom(ctx, queue, limit, opts, from)
+	return q.claimTxFrom(ctx, queue, limit, opts, rf, from)
 }
 
 // stillIndexed re-reads the catalogue after a failed indexed claim: an
@@ -153,16 +153,17 @@ func (q *Queue) stillIndexed(ctx context.Context, err error) bool {
 // with its lock, then the reserve (Laravel's exact statements when limit
 // is 1).
 func (q *Queue) claimTx(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
-	return q.claimTxFrom(ctx, queue, limit, opts, scanStart{})
+	rf, err := q.renderedFilter(opts)
+	if err != nil {
+		return nil, err
+	}
+	return q.claimTxFrom(ctx, queue, limit, opts, rf, scanStart{})
 }
 
 // claimTxFrom is claimTx reading from a lower bound on ids or from the
 // start (along the primary key if from.primary).
-func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, from scanStart) ([]jobqueue.JobRow, error) {
-	f, filterArgs, err := claimFilterOf(opts)
-	if err != nil {
-		return nil, err
-	}
+func (q *Queue) claimTxFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, rf *renderedFilter, from scanStart) ([]jobqueue.JobRow, error) {
+	f, filterArgs := claimFilterOf(rf, opts)
 	switch {
 	case from.id > 0:
 		f.FromID = true

@@ -172,8 +172,8 @@ func testClaimDisplayNameFilter(t *testing.T, e *testEnv) {
 		// A name json_encode refuses (not UTF-8) cannot be in any payload:
 		// claims with it fail clearly instead of matching something else.
 		bad := jobqueue.ClaimOptions{DisplayNames: []string{`App\Jobs\Foo`, "App\\Jobs\\Caf\xe9"}}
-		if _, pats, err := claimFilterOf(bad); err == nil || pats != nil || !strings.Contains(err.Error(), "Malformed UTF-8") {
-			t.Fatalf("patterns of an invalid UTF-8 name: %q %v", pats, err)
+		if f := renderFilter(bad.DisplayNames, nil); f.err == nil || f.patterns != nil || !strings.Contains(f.err.Error(), "Malformed UTF-8") {
+			t.Fatalf("patterns of an invalid UTF-8 name: %q %v", f.patterns, f.err)
 		}
 		if n, err := e.q.CountClaimable(e.ctx, []string{"default"}, bad); err == nil || !strings.Contains(err.Error(), `display name "App\\Jobs\\Caf\xe9"`) {
 			t.Fatalf("count with an invalid UTF-8 name: %d %v", n, err)
@@ -183,8 +183,19 @@ func testClaimDisplayNameFilter(t *testing.T, e *testEnv) {
 		if err != nil || len(jobs) != 0 {
 			t.Fatalf("exclusion: claimed %+v %v, want nothing (the only job left is excluded)", jobs, err)
 		}
-		// Without a filter the rest is claimable.
-		expect(claimAll(), ids[`app\jobs\foo\Something`])
+		// A caller that writes another class into the slice it passed
+		// before gets that class's jobs: the store's kept rendering of
+		// the last filter is compared by content.
+		reused := []string{`App\Jobs\Missing`}
+		if j, err := e.q.claimOne(e.ctx, []string{"default"}, jobqueue.ClaimOptions{DisplayNames: reused}); j != nil || err != nil {
+			t.Fatalf("claimed %+v %v for a class with no job", j, err)
+		}
+		reused[0] = `app\jobs\foo\Something`
+		if j, err := e.q.claimOne(e.ctx, []string{"default"}, jobqueue.ClaimOptions{DisplayNames: reused}); j == nil || j.ID != ids[reused[0]] {
+			t.Fatalf("after the slice changed: claimed %+v %v, want job %d of %s", j, err, ids[reused[0]], reused[0])
+		}
+		// Without a filter the rest is claimable: nothing is left.
+		expect(claimAll())
 	}
 }
 

@@ -100,22 +100,13 @@ func (q *Queue) indexedStatement(queue string, limit int, o jobqueue.ClaimOption
 
 // claimOneStatement is the batched claim with Laravel's where clause and
 // order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite).
-func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, fromID int64) ([]jobqueue.JobRow, error) {
-	names, err := likePatterns(o.DisplayNames)
-	if err != nil {
-		return nil, err
-	}
-	notNames, err := likePatterns(o.ExcludeDisplayNames)
-	if err != nil {
-		return nil, err
-	}
-	f := sqlstmt.ClaimFilter{Names: len(names), NotNames: len(notNames)}
+func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, rf *renderedFilter, fromID int64) ([]jobqueue.JobRow, error) {
+	f := sqlstmt.ClaimFilter{Names: rf.nNames, NotNames: len(rf.patterns) - rf.nNames}
 	pg := q.st.PgArrays()
 	f.IDs, f.IDArray, f.FromID = len(o.ExcludeIDs), pg, fromID > 0
 	query := q.st.ClaimUpdateLaravel(limit, f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
-		args := append([]any{queue, now, now - q.retryAfter}, names...)
-		args = append(args, notNames...)
+		args := append([]any{queue, now, now - q.retryAfter}, rf.patterns...)
 		args = appendList(args, o.ExcludeIDs, pg)
 		if f.FromID {
 			args = append(args, fromID)

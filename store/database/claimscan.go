@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +60,7 @@ const (
 // class filter. The zero value is ready to use.
 type scanBounds struct {
 	mu sync.Mutex
-	m  map[string]*scanBound
+	m  map[boundKey]*scanBound
 	// slow overrides slowClaim (tests: 0 makes every claim count as slow).
 	slow *time.Duration
 	// report is OnCostlyClaims's function; reported makes it run once.
@@ -132,9 +131,10 @@ func (q *Queue) OnCostlyClaims(fn func(ClaimCost)) {
 }
 
 // boundKey names a queue and class filter (excluded ids aside: a row
-// excluded is not claimable by this worker while it is).
-func boundKey(queue string, o jobqueue.ClaimOptions) string {
-	return queue + "\x00" + strings.Join(o.DisplayNames, "\x01") + "\x00" + strings.Join(o.ExcludeDisplayNames, "\x01")
+// excluded is not claimable by this worker while it is): the filter is
+// renderedFilter.key.
+type boundKey struct {
+	queue, filter string
 }
 
 // forget drops every bound (the next claims read from the start): a row
@@ -149,7 +149,7 @@ func (b *scanBounds) forget() {
 }
 
 // begin says where a claim reads from, and the bound's generation.
-func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from scanStart, gen uint64) {
+func (b *scanBounds) begin(key boundKey, now time.Time, fromStart bool) (from scanStart, gen uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
@@ -174,7 +174,7 @@ func (b *scanBounds) begin(key string, now time.Time, fromStart bool) (from scan
 // bound, the bound moves up to the first row taken, unless a claim from
 // the start replaced it meanwhile.
 // It returns the bound's generation after it.
-func (b *scanBounds) done(key string, gen uint64, from scanStart, jobs []jobqueue.JobRow, took time.Duration, now time.Time) uint64 {
+func (b *scanBounds) done(key boundKey, gen uint64, from scanStart, jobs []jobqueue.JobRow, took time.Duration, now time.Time) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
@@ -185,7 +185,7 @@ func (b *scanBounds) done(key string, gen uint64, from scanStart, jobs []jobqueu
 		return gen
 	}
 	if b.m == nil {
-		b.m = map[string]*scanBound{}
+		b.m = map[boundKey]*scanBound{}
 	}
 	if s == nil {
 		s = &scanBound{}
@@ -203,7 +203,7 @@ func (b *scanBounds) done(key string, gen uint64, from scanStart, jobs []jobqueu
 
 // shouldMeasure: a slow claim from the start (the caller tested its time
 // against slowClaim) is to be measured.
-func (b *scanBounds) shouldMeasure(key string, now time.Time) bool {
+func (b *scanBounds) shouldMeasure(key boundKey, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.m[key]
@@ -218,7 +218,7 @@ func (b *scanBounds) shouldMeasure(key string, now time.Time) bool {
 // take (from the start along the primary key if primary), sets the bound
 // from the claim measured, and says whether the report is still to be
 // given (and with what).
-func (b *scanBounds) costly(key string, gen uint64, jobs []jobqueue.JobRow, primary bool) func(ClaimCost) {
+func (b *scanBounds) costly(key boundKey, gen uint64, jobs []jobqueue.JobRow, primary bool) func(ClaimCost) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.m[key]; s != nil {
@@ -236,7 +236,7 @@ func (b *scanBounds) costly(key string, gen uint64, jobs []jobqueue.JobRow, prim
 }
 
 // failed ends a claim from the start that failed: the next one retries.
-func (b *scanBounds) failed(key string, from scanStart) {
+func (b *scanBounds) failed(key boundKey, from scanStart) {
 	if from.id > 0 {
 		return
 	}
@@ -273,10 +273,14 @@ func maxID(jobs []jobqueue.JobRow) int64 {
 // claimLaravel is the batched claim with Laravel's query, from the
 // queue's bound on ids when it has one (see the top of this file).
 func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions) ([]jobqueue.JobRow, error) {
-	key := boundKey(queue, opts)
+	rf, err := q.renderedFilter(opts)
+	if err != nil {
+		return nil, err
+	}
+	key := boundKey{queue: queue, filter: rf.key}
 	from, gen := q.scan.begin(key, q.conn.Now(), false)
 	start := time.Now()
-	jobs, err := q.claimLaravelFrom(ctx, queue, limit, opts, from)
+	jobs, err := q.claimLaravelFrom(ctx, queue, limit, opts, rf, from)
 	took := time.Since(start)
 	if err != nil {
 		q.scan.failed(key, from)
@@ -286,7 +290,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		// Nothing above the bound: what is left, if anything, is below.
 		from, gen = q.scan.begin(key, q.conn.Now(), true)
 		start = time.Now()
-		jobs, err = q.claimLaravelFrom(ctx, queue, limit, opts, from)
+		jobs, err = q.claimLaravelFrom(ctx, queue, limit, opts, rf, from)
 		took = time.Since(start)
 		if err != nil {
 			q.scan.failed(key, from)
@@ -314,7 +318,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 // 1.3 s). When the queue holds at least half of the table's rows, the
 // primary key reads at most about twice the rows, so it is cheaper; when
 // other queues fill the table, the queue index stays.
-func (q *Queue) measureClaim(ctx context.Context, key string, gen uint64, queue string, jobs []jobqueue.JobRow, took time.Duration) {
+func (q *Queue) measureClaim(ctx context.Context, key boundKey, gen uint64, queue string, jobs []jobqueue.JobRow, took time.Duration) {
 	upTo := int64(1<<63 - 1)
 	if len(jobs) > 0 {
 		upTo = maxID(jobs)

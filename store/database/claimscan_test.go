@@ -72,7 +72,7 @@ func (e *testEnv) claimIDs(t *testing.T, n int) []int64 {
 func (e *testEnv) bound() *scanBound {
 	e.q.scan.mu.Lock()
 	defer e.q.scan.mu.Unlock()
-	if s := e.q.scan.m[boundKey("default", jobqueue.ClaimOptions{})]; s != nil {
+	if s := e.q.scan.m[boundKey{queue: "default", filter: "\x00"}]; s != nil {
 		c := *s
 		return &c
 	}

@@ -108,7 +108,8 @@ func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, erro
 // newQueue builds the queue's statements for the server conn reached.
 func newQueue(conn *sqldb.DB, cfg appconfig.Config, exact bool) *Queue {
 	d := conn.Dialect
-	q := &Queue{conn: conn, db: conn.Pool, d: d, cfg: cfg, retryAfter: int64(cfg.RetryAfterSeconds()), loc: cfg.Location(), exact: exact}
+	q := &Queue{conn: conn, db: conn.Pool, d: d, cfg: cfg, retryAfter: int64(cfg.RetryAfterSeconds()), loc: cfg.Location(), exact: exact,
+		defaultQueues: []string{cfg.DefaultQueue}}
 	engine := d.Name()
 	q.deleteReturning = engine != appconfig.EngineMySQL || strings.Contains(conn.ServerVersion, "MariaDB")
 	q.lock = sqldb.LockForPopping(engine, conn.ServerVersion, cfg.ServerVersion)

@@ -50,6 +50,12 @@ type Queue struct {
 	// scan is the lower bound on ids of Laravel's claim and the claim
 	// cost report (claimscan.go).
 	scan scanBounds
+	// defaultQueues is the default queue alone, the queues a claim of
+	// none or of "" names (queueNames).
+	defaultQueues []string
+	// lastFilter is the class filter of the last claim, rendered
+	// (claimfilter.go).
+	lastFilter atomic.Pointer[renderedFilter]
 	// idle are the queues whose last transactional claim found nothing:
 	// the next one looks first (peek.go).
 	idle idleQueues

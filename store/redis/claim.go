@@ -75,19 +75,39 @@ func (s *Store) popOptions(n int, opts jobqueue.ClaimOptions) redisproto.PopOpti
 	if s.haveGivenBack.Load() {
 		pop.LeaveIDs = s.leaveIDs(opts.ExcludeIDs)
 	}
-	switch {
-	case len(opts.DisplayNames) > 0:
-		pop.Only = slices.DeleteFunc(slices.Clone(opts.DisplayNames), func(name string) bool {
-			return slices.ContainsFunc(opts.ExcludeDisplayNames, func(x string) bool { return strings.EqualFold(x, name) })
-		})
-		if len(pop.Only) == 0 {
-			// Every listed class is excluded: match nothing.
-			pop.Only = []string{"\x00"}
-		}
-	case len(opts.ExcludeDisplayNames) > 0:
-		pop.Except = opts.ExcludeDisplayNames
+	f := s.lastFilter.Load()
+	if f == nil || !slices.Equal(f.names, opts.DisplayNames) || !slices.Equal(f.exclude, opts.ExcludeDisplayNames) {
+		f = newPopFilter(opts.DisplayNames, opts.ExcludeDisplayNames)
+		s.lastFilter.Store(f)
 	}
+	pop.Only, pop.Except = f.only, f.except
 	return pop
+}
+
+// popFilter is the worker's class lists as a pop's Only and Except. The
+// worker passes the same lists claim after claim, so the last one is kept
+// (Store.lastFilter) and used while the lists are equal, compared by
+// content; the pops share its slices and never write them.
+type popFilter struct {
+	names, exclude []string // copies of the lists it was made from
+	only, except   []string
+}
+
+func newPopFilter(names, exclude []string) *popFilter {
+	f := &popFilter{names: slices.Clone(names), exclude: slices.Clone(exclude)}
+	switch {
+	case len(names) > 0:
+		f.only = slices.DeleteFunc(slices.Clone(names), func(name string) bool {
+			return slices.ContainsFunc(exclude, func(x string) bool { return strings.EqualFold(x, name) })
+		})
+		if len(f.only) == 0 {
+			// Every listed class is excluded: match nothing.
+			f.only = []string{"\x00"}
+		}
+	case len(exclude) > 0:
+		f.except = f.exclude
+	}
+	return f
 }
 
 // claimed turns a pop's result into rows, noting the jobs left in place

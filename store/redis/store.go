@@ -46,6 +46,9 @@ type Store struct {
 	// haveGivenBack: givenBack is not empty (a claim skips leaveIDs's
 	// lock when it is).
 	haveGivenBack atomic.Bool
+	// lastFilter is the class filter of the last claim, as a pop's
+	// (claim.go).
+	lastFilter atomic.Pointer[popFilter]
 	// tokens counts, by queue, the notify tokens WaitForJob took that no
 	// claim has settled yet (wait.go).
 	tokens map[string]int

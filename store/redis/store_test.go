@@ -367,6 +367,12 @@ func TestForeignHeadIsLeftLoggedOnceAndCounted(t *testing.T) {
 	if !strings.Contains(logs, `"class":"App\\Jobs\\PhpOnly"`) || !strings.Contains(logs, `"jobs":2`) || !strings.Contains(logs, "queue:work") {
 		t.Fatalf("the log does not name the class, the count and the fix:\n%s", logs)
 	}
+	// The store keeps the last claim's filter: a caller that writes
+	// another class into the slice it passed claims that class.
+	opts.DisplayNames[0] = classB
+	if rows, err := e.s.Claim(e.ctx, []string{"shared"}, 10, opts); err != nil || len(rows) != 2 || rows[0].Queue != "shared" {
+		t.Fatalf("claim of the class written into the same slice: %+v %v", rows, err)
+	}
 }
 
 // TestUnreadableJobIsAClaimError: a job Laravel's pop would lose comes
