@@ -18,3 +18,22 @@ func TestRSSCoversTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// TestResidentPages: the second field of statm's text, and 0 for text
+// that has none (so a limit is never met by a misread).
+func TestResidentPages(t *testing.T) {
+	for text, want := range map[string]int64{
+		"5831 2570 1311 337 0 1530 0\n": 2570,
+		"1 0 0 0 0 0 0":                 0,
+		"12 345":                        345,
+		"12":                            0,
+		"12 ":                           0,
+		"":                              0,
+		"12 x5":                         0,
+		"12 9999999999999999999 1":      0, // too many digits to be pages
+	} {
+		if got := residentPages([]byte(text)); got != want {
+			t.Errorf("residentPages(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
