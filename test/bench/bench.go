@@ -159,11 +159,16 @@ func newRunner(c *cli.Context, cfg appconfig.Config) (*runner, error) {
 	if err := b.checkPHP(); err != nil {
 		return nil, err
 	}
-	if b.exe, err = os.Executable(); err != nil {
+	exe, err := os.Executable()
+	if err != nil {
 		return nil, err
 	}
 	if b.dir, err = os.MkdirTemp("", "laraworker-bench-"); err != nil {
 		return nil, err
+	}
+	if b.exe, err = workerBinary(exe, b.dir); err != nil {
+		os.RemoveAll(b.dir)
+		return nil, fmt.Errorf("bench: copying the worker's binary: %w", err)
 	}
 	if b.q, err = database.Open(c.Context, cfg, database.Options{}); err != nil {
 		os.RemoveAll(b.dir)
