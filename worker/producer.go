@@ -459,7 +459,7 @@ func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 	switch {
 	case w.cfg.Once && found:
 		return StopOnce
-	case w.cfg.MemoryMB > 0 && rssMB() >= float64(w.cfg.MemoryMB):
+	case w.cfg.MemoryMB > 0 && w.memoryExceeded():
 		return StopMemory
 	case w.cfg.Cache != nil && w.restartRequested():
 		return StopRestart

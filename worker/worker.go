@@ -121,6 +121,11 @@ type Worker struct {
 	lastQueues []string
 	// lastRestart is `illuminate:queue:restart` as read at start.
 	lastRestart string
+	// rss is --memory's last reading (memory.go).
+	rss struct {
+		readAt time.Time
+		over   bool
+	}
 }
 
 // New builds a worker on store for the handlers of reg. Zero fields of cfg
