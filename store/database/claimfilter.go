@@ -14,7 +14,9 @@ import (
 // it), and rendering them on each claim cost a pattern-cache lookup per
 // class and three allocations; the last rendering is kept and used while
 // the lists are equal. They are compared by content, so a caller that
-// reuses or changes its slices still gets its own lists' rendering.
+// reuses or changes its slices still gets its own lists' rendering. One
+// rendering is kept: workers with different filters on one Queue render
+// theirs on each claim, as every claim did before.
 type renderedFilter struct {
 	names, exclude []string // copies of the lists rendered
 	patterns       []any    // shared by every claim: never appended to
