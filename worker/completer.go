@@ -300,7 +300,9 @@ func (c *completer) loop() {
 			return
 		}
 		batch = append(batch[:0], row)
-		open := c.gather(&batch)
+		// Nothing queued behind it (an idle worker's one job): no gather.
+		// A closed queue is then seen at the next receive.
+		open := len(c.deletes) == 0 || c.gather(&batch)
 		if wait := deleteSpacing - time.Since(last); open && wait > 0 && len(batch) < deleteBatchMax {
 			spacing.Reset(wait)
 			open = c.gatherUntil(&batch, spacing.C)

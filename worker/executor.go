@@ -110,6 +110,10 @@ type jobExecutor struct {
 	// plain: the job asks for none of Laravel's rules around its handler
 	// (plain.go); set by decide.
 	plain bool
+	// declares: the job's registration declares something (a unique
+	// lock, models, middleware, debounce, deleteWhenMissingModels); set
+	// by execute.
+	declares bool
 	// meta is the payload's bridge record, once read (metadata()).
 	metaRead bool
 	meta     *bridgeproto.Metadata
@@ -215,9 +219,17 @@ func (e *jobExecutor) execute() {
 	e.payload = p
 	h, class, _ := e.reg.Resolve(p.DisplayName)
 	e.handler = h
-	e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p,
-		handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App},
-		handlers.WithClass(class, e.cfg.Models))
+	env := handlers.Env{Encrypter: e.cfg.Encrypter, Logger: e.log, App: e.cfg.App}
+	// A class that declares nothing leaves the job's Class zero, as
+	// WithClass would set it, without the option's closure (an allocation
+	// and two calls per job of the plain path).
+	e.declares = class.Unique != nil || len(class.Models) > 0 || len(class.Middleware) > 0 ||
+		class.Debounce != nil || class.DeleteWhenMissingModels
+	if e.declares {
+		e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p, env, handlers.WithClass(class, e.cfg.Models))
+	} else {
+		e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p, env)
+	}
 	e.mu.Lock()
 	e.parsed = p
 	e.mu.Unlock()

@@ -43,13 +43,19 @@ func (p *idlePoll) next(ceiling time.Duration) time.Duration {
 	return d - rand.N(d/4+1)
 }
 
-// idleWait waits after a claim on queues found nothing.
+// idleWait waits after a claim on queues found nothing: --sleep, or
+// less while Laravel's pause held every queue, so that queue:continue is
+// seen within about a second (the claim was skipped: only the flags are
+// read meanwhile).
 func (w *Worker) idleWait(ctx context.Context, queues []string) {
-	sleep := w.idleSleep()
+	sleep := w.cfg.Sleep
+	if w.lpause.allHeld {
+		sleep = min(sleep, laravelPauseEvery)
+	}
 	if sleep <= 0 {
 		return
 	}
-	if w.waitForPush(ctx, queues, sleep) {
+	if w.waiter != nil && w.waitForPush(ctx, queues, sleep) {
 		return
 	}
 	ceiling := sleep
@@ -59,12 +65,11 @@ func (w *Worker) idleWait(ctx context.Context, queues []string) {
 	w.sleepOrWake(ctx, w.poll.next(ceiling))
 }
 
-// waitForPush waits on the store's signal of a push, for up to d or until
-// the loop is woken (a job left, Resume): false when the store has none
-// (the caller polls).
+// waitForPush waits on the store's signal of a push (w.waiter, not nil),
+// for up to d or until the loop is woken (a job left, Resume): false when
+// the store gives none now (the caller polls).
 func (w *Worker) waitForPush(ctx context.Context, queues []string, d time.Duration) bool {
-	waiter, ok := w.store.(jobqueue.Waiter)
-	if !ok || len(queues) == 0 || w.cfg.StopWhenEmpty || w.lpause.allHeld {
+	if len(queues) == 0 || w.cfg.StopWhenEmpty || w.lpause.allHeld {
 		// --stop-when-empty must see the jobs it waits for finish, and a
 		// paused queue is looked at again every laravelPauseEvery.
 		return false
@@ -80,7 +85,7 @@ func (w *Worker) waitForPush(ctx context.Context, queues []string, d time.Durati
 		case <-stop:
 		}
 	}()
-	_, err := waiter.WaitForJob(wctx, queues, d)
+	_, err := w.waiter.WaitForJob(wctx, queues, d)
 	switch {
 	case errors.Is(err, jobqueue.ErrNotSupported):
 		return false

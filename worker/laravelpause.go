@@ -128,17 +128,6 @@ func (w *Worker) logPauseChange(before, after queuepause.State) {
 	}
 }
 
-// idleSleep is how long the loop sleeps after a claim that found nothing:
-// --sleep, or less while Laravel's pause held every queue, so that
-// queue:continue is seen within about a second (the claim was skipped:
-// only the flags are read meanwhile).
-func (w *Worker) idleSleep() time.Duration {
-	if w.lpause.allHeld {
-		return min(w.cfg.Sleep, laravelPauseEvery)
-	}
-	return w.cfg.Sleep
-}
-
 // claimed maps the queues a claim takes from through Laravel's
 // Queue::forward (Config.QueueForwards): `queue:work --queue=old` pops
 // the queue old forwards to. A queue two names forward to is claimed

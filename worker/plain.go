@@ -33,9 +33,12 @@ func (e *jobExecutor) isPlain(cmd *payload.Command) bool {
 	if p.Data.BatchID != nil {
 		return false
 	}
-	c := e.job.Class()
-	if c.Unique != nil || len(c.Models) > 0 || len(c.Middleware) > 0 || c.Debounce != nil {
-		return false
+	if e.declares {
+		// deleteWhenMissingModels alone changes nothing for a job without
+		// models, which the command's test below makes sure of.
+		if c := e.job.Class(); c.Unique != nil || len(c.Models) > 0 || len(c.Middleware) > 0 || c.Debounce != nil {
+			return false
+		}
 	}
 	// An encrypted command's text is its ciphertext, in which the model
 	// test would find nothing.

@@ -461,7 +461,7 @@ func (w *Worker) stopReason(start time.Time, found, empty bool) StopReason {
 		return StopOnce
 	case w.cfg.MemoryMB > 0 && w.memoryExceeded():
 		return StopMemory
-	case w.cfg.Cache != nil && w.restartRequested():
+	case w.cfg.Cache != nil && w.restartRequested(!found):
 		return StopRestart
 	case w.cfg.StopWhenEmpty && empty:
 		return StopEmpty
@@ -490,10 +490,29 @@ func (w *Worker) restartStamp(ctx context.Context) string {
 	return string(v)
 }
 
+// restartEvery is how often, at most, the loop reads the queue:restart
+// stamp while jobs come: PHP reads it after each job, which for a Go
+// worker claiming many jobs at once was a cache read (a round trip to the
+// database or Redis) per claim. While idle it is read once per --sleep
+// at most, as PHP's idle loop reads it (once per sleep): at one poll a
+// second the read was a third of an idle worker's round trips. A restart
+// is seen at most this much later (or --sleep, idle), in real time.
+const restartEvery = time.Second
+
 // restartRequested is Laravel's queueShouldRestart: the stamp changed since
 // the worker started, so `php artisan queue:restart` stops Go workers too.
-func (w *Worker) restartRequested() bool {
-	return w.cfg.Cache != nil && w.restartStamp(context.Background()) != w.lastRestart
+// idle: the last claim found nothing. Only the loop calls it.
+func (w *Worker) restartRequested(idle bool) bool {
+	every := restartEvery
+	if idle {
+		every = max(every, w.cfg.Sleep)
+	}
+	now := time.Now()
+	if w.cfg.Cache == nil || now.Sub(w.restartReadAt) < every {
+		return false
+	}
+	w.restartReadAt = now
+	return w.restartStamp(context.Background()) != w.lastRestart
 }
 
 // nudge wakes the loop: a job left, or the worker resumed.
@@ -505,17 +524,18 @@ func (w *Worker) nudge() {
 }
 
 // sleepOrWake waits d, or less when ctx ends, a job leaves or Resume
-// nudges the worker.
+// nudges the worker. Only the loop calls it, so its one timer serves
+// every wait.
 func (w *Worker) sleepOrWake(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	t := w.clock.NewTimer(d)
-	defer t.Stop()
+	w.idle.Reset(d)
+	defer w.idle.Stop()
 	select {
 	case <-ctx.Done():
 	case <-w.wake:
-	case <-t.C():
+	case <-w.idleC:
 	}
 }
 

@@ -83,10 +83,13 @@ type Worker struct {
 	// which writes it.
 
 	store jobqueue.Store
-	reg   *handlers.Registry
-	cfg   Config
-	log   zerolog.Logger
-	clock clock.Clock
+	// waiter is the store's signal of pushes, nil when it has none
+	// (idlewait.go): asked once, not after every empty claim.
+	waiter jobqueue.Waiter
+	reg    *handlers.Registry
+	cfg    Config
+	log    zerolog.Logger
+	clock  clock.Clock
 
 	completer *completer
 	// inflight is every job held, from claim until its outcome is handed
@@ -120,8 +123,15 @@ type Worker struct {
 	// queues the last claim took from (idlewait.go).
 	poll       idlePoll
 	lastQueues []string
-	// lastRestart is `illuminate:queue:restart` as read at start.
-	lastRestart string
+	// idle is the timer of the loop's waits (sleepOrWake) and idleC its
+	// channel, made once: a timer per wait was an allocation and two
+	// calls per empty claim. Stopped between waits.
+	idle  clock.Timer
+	idleC <-chan time.Time
+	// lastRestart is `illuminate:queue:restart` as read at start;
+	// restartReadAt when the loop read it last (restartRequested).
+	lastRestart   string
+	restartReadAt time.Time
 	// rss is --memory's last reading (memory.go).
 	rss struct {
 		readAt time.Time
@@ -165,6 +175,10 @@ func New(store jobqueue.Store, reg *handlers.Registry, cfg Config) (*Worker, err
 		wake: make(chan struct{}, 1),
 		skip: &skipSet{},
 	}
+	w.waiter, _ = store.(jobqueue.Waiter)
+	w.idle = w.clock.NewTimer(time.Hour)
+	w.idle.Stop()
+	w.idleC = w.idle.C()
 	w.problems = configproblem.New(w.log, func(kind string) {
 		w.stats.configProblems.Add(1)
 		cfg.Metrics.configError(kind)
@@ -255,7 +269,7 @@ func (w *Worker) Claimed() int64 { return w.stats.claimed.Load() }
 func (w *Worker) Run(ctx context.Context) StopReason {
 	start := w.clock.Now()
 	w.stats.started.Store(start.UnixNano())
-	w.lastRestart = w.restartStamp(ctx)
+	w.lastRestart, w.restartReadAt = w.restartStamp(ctx), time.Now()
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
 	completerDone := w.completer.start()

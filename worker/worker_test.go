@@ -555,7 +555,8 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 	store := &deleteRecorder{Store: q}
 	w, _ := newTestWorker(t, store, reg, opts, nil)
 	run := startWorker(w, 10*time.Second)
-	// The stamp is read after every claim: a few claims went by.
+	// A few claims went by (the stamp is read at most every
+	// restartEvery, the first time at once).
 	testwait.Until(t, 10*time.Second, "a few claims", func() bool { return store.claims.Load() >= 3 })
 	if r, stopped := run.stopped(); stopped {
 		t.Fatalf("stopped early: %s", r)
@@ -564,6 +565,52 @@ func TestQueueRestartStopsGoWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := run.wait(t); r != StopRestart || r.ExitCode() != 0 {
+		t.Fatalf("reason %s", r)
+	}
+}
+
+// restartReads counts the reads of the queue:restart stamp.
+type restartReads struct {
+	jobqueue.Cache
+	n atomic.Int64
+}
+
+func (c *restartReads) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if key == restartKey {
+		c.n.Add(1)
+	}
+	return c.Cache.Get(ctx, key)
+}
+
+// TestRestartStampIsReadOncePerSleepWhileIdle: an idle worker polling many
+// times a second reads the queue:restart stamp once per --sleep, as PHP's
+// idle loop does, not after each claim (a round trip each); it does read
+// it, so a restart still stops it.
+func TestRestartStampIsReadOncePerSleepWhileIdle(t *testing.T) {
+	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, appconfig.EngineSQLite)))
+	testdb.CreateCacheTable(t, q)
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error { return nil })
+	cache := &restartReads{Cache: q.Cache()}
+	opts := testConfig()
+	opts.StopWhenEmpty = false
+	opts.Sleep = 1500 * time.Millisecond
+	opts.IdlePoll = 10 * time.Millisecond // polls every 10 ms at most
+	opts.Cache = cache
+	store := &deleteRecorder{Store: q}
+	w, _ := newTestWorker(t, store, reg, opts, nil)
+	began := time.Now()
+	run := startWorker(w, 20*time.Second)
+	testwait.Until(t, 10*time.Second, "100 idle claims", func() bool { return store.claims.Load() >= 100 })
+	reads, elapsed := cache.n.Load(), time.Since(began)
+	// One read at start, then one per --sleep.
+	if most := 1 + int64(elapsed/opts.Sleep); reads > most || reads < 1 {
+		t.Fatalf("%d reads of the stamp over %d idle claims in %s, want 1 to %d (at start, then once per --sleep)", reads, store.claims.Load(), elapsed.Round(time.Millisecond), most)
+	}
+	if err := q.Cache().Put(context.Background(), restartKey, []byte("i:1700000100;"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if r := run.wait(t); r != StopRestart {
 		t.Fatalf("reason %s", r)
 	}
 }

@@ -81,6 +81,12 @@ func newQueue(rdb redis.UniversalClient, cfg Config) *Queue {
 	if cfg.MigrationBatchSize > 0 {
 		q.migrationLimit = cfg.MigrationBatchSize
 	}
+	// The default queue's keys, under "" and under its name: a worker
+	// that names no queue claims with "" and writes each job's outcome
+	// with its row's queue, the name (the first job worked both out).
+	def := q.keys("")
+	q.keyCache.Store(def.name, def)
+	q.cached.Add(1)
 	return q
 }
 

@@ -166,7 +166,9 @@ func (p *Payload) readFields(t *texts, fields, data jsonObject) error {
 	p.MaxTries = num("maxTries")
 	p.MaxExceptions = num("maxExceptions")
 	p.FailOnTimeout = flag("failOnTimeout")
-	p.Backoff = p.readBackoff(fields, &err)
+	if raw := fields.member("backoff").raw; !isNull(raw) { // Laravel writes null without one
+		p.Backoff = p.readBackoff(raw, &err)
+	}
 	p.Timeout = num("timeout")
 	p.RetryUntil = num("retryUntil")
 	p.TimeoutAt = num("timeoutAt")
@@ -201,9 +203,8 @@ var knownKeys = map[string]bool{
 
 // readBackoff accepts Laravel's string ("1,5,10") and the bare numbers a
 // hand-made payload may hold.
-func (p *Payload) readBackoff(fields jsonObject, errp *error) *string {
-	raw := fields.member("backoff").raw
-	if *errp != nil || isNull(raw) {
+func (p *Payload) readBackoff(raw json.RawMessage, errp *error) *string {
+	if *errp != nil {
 		return nil
 	}
 	if s, err := optString("backoff", raw); err == nil {

@@ -121,16 +121,6 @@ func (q *Queue) claim(ctx context.Context, queue string, limit int, opts jobqueu
 	return q.claimLaravel(ctx, queue, limit, opts)
 }
 
-// claimLaravelFrom is the claim with Laravel's query, from a lower bound
-// on ids or from the start: one statement where the engine has one, the
-// transaction otherwise.
-func (q *Queue) claimLaravelFrom(ctx context.Context, queue string, limit int, opts jobqueue.ClaimOptions, rf *renderedFilter, from scanStart) ([]jobqueue.JobRow, error) {
-	if q.oneStatementClaims {
-		return q.claimOneStatement(ctx, queue, limit, opts, rf, from.id)
-	}
-	return q.claimTxFrom(ctx, queue, limit, opts, rf, from)
-}
-
 // stillIndexed re-reads the catalogue after a failed indexed claim: an
 // error other than a retryable or overflow one may mean the claim index
 // was dropped while the worker ran.

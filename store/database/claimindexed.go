@@ -34,14 +34,14 @@ func (q *Queue) indexedFilter(o jobqueue.ClaimOptions) sqlstmt.IndexedFilter {
 // first, and the limit twice.
 func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOptions) []any {
 	times := []any{now, now - q.retryAfter}
-	if len(o.DisplayNames) > 1 && q.st.PgArrays() {
+	if len(o.DisplayNames) > 1 && q.pgArrays {
 		args := append(append([]any{o.DisplayNames, queue}, times...), q.branchFilterArgs(o)...)
 		return append(args, limit, limit)
 	}
 	args := appendList([]any{queue}, o.DisplayNames, false)
 	args = append(args, times...)
 	args = append(args, q.branchFilterArgs(o)...)
-	if q.st.PgArrays() {
+	if q.st.BindsLimit() {
 		args = append(args, limit)
 	}
 	return args
@@ -49,7 +49,7 @@ func (q *Queue) rangeArgs(queue string, now int64, limit int, o jobqueue.ClaimOp
 
 // branchFilterArgs are the excluded classes and ids.
 func (q *Queue) branchFilterArgs(o jobqueue.ClaimOptions) []any {
-	pg := q.st.PgArrays()
+	pg := q.pgArrays
 	return appendList(appendList(nil, o.ExcludeDisplayNames, pg), o.ExcludeIDs, pg)
 }
 
@@ -92,29 +92,38 @@ func (q *Queue) indexedStatement(queue string, limit int, o jobqueue.ClaimOption
 	}
 	// The update's reserved_at: first on SQLite (set before the
 	// subquery), after the CTE on PostgreSQL.
-	if q.st.PgArrays() {
+	if q.pgArrays {
 		return q.st.ClaimUpdateIndexed(limit, f), func(now int64) []any { return append(q.rangeArgs(queue, now, limit, o), now) }
 	}
 	return q.st.ClaimUpdateIndexed(limit, f), func(now int64) []any { return append([]any{now}, q.rangeArgs(queue, now, limit, o)...) }
 }
 
 // claimOneStatement is the batched claim with Laravel's where clause and
-// order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite).
-func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, rf *renderedFilter, fromID int64) ([]jobqueue.JobRow, error) {
+// order as one autocommitted UPDATE ... RETURNING (PostgreSQL, SQLite),
+// from a lower bound on ids or from the start (the primary key's order is
+// MySQL's: from.primary does not apply).
+func (q *Queue) claimOneStatement(ctx context.Context, queue string, limit int, o jobqueue.ClaimOptions, rf *renderedFilter, from scanStart) ([]jobqueue.JobRow, error) {
 	f := sqlstmt.ClaimFilter{Names: rf.nNames, NotNames: len(rf.patterns) - rf.nNames}
-	pg := q.st.PgArrays()
+	fromID, pg := from.id, q.pgArrays
 	f.IDs, f.IDArray, f.FromID = len(o.ExcludeIDs), pg, fromID > 0
-	query := q.st.ClaimUpdateLaravel(limit, f)
+	query := q.st.ClaimUpdateLaravel(f)
 	jobs, err := q.reserveInOneStatement(ctx, queue, limit, o, query, func(now int64) []any {
-		args := append([]any{queue, now, now - q.retryAfter}, rf.patterns...)
-		args = appendList(args, o.ExcludeIDs, pg)
+		args := make([]any, 0, 6+len(rf.patterns)+len(o.ExcludeIDs))
+		if !pg {
+			args = append(args, now) // SQLite: the update's reserved_at comes first
+		}
+		args = append(append(args, queue, now, now-q.retryAfter), rf.patterns...)
+		if len(o.ExcludeIDs) > 0 {
+			args = appendList(args, o.ExcludeIDs, pg)
+		}
 		if f.FromID {
 			args = append(args, fromID)
 		}
+		args = append(args, limit)
 		if pg {
-			return append(args, limit, now)
+			args = append(args, now) // PostgreSQL: after the CTE
 		}
-		return append([]any{now}, args...)
+		return args
 	})
 	slices.SortFunc(jobs, func(a, b jobqueue.JobRow) int { return cmp.Compare(a.ID, b.ID) })
 	return jobs, err

@@ -57,12 +57,14 @@ const (
 )
 
 // scanBounds is the lower bound on ids of Laravel's claim, per queue and
-// class filter. The zero value is ready to use.
+// class filter. newQueue sets slow; the rest is ready at its zero value.
 type scanBounds struct {
 	mu sync.Mutex
 	m  map[boundKey]*scanBound
-	// slow overrides slowClaim (tests: 0 makes every claim count as slow).
-	slow *time.Duration
+	// slow is how long a claim from the start takes to be measured:
+	// slowClaim (tests: 0 makes every claim count as slow). A field, not
+	// a constant behind a getter: every claim reads it.
+	slow time.Duration
 	// report is OnCostlyClaims's function; reported makes it run once.
 	report   func(ClaimCost)
 	reported bool
@@ -247,13 +249,6 @@ func (b *scanBounds) failed(key boundKey, from scanStart) {
 	b.mu.Unlock()
 }
 
-func (b *scanBounds) slowClaim() time.Duration {
-	if b.slow != nil {
-		return *b.slow
-	}
-	return slowClaim
-}
-
 func minID(jobs []jobqueue.JobRow) int64 {
 	m := jobs[0].ID
 	for _, j := range jobs[1:] {
@@ -278,9 +273,14 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		return nil, err
 	}
 	key := boundKey{queue: queue, filter: rf.key}
+	// One statement where the engine has one, the transaction otherwise.
+	claimFrom := q.claimTxFrom
+	if q.oneStatementClaims {
+		claimFrom = q.claimOneStatement
+	}
 	from, gen := q.scan.begin(key, q.conn.Now(), false)
 	start := time.Now()
-	jobs, err := q.claimLaravelFrom(ctx, queue, limit, opts, rf, from)
+	jobs, err := claimFrom(ctx, queue, limit, opts, rf, from)
 	took := time.Since(start)
 	if err != nil {
 		q.scan.failed(key, from)
@@ -290,7 +290,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 		// Nothing above the bound: what is left, if anything, is below.
 		from, gen = q.scan.begin(key, q.conn.Now(), true)
 		start = time.Now()
-		jobs, err = q.claimLaravelFrom(ctx, queue, limit, opts, rf, from)
+		jobs, err = claimFrom(ctx, queue, limit, opts, rf, from)
 		took = time.Since(start)
 		if err != nil {
 			q.scan.failed(key, from)
@@ -300,7 +300,7 @@ func (q *Queue) claimLaravel(ctx context.Context, queue string, limit int, opts 
 	gen = q.scan.done(key, gen, from, jobs, took, q.conn.Now())
 	// Most claims are fast: the threshold is tested before shouldMeasure
 	// takes its lock.
-	if from.id == 0 && took >= q.scan.slowClaim() && q.scan.shouldMeasure(key, time.Now()) {
+	if from.id == 0 && took >= q.scan.slow && q.scan.shouldMeasure(key, time.Now()) {
 		q.measureClaim(ctx, key, gen, queue, jobs, took)
 	}
 	return jobs, nil

@@ -51,8 +51,7 @@ func (e *testEnv) delayedThenReady(t *testing.T, now int64, n int) (first int64,
 // everyClaimMeasured makes every claim from the start count as slow, so
 // that the cost measurement does not depend on the machine's speed.
 func everyClaimMeasured(q *Queue) {
-	zero := time.Duration(0)
-	q.scan.slow = &zero
+	q.scan.slow = 0
 }
 
 // claimIDs claims n and returns the ids taken.

@@ -22,8 +22,8 @@ import (
 // the failing one were.
 func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobqueue.JobRow, err error) {
 	for _, j := range jobs {
-		if _, err := token(j); err != nil {
-			return nil, err
+		if j.ReservedAt == nil { // no token to fence the delete by (token)
+			return nil, errNotClaimed
 		}
 	}
 	if q.exact {
@@ -60,7 +60,7 @@ func (q *Queue) Delete(ctx context.Context, jobs []jobqueue.JobRow) (lost []jobq
 // grouping and, on MySQL (no DELETE ... RETURNING), a transaction of a
 // locking select and the delete. No row deleted: the reservation was lost.
 func (q *Queue) deleteOne(ctx context.Context, job jobqueue.JobRow) (lost []jobqueue.JobRow, err error) {
-	n, err := q.execCounting(ctx, q.st.DeleteReservedJob(), job.ID, *job.ReservedAt)
+	n, err := q.execCounting(ctx, q.deleteOneText, job.ID, *job.ReservedAt)
 	if err != nil {
 		return nil, err
 	}

@@ -109,12 +109,14 @@ func Open(ctx context.Context, cfg appconfig.Config, opts Options) (*Queue, erro
 func newQueue(conn *sqldb.DB, cfg appconfig.Config, exact bool) *Queue {
 	d := conn.Dialect
 	q := &Queue{conn: conn, db: conn.Pool, d: d, cfg: cfg, retryAfter: int64(cfg.RetryAfterSeconds()), loc: cfg.Location(), exact: exact,
-		defaultQueues: []string{cfg.DefaultQueue}}
+		defaultQueues: []string{cfg.DefaultQueue}, scan: scanBounds{slow: slowClaim}}
 	engine := d.Name()
 	q.deleteReturning = engine != appconfig.EngineMySQL || strings.Contains(conn.ServerVersion, "MariaDB")
 	q.lock = sqldb.LockForPopping(engine, conn.ServerVersion, cfg.ServerVersion)
 	q.st = sqlstmt.New(d, sqldb.Tables{Jobs: cfg.JobsTable, Failed: cfg.FailedTable, Batches: cfg.BatchesTable}, q.lock)
 	q.oneStatementClaims = q.st.OneStatementClaims()
+	q.pgArrays = q.st.PgArrays()
+	q.deleteOneText = q.st.DeleteReservedJob()
 	q.singleStatementSafe = conn.SingleStatementSafe()
 	q.locks = dbcache.NewLocks(conn, cfg.CacheLockTable, cfg.CachePrefix)
 	if cfg.CacheStore == "database" {

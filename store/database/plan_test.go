@@ -242,7 +242,7 @@ func TestLaravelClaimPlanWithoutStatistics(t *testing.T) {
 		query string
 		args  []any
 	}{
-		"one statement": {e.q.st.ClaimUpdateLaravel(16, sqlstmt.ClaimFilter{IDArray: true}), []any{"default", now, now - 90, 16, now}},
+		"one statement": {e.q.st.ClaimUpdateLaravel(sqlstmt.ClaimFilter{IDArray: true}), []any{"default", now, now - 90, 16, now}},
 		"transaction":   {e.q.st.ClaimSelectFiltered(1, sqlstmt.ClaimFilter{}), []any{"default", now, now - 90}},
 	}
 	for name, s := range statements {

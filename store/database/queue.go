@@ -47,6 +47,13 @@ type Queue struct {
 	// singleStatementSafe is conn.SingleStatementSafe(), which each delete
 	// asks.
 	singleStatementSafe bool
+	// pgArrays is st.PgArrays(), which each claim asks: the engine binds
+	// a list as one array parameter (PostgreSQL).
+	pgArrays bool
+	// deleteOneText is st.DeleteReservedJob(), the statement of most
+	// jobs' delete (deleteOne), rendered at open rather than by the first
+	// job.
+	deleteOneText string
 	// scan is the lower bound on ids of Laravel's claim and the claim
 	// cost report (claimscan.go).
 	scan scanBounds

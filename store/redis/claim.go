@@ -33,7 +33,7 @@ func (s *Store) Claim(ctx context.Context, queues []string, n int, opts jobqueue
 	}
 	pop := s.popOptions(n, opts)
 	for _, queue := range queues {
-		pop.ReportLooked = s.heads.wantReport(queue)
+		pop.ReportLooked = s.heads.viewed.Load() == 0 || s.heads.wantReport(queue)
 		res, err := s.q.Pop(ctx, queue, pop)
 		if err != nil {
 			return nil, err
@@ -115,7 +115,9 @@ func newPopFilter(names, exclude []string) *popFilter {
 // pop could not read makes the claim a ClaimError: the others go back to
 // the head of the list untouched.
 func (s *Store) claimed(ctx context.Context, queue string, res redisproto.PopResult, reported bool) ([]jobqueue.JobRow, error) {
-	s.heads.note(s, queue, res, reported)
+	if res.Head != nil || s.heads.viewed.Load() > 0 {
+		s.heads.note(s, queue, res, reported)
+	}
 	var bad *redisproto.Job
 	var back []*redisproto.Job
 	for _, j := range res.Jobs {

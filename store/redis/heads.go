@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/laraworker/laraworker/internal/redisproto"
@@ -18,8 +19,12 @@ import (
 // queue (and per copy, and per queue whose lookahead met its bound).
 type heads struct {
 	mu sync.Mutex
-	// views are what the last claim on each queue left in place.
-	views map[string]view
+	// views are what the last claim on each queue left in place; viewed
+	// is len(views), which the claims and waits read without the lock:
+	// while no queue has a job left in place (the usual case) they skip
+	// wantReport, note and has.
+	views  map[string]view
+	viewed atomic.Int32
 	// seen are the jobs counted, by identity, with when a claim last met
 	// them; left the counts by queue and reason.
 	seen   map[string]time.Time
@@ -101,6 +106,7 @@ func (h *heads) note(s *Store, queue string, res redisproto.PopResult, reported 
 	}
 	if res.Head == nil {
 		delete(h.views, queue)
+		h.viewed.Store(int32(len(h.views)))
 		return
 	}
 	v := h.views[queue]
@@ -109,6 +115,7 @@ func (h *heads) note(s *Store, queue string, res redisproto.PopResult, reported 
 		v.looked, v.cut, v.reported = res.Looked, res.LookaheadCut, now
 	}
 	h.views[queue] = v
+	h.viewed.Store(int32(len(h.views)))
 	twins := map[string]int{}
 	for _, j := range v.all() {
 		reason := reasonOf(j)

@@ -24,6 +24,9 @@ type Store struct {
 	// configuration, read by every claim.
 	retry    int64
 	blocking bool
+	// waiter is q's waiter on the notify lists (wait.go), taken at New
+	// (it connects only when a wait starts).
+	waiter *redisproto.NotifyWaiter
 	// db is the app's database side: failed jobs, batches, hook jobs.
 	db    jobqueue.Repository
 	cache jobqueue.Cache
@@ -110,6 +113,7 @@ func New(q *redisproto.Queue, db jobqueue.Repository, opts Options) (*Store, err
 		s.retry = int64(cfg.RetryAfter / time.Second)
 	}
 	s.blocking = q.Config().BlockFor != nil
+	s.waiter = q.NotifyWaiter()
 	if s.cache == nil {
 		s.cache = db.SharedCache()
 	}

@@ -30,10 +30,13 @@ var _ jobqueue.Waiter = (*Store)(nil)
 // queue left to wait on, or queues on different cluster slots, it is
 // jobqueue.ErrNotSupported and the worker sleeps.
 func (s *Store) WaitForJob(ctx context.Context, queues []string, d time.Duration) (bool, error) {
-	var waitOn []string
-	for _, queue := range queues {
-		if !s.heads.has(queue) {
-			waitOn = append(waitOn, queue)
+	waitOn := queues
+	if s.heads.viewed.Load() > 0 {
+		waitOn = nil
+		for _, queue := range queues {
+			if !s.heads.has(queue) {
+				waitOn = append(waitOn, queue)
+			}
 		}
 	}
 	if len(waitOn) == 0 {
@@ -50,7 +53,7 @@ func (s *Store) WaitForJob(ctx context.Context, queues []string, d time.Duration
 	if !time.Now().Before(until) {
 		return true, nil // a delayed job is due: the claim migrates it
 	}
-	queue, woken, err := s.q.NotifyWaiter().Wait(ctx, waitOn, until)
+	queue, woken, err := s.waiter.Wait(ctx, waitOn, until)
 	switch {
 	case errors.Is(err, redisproto.ErrCrossSlot):
 		return false, jobqueue.ErrNotSupported

@@ -154,6 +154,29 @@ func TestNotifyTokensAfterPushAndClaimAreLaravels(t *testing.T) {
 	if n := e.notifyLen(t, "default"); n != 1 {
 		t.Fatalf("the notify list holds %d after the refused wait, want 1", n)
 	}
+
+	// Once PHP's job is gone (taken here by a claim of its class), the
+	// next claim finds no job left in place and the queue is waited on
+	// again: a wait blocks, and a push ends it.
+	if rows, err := e.s.Claim(e.ctx, []string{""}, 1, jobqueue.ClaimOptions{DisplayNames: []string{classB}}); err != nil || len(rows) != 1 {
+		t.Fatalf("claimed PHP's job: %d, %v", len(rows), err)
+	}
+	if rows, err := e.s.Claim(e.ctx, []string{""}, 2, only); err != nil || len(rows) != 0 {
+		t.Fatalf("claimed %d, %v", len(rows), err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		woke, err := e.s.WaitForJob(e.ctx, []string{""}, 5*time.Second)
+		if err == nil && !woke {
+			err = errors.New("the wait ended without a token")
+		}
+		waited <- err
+	}()
+	testwait.Until(t, 5*time.Second, "the wait on the queue no job is left in any more", func() bool { return e.blocked(t) >= 1 })
+	e.push(t, "", classA)
+	if err := testwait.Recv(t, waited, 5*time.Second, "the wait to end on the push"); err != nil {
+		t.Fatalf("waiting on the queue once PHP's job is gone: %v", err)
+	}
 }
 
 // TestAWaitCutShortHandsItsTokenBack: a wait that ends before its BLPOP

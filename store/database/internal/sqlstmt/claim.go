@@ -9,9 +9,11 @@ import (
 
 // Statements of the batched claim outside --laravel-exact: the indexed
 // path (the claim index is there) and the one-statement forms
-// (PostgreSQL, SQLite). On PostgreSQL every list is one array parameter
-// and the limit a parameter, so every batch size and every number of
-// excluded ids is the same statement text.
+// (PostgreSQL, SQLite). In the one-statement forms the limit is a
+// parameter, so every batch size is the same statement text (a worker
+// whose free places change renders none anew); on PostgreSQL every list
+// is one array parameter too, so every number of excluded ids is the
+// same text as well.
 
 // IndexedFilter is the shape of a claim's restrictions on the indexed
 // path: classes to take (none: every class), classes not to take, ids not
@@ -23,10 +25,14 @@ type IndexedFilter struct {
 // PgArrays says whether the engine binds a list as one array parameter.
 func (s Statements) PgArrays() bool { return s.pg }
 
-// limitClause is `limit n`, a parameter on PostgreSQL (bound by the
-// caller).
+// BindsLimit says whether the claim's limit is a parameter (bound by the
+// caller, last of the range's arguments): in the one-statement forms
+// (PostgreSQL, SQLite); MySQL's select has it in its text.
+func (s Statements) BindsLimit() bool { return s.oneStmt }
+
+// limitClause is `limit n`, a parameter where BindsLimit.
 func (s Statements) limitClause(n int) string {
-	if s.PgArrays() {
+	if s.BindsLimit() {
 		return " limit ?"
 	}
 	return fmt.Sprintf(" limit %d", n)
@@ -186,15 +192,15 @@ func (s Statements) ClaimUpdateIndexed(limit int, f IndexedFilter) string {
 	return s.sql(s.reserveIn(s.indexedRange(false, limit, f)))
 }
 
-// ClaimUpdateLaravel reserves up to limit rows in one statement with
-// Laravel's where clause and order (PostgreSQL, SQLite).
-func (s Statements) ClaimUpdateLaravel(limit int, f ClaimFilter) string {
-	return s.kept(textKey{stmt: textClaimUpdate, limit: limit, f: f}, func() string { return s.renderClaimUpdateLaravel(limit, f) })
+// ClaimUpdateLaravel reserves up to a limit of rows in one statement with
+// Laravel's where clause and order (PostgreSQL, SQLite). The limit is a
+// parameter: one text (and one kept) for every batch size.
+func (s Statements) ClaimUpdateLaravel(f ClaimFilter) string {
+	return s.kept(textKey{stmt: textClaimUpdate, f: f}, func() string { return s.renderClaimUpdateLaravel(f) })
 }
 
-func (s Statements) renderClaimUpdateLaravel(limit int, f ClaimFilter) string {
-	ids := fmt.Sprintf("select %s from %s order by %s asc", s.Q("id"), s.claimableWhere(f), s.Q("id"))
-	ids += s.limitClause(limit)
+func (s Statements) renderClaimUpdateLaravel(f ClaimFilter) string {
+	ids := fmt.Sprintf("select %s from %s order by %s asc limit ?", s.Q("id"), s.claimableWhere(f), s.Q("id"))
 	if s.PgArrays() {
 		if s.lock != "" {
 			ids += " " + s.lock
