@@ -30,12 +30,13 @@
 // lookup of single jobs). It never leaves a method out, so a store that
 // forgets one fails to compile instead of degrading silently.
 //
-// Two capabilities are optional, and the only ones a caller asks for with
-// a type assertion: ModelLookup (whether a model's row exists, which
+// Three capabilities are optional, and the only ones a caller asks for
+// with a type assertion: ModelLookup (whether a model's row exists, which
 // needs the app's database; without it, jobs holding models go to PHP
-// workers) and LeftReporter (what claims left in place on a queue they
+// workers), LeftReporter (what claims left in place on a queue they
 // cannot reorder, a Redis list; it may also be a prometheus.Collector of
-// those jobs).
+// those jobs) and Waiter (a signal of pushes the worker waits on after an
+// empty claim instead of polling: Redis's :notify lists).
 //
 // # How to add a store
 //

@@ -19,10 +19,11 @@ import (
 // cannot do (beanstalkd cannot clear a tube, SQS cannot read a job by id)
 // returns an error wrapping ErrNotSupported, which callers report as such.
 //
-// Two capabilities are optional, found by a type assertion, because a
+// Three capabilities are optional, found by a type assertion, because a
 // store may genuinely lack them: ModelLookup (the app's database, where
-// SerializesModels looks models up) and LeftReporter (the jobs a claim that
-// cannot skip them leaves in place, on a Redis list).
+// SerializesModels looks models up), LeftReporter (the jobs a claim that
+// cannot skip them leaves in place, on a Redis list) and Waiter (a signal
+// of pushes to wait on instead of polling, Redis's :notify lists).
 type Store interface {
 	Queue
 	Admin
