@@ -110,10 +110,9 @@ type jobExecutor struct {
 	// plain: the job asks for none of Laravel's rules around its handler
 	// (plain.go); set by decide.
 	plain bool
-	// declares: the job's registration declares something (a unique
-	// lock, models, middleware, debounce, deleteWhenMissingModels); set
-	// by execute.
-	declares bool
+	// classRules: the job's registration asks for one of Laravel's rules
+	// around the handler (classAsksForRules); set by execute.
+	classRules bool
 	// meta is the payload's bridge record, once read (metadata()).
 	metaRead bool
 	meta     *bridgeproto.Metadata
@@ -223,9 +222,8 @@ func (e *jobExecutor) execute() {
 	// A class that declares nothing leaves the job's Class zero, as
 	// WithClass would set it, without the option's closure (an allocation
 	// and two calls per job of the plain path).
-	e.declares = class.Unique != nil || len(class.Models) > 0 || len(class.Middleware) > 0 ||
-		class.Debounce != nil || class.DeleteWhenMissingModels
-	if e.declares {
+	e.classRules = classAsksForRules(class)
+	if e.classRules || class.DeleteWhenMissingModels {
 		e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p, env, handlers.WithClass(class, e.cfg.Models))
 	} else {
 		e.job = handlers.NewJob(row.ID, row.Queue, int64(row.Attempts), p, env)

@@ -33,16 +33,19 @@ func (e *jobExecutor) isPlain(cmd *payload.Command) bool {
 	if p.Data.BatchID != nil {
 		return false
 	}
-	if e.declares {
-		// deleteWhenMissingModels alone changes nothing for a job without
-		// models, which the command's test below makes sure of.
-		if c := e.job.Class(); c.Unique != nil || len(c.Models) > 0 || len(c.Middleware) > 0 || c.Debounce != nil {
-			return false
-		}
+	if e.classRules {
+		return false
 	}
 	// An encrypted command's text is its ciphertext, in which the model
 	// test would find nothing.
 	return cmd == nil || !cmd.Encrypted && plainCommand(cmd, p.Data.Command)
+}
+
+// classAsksForRules: the registration declares a unique lock, models,
+// job middleware or debounce. deleteWhenMissingModels alone changes
+// nothing for a job without models, which plainCommand makes sure of.
+func classAsksForRules(c handlers.Class) bool {
+	return c.Unique != nil || len(c.Models) > 0 || len(c.Middleware) > 0 || c.Debounce != nil
 }
 
 // plainCommand: the command holds no middleware, chain, chain catch

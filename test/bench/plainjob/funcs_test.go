@@ -15,7 +15,8 @@ import (
 // (scripts/plainjob-funcs.sh), may not pass issue 34 item 4's bound of
 // 120 on either store. Measured 2026-12-07 at the commit that set it:
 // sqlite 118 and 118 (the first job after the worker's start, and the
-// next one), redis 117 and 117. Earlier counts: 2026-12-06 at bbf36ed
+// next one), redis 117 and 117; 119 and 118 once the class's rule test
+// was one function (classAsksForRules). Earlier counts: 2026-12-06 at bbf36ed
 // sqlite 178-181, redis 152; 2026-12-07 morning sqlite 145 and 134, redis
 // 132 and 128; at f2865a3 sqlite 143 and 132, redis 130 and 126.
 const (
