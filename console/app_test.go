@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/urfave/cli/v2"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // testApp is the laraworker binary's app without bench (package bench
@@ -105,6 +108,7 @@ func toolchainVersion(t *testing.T) string {
 // The laraworker binary prints the version its build recorded (what `go
 // version -m` reads from it), or the one given with -ldflags -X.
 func TestBinaryVersion(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	bin := laraworkerBinary(t)
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
@@ -115,9 +119,8 @@ func TestBinaryVersion(t *testing.T) {
 	}
 
 	stamped := filepath.Join(t.TempDir(), "laraworker")
-	build := exec.Command("go", "build", "-o", stamped, "-ldflags", "-X github.com/laraworker/laraworker/console.Version=1.2.3-test", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := gobuild.Program(context.Background(), "..", ".", stamped, "-X github.com/laraworker/laraworker/console.Version=1.2.3-test"); err != nil {
+		t.Fatal(err)
 	}
 	out, err = exec.Command(stamped, "--version").CombinedOutput()
 	if err != nil || string(out) != "laraworker version 1.2.3-test\n" {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,17 +15,20 @@ import (
 
 	"github.com/laraworker/laraworker/console/internal/testapp"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // A program's own collectors on Prometheus's default registry (docs/LIBRARY.md's
 // handlers.Metrics(prometheus.DefaultRegisterer)) show on
 // --metrics-addr beside the worker's.
 func TestEmbeddingProgramMetricsAreServed(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	dir, q := testapp.SqliteApp(t)
 	testapp.PushJob(t, q, `App\Jobs\PingWebhook`, phpserialize.Public("url", phpserialize.String("https://example.com/hook")))
 	bin := filepath.Join(t.TempDir(), "podcast")
-	if out, err := exec.Command("go", "build", "-o", bin, "../examples/podcast").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := gobuild.Program(context.Background(), "..", "./examples/podcast", bin, ""); err != nil {
+		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 var (
@@ -41,10 +42,7 @@ func laraworkerBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "laraworker")
-		out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binErr = gobuild.Program(context.Background(), "..", ".", binPath, "")
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
@@ -89,6 +87,7 @@ func TestWorkRunsRoutedJobsWithExec(t *testing.T) {
 }
 
 func TestWorkStopsGracefullyOnSIGTERMAndPausesOnSIGUSR2(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	dir, q := testapp.SqliteApp(t)
 	script := filepath.Join(dir, "slow.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\nsleep 1\n"), 0o755)

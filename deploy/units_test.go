@@ -1,11 +1,14 @@
 package deploy_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // requireTool finds a tool the check needs; without it the test skips,
@@ -32,8 +35,8 @@ func TestSystemdUnitVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "laraworker")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := gobuild.Program(context.Background(), "..", ".", bin, ""); err != nil {
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "laraworker.service")
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(unit), "/usr/local/bin/laraworker", bin)), 0o644); err != nil {

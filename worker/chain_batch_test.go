@@ -169,6 +169,7 @@ func TestAFailedBatchMemberCancelsTheBatch(t *testing.T) {
 // timeout on its last try) is counted in its batch, as Laravel's
 // failed() counts it: the batch is cancelled, not left pending forever.
 func TestFailuresBeforeOrAroundTheRunCountInTheBatch(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		for _, c := range []struct {
 			name    string

@@ -86,6 +86,7 @@ func startBlocked(t *testing.T, q *database.Queue, n, ahead int, hold time.Durat
 // slow one is given back as it was (attempt not counted) once it has
 // waited maxAheadHold, and runs once, at attempt 1, when a place frees.
 func TestJobClaimedAheadIsGivenBackWhenItWaits(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		h, w, run, ids := startBlocked(t, q, 2, 1, 0, true)
 		if rows := jobRows(t, q); len(rows) != 2 || rows[1].Attempts != 1 || !rows[1].ReservedAt.Valid {
@@ -255,6 +256,7 @@ func TestFastJobsAtConcurrencyOneAreClaimedTwoAtATime(t *testing.T) {
 // claim are never claimed ahead at concurrency 1 (a job claimed ahead
 // would wait the whole of the running one).
 func TestSlowJobsAtConcurrencyOneAreClaimedOneAtATime(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		const n = 4
 		// Far longer than a claim takes, even on a loaded machine.

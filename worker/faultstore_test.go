@@ -137,6 +137,7 @@ func TestFaultStoreIsAStore(t *testing.T) {
 // the job is deleted, released or failed exactly once, and the failures
 // are counted by operation.
 func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	for _, c := range []struct {
 		op      string
 		handler func(context.Context, *handlers.Job) error
@@ -190,6 +191,7 @@ func TestOutcomeWritesAreRetriedUntilTheyLand(t *testing.T) {
 
 // A claim that fails is logged, counted and retried; nothing is lost.
 func TestFailedClaimsAreRetried(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	store := newFaultStore(q)
 	store.failNext("claim", 2)

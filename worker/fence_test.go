@@ -239,6 +239,7 @@ func objectPayload(t *testing.T, class string, props ...phpserialize.Entry) []by
 // itself fail several times. The failure is still recorded: the batch
 // ends cancelled and finished, with Laravel's counters.
 func TestBatchFailureSurvivesFailingWrites(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		insertBatch(t, q, fixtureBatchID, 2, fixture(t, "batch.options.txt"))
 		store := newFaultStore(q)

@@ -47,6 +47,7 @@ func TestIdlePollDoublesToItsCeilingWithJitter(t *testing.T) {
 // starts a job pushed (as Laravel inserts it) within --idle-poll, not
 // after the sleep: on every database.
 func TestIdleWorkerPicksUpAPushedJobLongBeforeItsSleepEnds(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		started := make(chan time.Time, 1)
 		reg := handlers.NewRegistry()

@@ -81,6 +81,7 @@ func pausedCacheQueue(t *testing.T) *database.Queue {
 // worker's default queue ("" configured) is paused under its real name;
 // false values pause nothing.
 func TestLaravelQueuePauseStopsClaims(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := pausedCacheQueue(t)
 	ctx := context.Background()
 	reg, ran := countingClassA()
@@ -133,6 +134,7 @@ func TestLaravelQueuePauseStopsClaims(t *testing.T) {
 // idle worker claims nothing at all; forgetting it resumes them. A pause
 // with a TTL (pauseFor) ends when it expires, as PHP reads it.
 func TestLaravelPauseAllAndTTL(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	fixtureKey, value := pauseAllFixture(t)
 	if !strings.HasSuffix(fixtureKey, queuepause.AllKey) || value != "b:1;" {
 		t.Fatalf("the fixture's row %q = %q is not the key and value this worker reads", fixtureKey, value)
@@ -176,6 +178,7 @@ func TestLaravelPauseAllAndTTL(t *testing.T) {
 // worker given --queue old claims from new (as queue:work pops it), and
 // Laravel's pause of old (the name given) still holds it.
 func TestQueueForwardClaimsTheTarget(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := pausedCacheQueue(t)
 	ctx := context.Background()
 	reg, ran := countingClassA()

@@ -592,6 +592,7 @@ func TestUntilProcessingLockAroundMiddleware(t *testing.T) {
 // overlap lock stays (until it expires) so no other job of the key runs
 // beside it. A handler that returns at its timeout gives the lock back.
 func TestOverlapLockKeptWhileAnAbandonedHandlerRuns(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	for _, ignores := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ignores cancellation %v", ignores), func(t *testing.T) {
 			q := lockEnv(t, "sqlite")

@@ -151,6 +151,7 @@ func TestRetryUntilReplacesTries(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		reg := handlers.NewRegistry()
 		reg.HandleFunc(classA, func(ctx context.Context, _ *handlers.Job) error {
@@ -542,6 +543,7 @@ func TestMaxExceptionsAreSharedWithPHP(t *testing.T) {
 // TestQueueRestartStopsGoWorkers: `php artisan queue:restart` writes a new
 // timestamp to the cache; Go workers stop as PHP ones do.
 func TestQueueRestartStopsGoWorkers(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, appconfig.EngineSQLite)))
 	testdb.CreateCacheTable(t, q)
 	reg := handlers.NewRegistry()
@@ -587,6 +589,7 @@ func (c *restartReads) Get(ctx context.Context, key string) ([]byte, bool, error
 // idle loop does, not after each claim (a round trip each); it does read
 // it, so a restart still stops it.
 func TestRestartStampIsReadOncePerSleepWhileIdle(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := testdb.Open(t, testdb.WithCache(t, testdb.Config(t, appconfig.EngineSQLite)))
 	testdb.CreateCacheTable(t, q)
 	reg := handlers.NewRegistry()
@@ -619,6 +622,7 @@ func TestRestartStampIsReadOncePerSleepWhileIdle(t *testing.T) {
 // exactly as the real Laravel 8.83 worker wrote them (fixtures
 // failed-max-attempts and failed-timeout).
 func TestLaravel8ExceptionTexts(t *testing.T) {
+	t.Parallel() // waits on real time: beside the other waiting tests
 	q := testdb.Open(t, testdb.Config(t, appconfig.EngineSQLite))
 	reg := handlers.NewRegistry()
 	reg.HandleFunc(`App\Jobs\NoopJob`, func(context.Context, *handlers.Job) error { return nil })

@@ -16,7 +16,10 @@ func modulePackages(t *testing.T) []Package {
 		t.Fatalf("go list -m: %v", err)
 	}
 	module := strings.TrimSpace(string(mod))
-	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...")
+	// One line per package: its path, the error go list met there (a
+	// pattern go list could not walk comes back as a package named by the
+	// pattern), its imports.
+	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}\t{{if .Error}}{{.Error}}{{end}}\t{{join .Imports \" \"}}", module+"/...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -30,10 +33,14 @@ func modulePackages(t *testing.T) []Package {
 	}
 	var pkgs []Package
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		path, _ := inModule(fields[0])
+		importPath, rest, _ := strings.Cut(line, "\t")
+		listErr, imports, _ := strings.Cut(rest, "\t")
+		if listErr != "" {
+			t.Fatalf("go list %s: %s", importPath, listErr)
+		}
+		path, _ := inModule(importPath)
 		p := Package{Path: path}
-		for _, imp := range fields[1:] {
+		for _, imp := range strings.Fields(imports) {
 			if rel, ok := inModule(imp); ok {
 				p.Imports = append(p.Imports, rel)
 			}

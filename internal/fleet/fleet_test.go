@@ -130,6 +130,7 @@ func TestHistoryAddsUp(t *testing.T) {
 // asks for reads and beats read too), and the outcomes the worker wrote
 // (Config.Written) reach the history table.
 func TestPauseFromTable(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		hb := &Heartbeat{Every: 100 * time.Millisecond, PollEvery: 50 * time.Millisecond}
 		r := startPauseRig(t, q, hb)

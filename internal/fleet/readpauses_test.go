@@ -32,6 +32,7 @@ func startLoopReadRig(t *testing.T, q *database.Queue) (r *pauseRig, due func())
 // meanwhile: a worker whose loop did not ask would never pause. Clearing
 // the pause resumes the paused worker (its loop asks while paused).
 func TestClaimLoopAsksForPauseReads(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	testdb.ForEach(t, func(t *testing.T, q *database.Queue) {
 		r, due := startLoopReadRig(t, q)
 		r.pauseAndResume(due)

@@ -51,6 +51,7 @@ func TestWebhookRetriesWhatMaySucceed(t *testing.T) {
 // TestWebhookNeverTellsItsURL: the URL (a credential: Slack's carries
 // its token) appears in no error, whatever failed.
 func TestWebhookNeverTellsItsURL(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

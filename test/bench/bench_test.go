@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/laraworker/laraworker/handlers"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 var (
@@ -42,10 +43,7 @@ func laraworkerBinary(t *testing.T) string {
 		if binDir, binErr = os.MkdirTemp("", "laraworker-bench-bin"); binErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "laraworker"), "../..").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binErr = gobuild.Program(context.Background(), "../..", ".", filepath.Join(binDir, "laraworker"), "")
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
@@ -134,6 +132,7 @@ func sqliteTables(t *testing.T, path string) []string {
 // there, the bench tables are gone at the end, and stderr says why PHP was
 // not measured.
 func TestBenchDrainsOnSQLite(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	db := filepath.Join(t.TempDir(), "bench.sqlite")
 	out, stderr, code := runBinary(t, "bench", "--db", "sqlite", "--db-database", db,
 		"--jobs", "300", "--rounds", "1", "--latency-jobs", "20", "--latency-rate", "100", "--json")

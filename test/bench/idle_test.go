@@ -13,6 +13,7 @@ import (
 // --idle-time reports a worker's CPU per second on the empty queue: more
 // than nothing (it polls) and far less than a core.
 func TestBenchAlternatesAndMeasuresIdleCPU(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	db := filepath.Join(t.TempDir(), "bench.sqlite")
 	out, stderr, code := runBinary(t, "bench", "--db", "sqlite", "--db-database", db, "--only", "lw-c1,lw-c16",
 		"--jobs", "100", "--rounds", "2", "--latency-jobs", "0", "--idle-time", "2s", "--json")

@@ -12,6 +12,7 @@ import (
 // from "start" to "end" with measured values, the verdict is clean and the
 // tables are dropped.
 func TestSoakOnSQLite(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	db := filepath.Join(t.TempDir(), "soak.sqlite")
 	out, stderr, code := runBinary(t, "bench", "soak", "--db", "sqlite", "--db-database", db,
 		"--jobs", "20000", "--rate", "5000", "--every", "5000", "--warm-up", "2000", "--json")

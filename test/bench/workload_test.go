@@ -86,6 +86,7 @@ func TestFreshTableHasNoStatisticsUntilAnalyze(t *testing.T) {
 // continuous window saw every job picked up (server CPU has its own
 // test in internal/servercpu: a few hundred jobs are too few ticks), and the tables are gone.
 func TestBenchWorkloadsOnEachEngine(t *testing.T) {
+	t.Parallel() // waits on real time and child processes: beside the other waiting tests
 	testdb.ForEachEngine(t, func(t *testing.T, engine string) {
 		cfg := testdb.Config(t, engine)
 		q, err := database.Open(context.Background(), cfg, database.Options{})

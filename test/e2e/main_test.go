@@ -15,6 +15,8 @@ import (
 
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // suite is one copy of the Laravel app on one database, with the
@@ -242,12 +244,7 @@ func (s *suite) runSetup() error {
 func goBuild(root, out, pkg string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
-	}
-	return nil
+	return gobuild.Program(ctx, root, pkg, out, "")
 }
 
 // cleanEnviron is the test's environment without the variables Laravel

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // bins are built once for every test.
@@ -46,12 +47,7 @@ func runMain(m *testing.M) int {
 func goBuild(out, pkg string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
-	}
-	return nil
+	return gobuild.Program(ctx, "../..", pkg, out, "")
 }
 
 // buildBins builds the programs the tests run. Once, and only when a test

@@ -52,7 +52,7 @@ func freePort(t *testing.T) int {
 func serverBinary(t *testing.T, candidates ...string) string {
 	t.Helper()
 	for _, c := range candidates {
-		if matches, _ := filepath.Glob(c); len(matches) > 0 {
+		if matches, _ := filepath.Glob(c); len(matches) > 0 && isProgram(matches[len(matches)-1]) {
 			return matches[len(matches)-1]
 		}
 		if p, err := exec.LookPath(c); err == nil {
@@ -64,6 +64,13 @@ func serverBinary(t *testing.T, candidates ...string) string {
 	}
 	t.Skipf("none of %v is installed: a private server cannot be started", candidates)
 	return ""
+}
+
+// isProgram: path is a regular file someone may run (not, say, the
+// /dev/null that scripts/without-servers.sh mounts over server programs).
+func isProgram(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
 func serverDir(t *testing.T, prefix string) string {
