@@ -12,14 +12,24 @@ package gobuild
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 )
 
 // Program builds the main package pkg (as the go command names it, from
-// dir) into the executable out, with ldflags when not empty.
+// dir) into the executable out (relative to dir unless absolute; its
+// directory is made, as go build -o does), with ldflags when not empty.
 func Program(ctx context.Context, dir, pkg, out, ldflags string) error {
 	cp, err := exec.LookPath("cp")
 	if err != nil {
+		return fmt.Errorf("building %s: %w", pkg, err)
+	}
+	target := out
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return fmt.Errorf("building %s: %w", pkg, err)
 	}
 	// go run runs "cp <the linked executable> out" instead of the program.
