@@ -12,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/laraworker/laraworker/handlers"
-	"github.com/urfave/cli/v2"
-
 	"github.com/laraworker/laraworker/internal/testutil/gobuild"
+	"github.com/urfave/cli/v2"
 )
 
 // testApp is the laraworker binary's app without bench (package bench

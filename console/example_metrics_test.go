@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/console/internal/testapp"
-	"github.com/laraworker/laraworker/laravel/phpserialize"
-
 	"github.com/laraworker/laraworker/internal/testutil/gobuild"
+	"github.com/laraworker/laraworker/laravel/phpserialize"
 )
 
 // A program's own collectors on Prometheus's default registry (docs/LIBRARY.md's

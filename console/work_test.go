@@ -18,11 +18,10 @@ import (
 	"time"
 
 	"github.com/laraworker/laraworker/console/internal/testapp"
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 	"github.com/laraworker/laraworker/jobqueue"
 	"github.com/laraworker/laraworker/laravel/payload"
 	"github.com/laraworker/laraworker/laravel/phpserialize"
-
-	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 var (

@@ -14,10 +14,9 @@ import (
 
 	"github.com/laraworker/laraworker/console"
 	"github.com/laraworker/laraworker/handlers"
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
-
-	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 var (

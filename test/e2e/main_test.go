@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 	"github.com/laraworker/laraworker/laravel/appconfig"
 	"github.com/laraworker/laraworker/store/database"
-
-	"github.com/laraworker/laraworker/internal/testutil/gobuild"
 )
 
 // suite is one copy of the Laravel app on one database, with the
