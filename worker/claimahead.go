@@ -85,6 +85,9 @@ func (w *Worker) claimAndDispatch(ctx, jobCtx context.Context, free int, idle bo
 		return nil, err
 	}
 	w.inflight.fastUnder.Store(int64(time.Since(began)))
+	if len(jobs) > 0 && w.narrow.counted {
+		w.narrow.busy() // all threads back before the first job runs
+	}
 	w.ahead.next = 0
 	if len(jobs) == n {
 		// A full claim: the queue has more. Fast jobs freed this many

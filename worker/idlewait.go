@@ -17,18 +17,42 @@ import (
 // empty one it waits pollFirst, doubling after each further empty claim
 // up to the shorter of --idle-poll and --sleep, with jitter so that
 // processes started together do not claim in step. At 50 jobs/s the
-// interval stays near pollFirst; idle, one claim per --idle-poll.
+// interval stays near pollFirst. Once nothing has run for idlePollFor the
+// doubling goes on up to --sleep, as `php artisan queue:work` sleeps: a
+// worker idle for long polls as often as PHP's (each poll of Go's costs
+// less CPU than PHP's), and the first job after a quiet spell waits up to
+// --sleep, as it does for PHP.
 
 // pollFirst is the first wait after a claim that found nothing.
 const pollFirst = 20 * time.Millisecond
 
-// idlePoll is the adaptive poll's state: the last interval waited.
+// idlePollFor is how long after the last job --idle-poll bounds the poll.
+const idlePollFor = time.Minute
+
+// idlePoll is the adaptive poll's state: the last interval waited, and
+// since when nothing has run (zero: a job runs, or a claim found one since
+// the last wait).
 type idlePoll struct {
-	last time.Duration
+	last       time.Duration
+	quietSince time.Time
 }
 
 // found resets the poll after a claim that found work.
-func (p *idlePoll) found() { p.last = 0 }
+func (p *idlePoll) found() { p.last, p.quietSince = 0, time.Time{} }
+
+// quiet is how long nothing has run before this wait, now: 0 while a job
+// runs (nothingRuns false) and at the first wait after one.
+func (p *idlePoll) quiet(nothingRuns bool, now time.Time) time.Duration {
+	switch {
+	case !nothingRuns:
+		p.quietSince = time.Time{}
+		return 0
+	case p.quietSince.IsZero():
+		p.quietSince = now
+		return 0
+	}
+	return now.Sub(p.quietSince)
+}
 
 // next is the interval to wait after an empty claim: double the last,
 // from pollFirst, up to ceiling, less a random quarter of it (jitter that
@@ -55,11 +79,15 @@ func (w *Worker) idleWait(ctx context.Context, queues []string) {
 	if sleep <= 0 {
 		return
 	}
+	quiet := w.poll.quiet(w.inflight.held.Load() == 0 && len(w.ahead.held) == 0, w.clock.Now())
+	if narrowing.wanting.Load() > 0 {
+		w.narrow.waiting(quiet)
+	}
 	if w.waiter != nil && w.waitForPush(ctx, queues, sleep) {
 		return
 	}
 	ceiling := sleep
-	if w.cfg.IdlePoll > 0 && !w.lpause.allHeld {
+	if w.cfg.IdlePoll > 0 && !w.lpause.allHeld && quiet < idlePollFor {
 		ceiling = min(ceiling, w.cfg.IdlePoll)
 	}
 	w.sleepOrWake(ctx, w.poll.next(ceiling))

@@ -77,3 +77,67 @@ func TestIdleWorkerPicksUpAPushedJobLongBeforeItsSleepEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestIdlePollBacksOffToSleepAfterAQuietMinute: at the defaults (--sleep
+// 3s, --idle-poll 1s) an idle worker on a database claims at least once a
+// second for the first minute, then backs off to --sleep as PHP's worker
+// sleeps; a job found brings the short poll back at once. On a fake
+// clock, each interval measured to within the step the clock moves.
+func TestIdlePollBacksOffToSleepAfterAQuietMinute(t *testing.T) {
+	q := testdb.Open(t, testdb.Config(t, "sqlite"))
+	started := make(chan struct{}, 1)
+	reg := handlers.NewRegistry()
+	reg.HandleFunc(classA, func(context.Context, *handlers.Job) error {
+		started <- struct{}{}
+		return nil
+	})
+	cfg := testConfig()
+	cfg.Sleep, cfg.StopWhenEmpty = DefaultSleep, false
+	fake := withFakeClock(&cfg)
+	w, _ := newTestWorker(t, q, reg, cfg, nil)
+	run := startWorker(w, time.Minute)
+	defer func() { run.stop(); run.wait(t) }()
+
+	const step = 50 * time.Millisecond
+	// interval moves the fake clock until the waiting loop claims again,
+	// and returns how far it moved.
+	interval := func() time.Duration {
+		testwait.Until(t, 10*time.Second, "the loop to wait", func() bool { return fake.Waiters() >= 2 })
+		loops := w.Stats().Loops
+		var moved time.Duration
+		for fake.Waiters() >= 2 && w.Stats().Loops == loops {
+			fake.Advance(step)
+			moved += step
+			if moved > time.Minute {
+				t.Fatal("the loop did not claim again within a minute of fake time")
+			}
+		}
+		return moved
+	}
+
+	began := fake.Now()
+	for fake.Now().Sub(began) < idlePollFor-DefaultIdlePoll {
+		if d := interval(); d > DefaultIdlePoll {
+			t.Fatalf("%s after the start the poll waited %s, want at most --idle-poll (1s)", fake.Now().Sub(began), d)
+		}
+	}
+	var last time.Duration
+	for range 4 {
+		if last = interval(); last > DefaultSleep {
+			t.Fatalf("a quiet minute on, the poll waited %s, past --sleep", last)
+		}
+	}
+	if last < DefaultSleep*3/4-step {
+		t.Fatalf("a quiet minute on, the poll waits %s, want --sleep less its jitter (2.25-3s)", last)
+	}
+
+	testwait.Until(t, 10*time.Second, "the loop to wait", func() bool { return fake.Waiters() >= 2 })
+	push(t, q, "", classA)
+	interval()
+	<-started
+	for range 10 {
+		if d := interval(); d > DefaultIdlePoll {
+			t.Fatalf("after a job the poll waited %s, want at most --idle-poll (1s) again", d)
+		}
+	}
+}

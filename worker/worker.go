@@ -123,6 +123,8 @@ type Worker struct {
 	// queues the last claim took from (idlewait.go).
 	poll       idlePoll
 	lastQueues []string
+	// narrow is the worker's part in Config.NarrowWhenIdle (narrow.go).
+	narrow idleness
 	// idle is the timer of the loop's waits (sleepOrWake) and idleC its
 	// channel, made once: a timer per wait was an allocation and two
 	// calls per empty claim. Stopped between waits.
@@ -275,7 +277,9 @@ func (w *Worker) Run(ctx context.Context) StopReason {
 	completerDone := w.completer.start()
 	leaseDone := w.startLease(jobCtx)
 
+	w.narrow.start(w.cfg.NarrowWhenIdle)
 	reason := w.loop(ctx, jobCtx, start)
+	w.narrow.stop()
 	w.giveBackHeld("stopping")
 
 	w.log.Info().Str("reason", string(reason)).Int("running", w.inflight.len()).Msg("worker stopping")

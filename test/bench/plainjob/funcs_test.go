@@ -16,7 +16,8 @@ import (
 // 120 on either store. Measured 2026-12-07 at the commit that set it:
 // sqlite 118 and 118 (the first job after the worker's start, and the
 // next one), redis 117 and 117; 119 and 118 once the class's rule test
-// was one function (classAsksForRules). Earlier counts: 2026-12-06 at bbf36ed
+// was one function (classAsksForRules); 120 and 119 once the idle wait
+// counted the quiet time (idlePoll.quiet, issue 37). Earlier counts: 2026-12-06 at bbf36ed
 // sqlite 178-181, redis 152; 2026-12-07 morning sqlite 145 and 134, redis
 // 132 and 128; at f2865a3 sqlite 143 and 132, redis 130 and 126.
 const (
