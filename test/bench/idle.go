@@ -19,9 +19,17 @@ import (
 // pools) is not what a worker costs while it waits.
 const idleSettle = 3 * time.Second
 
+// quietAt is when laraworker's idle CPU is counted again: past the minute
+// after the last job (here, the start) in which a database worker polls
+// every --idle-poll (1 s), then doubles its wait up to --sleep (3 s) as
+// PHP's sleeps. What it costs from then on is what an idle worker costs;
+// its first minute is reported beside it.
+const quietAt = 70 * time.Second
+
 // idleCPUs measures, for --idle-time, what each worker costs per second
 // of wall time while the queue stays empty, at its defaults (no --sleep,
-// no --concurrency): laraworker's work and, with an app, one
+// no --concurrency): laraworker's work, in its first minute idle
+// ("lw-first-minute") and after it ("lw"), and, with an app, one
 // php artisan queue:work. One at a time, so neither sees the other's load.
 // laraworker's runs without its dashboard heartbeat (workCommand: the
 // bench leaves no tables of laraworker's in the database it is given),
@@ -34,23 +42,28 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 		return nil, err
 	}
 	type idler struct {
-		name string
-		cmd  func() *exec.Cmd
+		names []string
+		cmd   func() *exec.Cmd
+		// at are when each window starts, after the start.
+		at []time.Duration
 		// note is what its line says of settings beyond the defaults.
 		note string
 	}
-	idlers := []idler{{"lw", func() *exec.Cmd { return b.idleWorkCommand() }, " (dashboard heartbeat off)"}}
+	idlers := []idler{{[]string{"lw-first-minute", "lw"}, func() *exec.Cmd { return b.idleWorkCommand() },
+		[]time.Duration{idleSettle, max(quietAt, idleSettle+d)}, " (dashboard heartbeat off)"}}
 	if b.phpApp != "" {
-		idlers = append(idlers, idler{"php-1", func() *exec.Cmd { return b.phpCommand() }, ""})
+		idlers = append(idlers, idler{[]string{"php-1"}, func() *exec.Cmd { return b.phpCommand() }, []time.Duration{idleSettle}, ""})
 	}
 	out := map[string]float64{}
 	for _, it := range alternate(idlers, round) {
-		ms, err := idleCPU(it.cmd(), d)
+		ms, err := idleCPU(it.cmd(), d, it.at)
 		if err != nil {
-			return nil, fmt.Errorf("idle %s: %w", it.name, err)
+			return nil, fmt.Errorf("idle %s: %w", it.names[0], err)
 		}
-		out[it.name] = ms
-		b.progress("idle %-6s %6.2f ms of CPU per second, at its defaults on the empty queue%s", it.name, ms, it.note)
+		for i, name := range it.names {
+			out[name] = ms[i]
+			b.progress("idle %-15s %6.2f ms of CPU per second, at its defaults on the empty queue, from %s after its start%s", name, ms[i], it.at[i], it.note)
+		}
 	}
 	return out, nil
 }
@@ -78,25 +91,31 @@ func (b *runner) idleWorkCommand() *exec.Cmd {
 	return cmd
 }
 
-// idleCPU starts cmd, lets it settle, and returns its CPU milliseconds
-// (user + system, /proc/<pid>/stat) per second over the next d.
-func idleCPU(cmd *exec.Cmd, d time.Duration) (float64, error) {
+// idleCPU starts cmd and returns its CPU milliseconds (user + system, the
+// threads' schedstat) per second over d from each of the times at after
+// its start, in order.
+func idleCPU(cmd *exec.Cmd, d time.Duration, at []time.Duration) ([]float64, error) {
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
-	time.Sleep(idleSettle)
-	cpu0, err := threadsCPU(cmd.Process.Pid)
-	if err != nil {
-		return 0, fmt.Errorf("the worker stopped before it was measured: %w", err)
+	started := time.Now()
+	var out []float64
+	for _, a := range at {
+		time.Sleep(time.Until(started.Add(a)))
+		cpu0, err := threadsCPU(cmd.Process.Pid)
+		if err != nil {
+			return nil, fmt.Errorf("the worker stopped before it was measured: %w", err)
+		}
+		t0 := time.Now()
+		time.Sleep(d)
+		cpu1, err := threadsCPU(cmd.Process.Pid)
+		if err != nil {
+			return nil, fmt.Errorf("the worker stopped while idle: %w", err)
+		}
+		out = append(out, float64(cpu1-cpu0)/1e6/time.Since(t0).Seconds())
 	}
-	t0 := time.Now()
-	time.Sleep(d)
-	cpu1, err := threadsCPU(cmd.Process.Pid)
-	if err != nil {
-		return 0, fmt.Errorf("the worker stopped while idle: %w", err)
-	}
-	return float64(cpu1-cpu0) / 1e6 / time.Since(t0).Seconds(), nil
+	return out, nil
 }
 
 // threadsCPU is the nanoseconds of CPU the live threads of pid have run

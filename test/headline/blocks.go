@@ -212,6 +212,9 @@ func mariadbMetrics(raw []byte) (map[string]float64, error) {
 		}
 		m[key] = v
 	}
+	if v, ok := rep.IdleCPU["lw-first-minute"]; ok { // before its poll backs off to --sleep
+		m["idle.lw_first_minute.cpu_ms_per_s"] = v
+	}
 	return m, nil
 }
 
