@@ -69,7 +69,7 @@ func workCommand(reg *handlers.Registry) *cli.Command {
 			&cli.BoolFlag{Name: "create-tables", Usage: "create the jobs, failed_jobs and job_batches tables if missing"},
 			&cli.BoolFlag{Name: "heartbeat", Value: true, Usage: "record this worker in laraworker_workers (the dashboard's fleet) and obey pauses set from the dashboard (--heartbeat=false: neither)"},
 			&cli.StringFlag{Name: "dashboard-addr", Usage: "serve the web dashboard on `PORT or HOST:PORT` (see `laraworker dashboard --help`)"},
-			&cli.BoolFlag{Name: "narrow-when-idle", Value: true, Usage: "once the worker has run nothing for 2s, run the process's Go code on one thread (GOMAXPROCS 1) until a claim finds a job: an idle worker's wake-ups then cost about a third less CPU (--narrow-when-idle=false: GOMAXPROCS stays as it is)"},
+			&cli.BoolFlag{Name: "narrow-when-idle", Value: true, Usage: "once the worker has run nothing for 2s, run the process's Go code on one thread (GOMAXPROCS 1) until a claim finds a job: an idle worker's polls then wake fewer threads, for a tenth to a third less CPU (--narrow-when-idle=false: GOMAXPROCS stays as it is)"},
 		), append(append(horizonCLIFlags(), longWaitFlags()...), dashboardFlags("dashboard-")...)...),
 		Action: cmdline.NoArgs(func(c *cli.Context) error { return runWork(c, reg) }),
 	}

@@ -49,10 +49,10 @@ type Config struct {
 	// waited on for Sleep instead.
 	IdlePoll time.Duration
 	// NarrowWhenIdle runs the process's Go code on one thread
-	// (runtime.GOMAXPROCS(1)) once every worker of the process that sets
-	// it has run nothing for 2 s, and on all of them again before the
-	// next job starts: an idle worker then costs about a third less CPU
-	// (narrow.go). GOMAXPROCS is process-wide, so leave it off in a
+	// (runtime.GOMAXPROCS(1)) once every worker of the process (whether
+	// it sets this or not) has run nothing for 2 s, and on all of them
+	// again before the next job is dispatched: an idle worker's polls then
+	// wake fewer threads, a tenth to a third less CPU (narrow.go). GOMAXPROCS is process-wide, so leave it off in a
 	// process that does other work on the side (an HTTP server: it would
 	// run on one thread while the queues are idle). The CLI sets it
 	// (--narrow-when-idle, default on).

@@ -8,15 +8,16 @@ import (
 	"time"
 )
 
-// One thread while idle (Config.NarrowWhenIdle). An idle worker's claim
-// is one round trip a second, but on a machine with several cores each
-// hand-off between the goroutines it takes (the loop's timer, the
-// driver's connection and context watchers, the network poller) wakes a
-// second thread that spins and sleeps again: on a 2-core VM that doubled
-// the CPU of an idle worker (docs/PERFORMANCE.md, "Idle CPU"). So once
-// every worker of the process that asked for it has run nothing for
-// narrowAfter, the process runs Go code on one thread (GOMAXPROCS 1), and
-// on all of them again before the first job a claim finds is dispatched.
+// One thread while idle (Config.NarrowWhenIdle). An idle worker's poll
+// is one round trip, but on a machine with several cores each hand-off
+// between the goroutines it takes (the loop's timer, the driver's
+// connection and context watchers, the network poller) wakes another
+// thread that spins and sleeps again: on the 2-core VMs measured, a tenth
+// to a third of an idle worker's CPU and a third of its thread runs
+// (docs/PERFORMANCE.md, "Idle CPU below PHP's"). So once every worker of
+// the process has run nothing for narrowAfter, and one of them asked for
+// it, the process runs Go code on one thread (GOMAXPROCS 1), and on all
+// of them again before the first job a claim finds is dispatched.
 // GOMAXPROCS is the process's, so every running worker counts, whether it
 // asked for narrowing or not: the process narrows only when all are idle.
 
