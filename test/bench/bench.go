@@ -60,6 +60,7 @@ func Command() *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: 3, Usage: "rounds; figures are medians"},
 			&cli.IntFlag{Name: "round-offset", Usage: "number the rounds from this + 1 (even rounds run the contenders in reverse order): for a driver that runs one round per call, as test/headline does"},
 			&cli.DurationFlag{Name: "idle-time", Usage: "after the drains, measure laraworker's and (with --laravel-app) PHP's CPU per second on the empty queue at their defaults for this long each (0 skips it)"},
+			&cli.DurationFlag{Name: "idle-quiet-at", Value: quietAt, Usage: "when laraworker's second idle window starts, after its start: past the minute in which its database poll is bounded by --idle-poll, after which it backs off to --sleep (the first window starts at 3s)"},
 			&cli.StringFlag{Name: "only", Usage: "comma-separated contenders to run (default all): " + strings.Join(allContenderNames(), ",")},
 			&cli.StringFlag{Name: "laravel-app", Usage: "`DIR` of a Laravel app to copy for the PHP contenders (without it PHP is not measured)"},
 			&cli.IntFlag{Name: "latency-jobs", Value: 300, Usage: "jobs pushed one by one for the pick-up latency phase (0 skips it)"},

@@ -19,11 +19,11 @@ import (
 // pools) is not what a worker costs while it waits.
 const idleSettle = 3 * time.Second
 
-// quietAt is when laraworker's idle CPU is counted again: past the minute
-// after the last job (here, the start) in which a database worker polls
-// every --idle-poll (1 s), then doubles its wait up to --sleep (3 s) as
-// PHP's sleeps. What it costs from then on is what an idle worker costs;
-// its first minute is reported beside it.
+// quietAt is when laraworker's idle CPU is counted again by default
+// (--idle-quiet-at): past the minute after the last job (here, the start)
+// in which a database worker polls every --idle-poll (1 s), then doubles
+// its wait up to --sleep (3 s) as PHP's sleeps. What it costs from then on
+// is what an idle worker costs; its first minute is reported beside it.
 const quietAt = 70 * time.Second
 
 // idleCPUs measures, for --idle-time, what each worker costs per second
@@ -50,7 +50,7 @@ func (b *runner) idleCPUs(d time.Duration, round int) (map[string]float64, error
 		note string
 	}
 	idlers := []idler{{[]string{"lw-first-minute", "lw"}, func() *exec.Cmd { return b.idleWorkCommand() },
-		[]time.Duration{idleSettle, max(quietAt, idleSettle+d)}, " (dashboard heartbeat off)"}}
+		[]time.Duration{idleSettle, max(b.c.Duration("idle-quiet-at"), idleSettle+d)}, " (dashboard heartbeat off)"}}
 	if b.phpApp != "" {
 		idlers = append(idlers, idler{[]string{"php-1"}, func() *exec.Cmd { return b.phpCommand() }, []time.Duration{idleSettle}, ""})
 	}
