@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -192,9 +193,14 @@ func TestClaimRetriesAfterDeadlock(t *testing.T) {
 			testwait.Recv(t, waiting, time.Minute, "the claim's select")
 			// The claim's transaction now asks for B's lock: wait until the
 			// server shows a session waiting for a lock.
-			testwait.Until(t, time.Minute, "the claim to wait for B's lock", func() bool {
-				return waitsForALock(t, e, claimSession.Load())
-			})
+			if !testwait.Poll(time.Minute, func() bool { return waitsForALock(t, e, claimSession.Load()) }) {
+				select {
+				case r := <-done:
+					t.Fatalf("the claim (session %d) never waited for B's lock: it returned %+v, %v; transactions: %s", claimSession.Load(), r.j, r.err, transactions(t, e))
+				default:
+					t.Fatalf("the claim (session %d) never waited for B's lock; transactions: %s", claimSession.Load(), transactions(t, e))
+				}
+			}
 			if err := lockRows(e.ctx, other, lockRow, a); err != nil {
 				t.Fatalf("the other transaction was chosen as victim: %v", err)
 			}
@@ -307,6 +313,30 @@ func waitsForALock(t *testing.T, e *testEnv, id int64) bool {
 		t.Fatal(err)
 	}
 	return n > 0
+}
+
+// transactions lists the server's open transactions, for a failure's
+// message.
+func transactions(t *testing.T, e *testEnv) string {
+	t.Helper()
+	query := "select concat(trx_mysql_thread_id, ' ', trx_state, ' ', coalesce(trx_query, '')) from information_schema.innodb_trx"
+	if e.engine == appconfig.EnginePgSQL {
+		query = "select pid || ' ' || coalesce(wait_event_type, '') || ' ' || coalesce(query, '') from pg_stat_activity where xact_start is not null"
+	}
+	rows, err := e.q.db.QueryContext(e.ctx, query)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err.Error()
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "; ")
 }
 
 // sessionAlive reports whether the server still lists a session (MySQL's
