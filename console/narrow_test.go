@@ -1,11 +1,7 @@
 package console
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -29,8 +25,7 @@ func TestWorkRunsOnOneThreadWhileIdle(t *testing.T) {
 	if err := os.WriteFile(handler, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	addr, stop := startIdleWork(t, dir, "--route", `App\Jobs\A=exec:`+handler)
-	defer stop()
+	addr, first := startIdleWork(t, dir, "--route", `App\Jobs\A=exec:`+handler)
 	waitFor(t, 20*time.Second, "the idle worker to run on one thread", func() bool { return gomaxprocs(t, addr) == 1 })
 
 	testapp.PushJob(t, q, `App\Jobs\A`)
@@ -42,10 +37,10 @@ func TestWorkRunsOnOneThreadWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "the worker to narrow again after the job", func() bool { return gomaxprocs(t, addr) == 1 })
-	stop()
+	_ = first.cmd.Process.Signal(syscall.SIGTERM)
+	<-first.done
 
-	addr, stop = startIdleWork(t, dir, "--route", `App\Jobs\A=noop`, "--narrow-when-idle=false")
-	defer stop()
+	addr, _ = startIdleWork(t, dir, "--route", `App\Jobs\A=noop`, "--narrow-when-idle=false")
 	// Ten empty claims take over 3 s (20 ms doubling to 1 s, less a quarter).
 	waitFor(t, 20*time.Second, "ten idle claims", func() bool { return metric(t, addr, "laraworker_claim_seconds_count") >= 10 })
 	if n := gomaxprocs(t, addr); n != 3 {
@@ -54,31 +49,13 @@ func TestWorkRunsOnOneThreadWhileIdle(t *testing.T) {
 }
 
 // startIdleWork starts `work` on the app in dir with $GOMAXPROCS 3 and
-// /metrics on a free port; it returns the address and a stop function
-// that may be called twice.
-func startIdleWork(t *testing.T, dir string, args ...string) (string, func()) {
+// /metrics on a free port, stopped at the test's end; it returns the
+// address and the process.
+func startIdleWork(t *testing.T, dir string, args ...string) (string, *process) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(laraworkerBinary(t), append([]string{"work", "--env", filepath.Join(dir, ".env"), "--metrics-addr", addr}, args...)...)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=3")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, bufio.NewReader(stderr))
-	stopped := false
-	return addr, func() {
-		if !stopped {
-			stopped = true
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-		}
-	}
+	addr := freeAddr(t)
+	p := startLW(t, []string{"GOMAXPROCS=3"}, append([]string{"work", "--env", filepath.Join(dir, ".env"), "--metrics-addr", addr}, args...)...)
+	return addr, p
 }
 
 // gomaxprocs is go_sched_gomaxprocs_threads on addr's /metrics; -1 when

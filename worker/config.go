@@ -52,10 +52,11 @@ type Config struct {
 	// (runtime.GOMAXPROCS(1)) once every worker of the process (whether
 	// it sets this or not) has run nothing for 2 s, and on all of them
 	// again before the next job is dispatched: an idle worker's polls then
-	// wake fewer threads, a tenth to a third less CPU (narrow.go). GOMAXPROCS is process-wide, so leave it off in a
-	// process that does other work on the side (an HTTP server: it would
-	// run on one thread while the queues are idle). The CLI sets it
-	// (--narrow-when-idle, default on).
+	// wake fewer threads, a tenth to a third less CPU (narrow.go).
+	// GOMAXPROCS is process-wide, so leave it off in a process that does
+	// other work on the side (an HTTP server: it would run on one thread
+	// while the queues are idle). The CLI sets it (--narrow-when-idle,
+	// default on).
 	NarrowWhenIdle bool
 	// Rest is the pause after each claim that found jobs (--rest).
 	// Default none.
